@@ -1,0 +1,41 @@
+// Appends ops to a block; the tracer and every pass that creates ops use it.
+#pragma once
+
+#include <tritium/ir/ir.hpp>
+
+#include <initializer_list>
+
+namespace tritium::ir {
+
+class Builder {
+public:
+  Builder(Function& f, Block& at) : func_(&f), block_(&at) {}
+
+  Function& function() const { return *func_; }
+  Block& block() const { return *block_; }
+  void set_block(Block& b) { block_ = &b; }
+  void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
+  const SourceLoc& loc() const { return loc_; }
+
+  // Creates an op at the end of the current block with results of the given types.
+  Op& create(OpKind kind, std::vector<Value*> operands, std::vector<Type> result_types,
+             Attrs attrs = {}, unsigned num_regions = 0);
+  // The common case of one result.
+  Value* create1(OpKind kind, std::vector<Value*> operands, Type result_type, Attrs attrs = {}) {
+    return create(kind, std::move(operands), {std::move(result_type)}, std::move(attrs))
+        .result();
+  }
+
+  Value* constant_int(int64_t v, Type t) { return create1(OpKind::Constant, {}, t, {{"value", v}}); }
+  Value* constant_float(double v, Type t) {
+    return create1(OpKind::Constant, {}, t, {{"value", v}});
+  }
+  Value* add_block_arg(Block& b, Type t);
+
+private:
+  Function* func_;
+  Block* block_;
+  SourceLoc loc_;
+};
+
+} // namespace tritium::ir

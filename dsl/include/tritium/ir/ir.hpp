@@ -1,0 +1,136 @@
+// tritium's block-level SSA IR: functions of blocks of ops, ops with nested regions
+// for structured control flow, values typed by element type and shape.
+#pragma once
+
+#include <tritium/ir/types.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tritium::ir {
+
+enum class OpKind : uint8_t {
+#define TRITIUM_OP(Kind, name, Category) Kind,
+#include <tritium/ir/ops.def>
+};
+
+enum class OpCategory : uint8_t {
+  Source,
+  Binary,
+  Compare,
+  Unary,
+  Ternary,
+  Select,
+  Convert,
+  Shape,
+  Memory,
+  Collective,
+  Control,
+  Terminator,
+  Hint,
+  Debug,
+};
+
+std::string_view op_name(OpKind k);
+OpCategory op_category(OpKind k);
+// Returns false when `name` is no op.
+bool op_kind_from_name(std::string_view name, OpKind& out);
+
+// A source position in the user's kernel, carried by ops for error messages.
+struct SourceLoc {
+  std::string file;
+  uint32_t line = 0;
+  std::string str() const;
+};
+
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
+using Attrs = std::map<std::string, AttrValue, std::less<>>;
+
+struct Op;
+struct Block;
+struct Region;
+
+struct Value {
+  Type type;
+  Op* def = nullptr;       // defining op, or null for a block argument
+  Block* block = nullptr;  // owning block, for block arguments
+  unsigned index = 0;      // result number or argument number
+};
+
+struct Block {
+  std::vector<Value*> args;
+  std::vector<std::unique_ptr<Op>> ops;
+  Region* parent = nullptr;
+
+  Op* terminator() const { return ops.empty() ? nullptr : ops.back().get(); }
+};
+
+struct Region {
+  std::unique_ptr<Block> block = std::make_unique<Block>();
+  Op* parent = nullptr;
+};
+
+struct Op {
+  OpKind kind;
+  std::vector<Value*> operands;
+  std::vector<Value*> results;
+  Attrs attrs;
+  std::vector<std::unique_ptr<Region>> regions;
+  Block* parent = nullptr;
+  SourceLoc loc;
+
+  Value* result(unsigned i = 0) const { return results.at(i); }
+  Value* operand(unsigned i) const { return operands.at(i); }
+  bool has_attr(std::string_view name) const { return attrs.find(name) != attrs.end(); }
+  int64_t int_attr(std::string_view name) const;
+  int64_t int_attr(std::string_view name, int64_t fallback) const;
+  double float_attr(std::string_view name) const;
+  const std::string& str_attr(std::string_view name) const;
+  const std::vector<int64_t>& ints_attr(std::string_view name) const;
+  Block& body(unsigned region = 0) const { return *regions.at(region)->block; }
+};
+
+// What launch-time specialization tells about a kernel argument.
+struct ArgInfo {
+  std::string name;          // "" when unknown
+  int64_t divisibility = 1;  // value (or address) is a multiple of this
+  bool is_constant = false;  // specialized to the value below
+  int64_t constant = 0;
+};
+
+struct Function {
+  std::string name;
+  Region body;
+  std::vector<ArgInfo> arg_info; // one per body argument
+
+  Function();
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+
+  Block& entry() const { return *body.block; }
+  const std::vector<Value*>& args() const { return body.block->args; }
+
+  Value* new_value(Type t);
+  // Every use of `from` becomes a use of `to` (in all nested regions).
+  void replace_all_uses(Value* from, Value* to);
+
+private:
+  std::vector<std::unique_ptr<Value>> values_;
+};
+
+// Walks every op in `block` and its nested regions, parents before children.
+template <class F>
+void walk(Block& block, F&& f) {
+  for (auto& op : block.ops) {
+    f(*op);
+    for (auto& r : op->regions)
+      walk(*r->block, f);
+  }
+}
+
+} // namespace tritium::ir

@@ -1,0 +1,96 @@
+// Element types and tensor types of tritium's block-level IR.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tritium::ir {
+
+// Scalar kinds. Unsigned kinds exist because Triton has uint8…uint64; they share the
+// storage of their signed twins and differ in division, shifts, comparisons and casts.
+enum class ScalarKind : uint8_t {
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  F16,
+  BF16,
+  F32,
+  F64,
+  Ptr,
+};
+
+// An element type: a scalar kind, or a pointer to one (global address space).
+struct DType {
+  ScalarKind kind = ScalarKind::I32;
+  ScalarKind pointee = ScalarKind::I32; // meaningful only when kind == Ptr
+
+  constexpr DType() = default;
+  constexpr DType(ScalarKind k) : kind(k) {}
+  static constexpr DType pointer_to(ScalarKind p) {
+    DType d(ScalarKind::Ptr);
+    d.pointee = p;
+    return d;
+  }
+
+  constexpr bool is_ptr() const { return kind == ScalarKind::Ptr; }
+  constexpr bool is_float() const {
+    return kind == ScalarKind::F16 || kind == ScalarKind::BF16 || kind == ScalarKind::F32 ||
+           kind == ScalarKind::F64;
+  }
+  constexpr bool is_int() const { return !is_ptr() && !is_float(); } // includes i1
+  constexpr bool is_bool() const { return kind == ScalarKind::I1; }
+  constexpr bool is_unsigned() const {
+    return kind == ScalarKind::U8 || kind == ScalarKind::U16 || kind == ScalarKind::U32 ||
+           kind == ScalarKind::U64 || kind == ScalarKind::I1;
+  }
+  constexpr bool is_signed_int() const { return is_int() && !is_unsigned(); }
+  int bits() const;                 // storage width; pointers are 64
+  DType element_of_pointer() const; // the pointee as a DType
+  friend constexpr bool operator==(DType a, DType b) {
+    return a.kind == b.kind && (a.kind != ScalarKind::Ptr || a.pointee == b.pointee);
+  }
+};
+
+std::string to_string(DType t);
+// Parses "f32", "ptr<f16>", …; returns false on an unknown name.
+bool parse_dtype(std::string_view s, DType& out);
+
+// A layout attached to a tensor type by the GPU pipeline. The IR only needs to print,
+// compare and parse it; what it means belongs to codegen.
+struct Layout {
+  virtual ~Layout() = default;
+  virtual std::string str() const = 0;
+};
+using LayoutPtr = std::shared_ptr<const Layout>;
+
+// The type of an SSA value: element type and shape. Rank 0 is a scalar.
+struct Type {
+  DType elem;
+  std::vector<int64_t> shape;
+  LayoutPtr layout; // null until codegen assigns one
+
+  Type() = default;
+  Type(DType e, std::vector<int64_t> s = {}) : elem(e), shape(std::move(s)) {}
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool is_scalar() const { return shape.empty(); }
+  int64_t numel() const;
+  Type with_elem(DType e) const { return Type(e, shape); }
+  Type with_shape(std::vector<int64_t> s) const { return Type(elem, std::move(s)); }
+  Type scalar() const { return Type(elem); }
+  friend bool operator==(const Type& a, const Type& b);
+};
+
+std::string to_string(const Type& t);
+std::string shape_string(const std::vector<int64_t>& shape);
+
+} // namespace tritium::ir

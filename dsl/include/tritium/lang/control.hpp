@@ -1,0 +1,67 @@
+// Control flow on traced values. A C++ `for` over plain integers unrolls at trace time
+// (Triton's static_range); tl::range, tl::if_ and tl::while_ emit IR loops and branches whose
+// bodies are traced once. Handles that a body reassigns become loop-carried values or branch
+// results automatically; their element type and shape must not change.
+#pragma once
+
+#include <tritium/lang/ops.hpp>
+
+#include <functional>
+#include <ranges>
+
+namespace tritium::lang {
+
+// for (auto k : tl::range(lo, hi, step)) { ... } emits one loop; `k` is the traced i32 (or
+// i64) induction variable. Leaving the body with break or return is an error.
+class range {
+public:
+  range(IntArg lo, IntArg hi, IntArg step = 1, Loc loc = Loc::current());
+  range(IntArg hi, Loc loc = Loc::current()) : range(IntArg(0, loc), hi, IntArg(1, loc), loc) {}
+  range(const range&) = delete;
+  range& operator=(const range&) = delete;
+  ~range();
+
+  class iterator {
+  public:
+    explicit iterator(range* r) : r_(r) {}
+    basic_tensor<int32_t> operator*() const { return basic_tensor<int32_t>(r_->iv_); }
+    iterator& operator++() {
+      r_->state_ = State::BodyDone;
+      return *this;
+    }
+    bool operator!=(const iterator&) const { return r_->advance(); }
+
+  private:
+    range* r_;
+  };
+  iterator begin() { return iterator(this); }
+  iterator end() { return iterator(this); }
+
+private:
+  enum class State { Ready, InBody, BodyDone, Closed };
+  bool advance();
+  ir::Value *lo_, *hi_, *step_, *iv_ = nullptr;
+  Loc loc_;
+  State state_ = State::Ready;
+};
+
+// Triton's tl.static_range: an ordinary C++ loop, unrolled while tracing.
+inline auto static_range(int64_t begin, int64_t end, int64_t step = 1) {
+  return std::views::iota(int64_t{0}, (end - begin + step - 1) / step) |
+         std::views::transform([=](int64_t i) { return begin + i * step; });
+}
+inline auto static_range(int64_t end) { return static_range(0, end, 1); }
+
+// if (cond) then_fn() else else_fn(), with cond a traced i1 scalar.
+inline void if_(const i1& cond, const std::function<void()>& then_fn,
+                const std::function<void()>& else_fn = [] {}, Loc loc = Loc::current()) {
+  detail::if_op(cond.use(loc), then_fn, else_fn, loc);
+}
+
+// while (cond_fn()) body_fn(); cond_fn returns a traced i1 scalar.
+template <class C>
+void while_(C cond_fn, const std::function<void()>& body_fn, Loc loc = Loc::current()) {
+  detail::while_op([&]() -> ir::Value* { return cond_fn().use(loc); }, body_fn, loc);
+}
+
+} // namespace tritium::lang

@@ -1,0 +1,459 @@
+// The functions of Triton's language (tl.*), spelled tl::* in C++.
+#pragma once
+
+#include <tritium/lang/tensor.hpp>
+
+#include <functional>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace tritium::lang {
+
+using detail::Loc;
+using Shape = std::vector<int64_t>;
+
+// --- grid and index ----------------------------------------------------------------------
+inline i32 program_id(int axis, Loc loc = Loc::current()) {
+  return i32(detail::program_id(axis, loc));
+}
+inline i32 num_programs(int axis, Loc loc = Loc::current()) {
+  return i32(detail::num_programs(axis, loc));
+}
+// [start, end): a power-of-two number of consecutive i32 values.
+inline i32 arange(int64_t start, int64_t end, Loc loc = Loc::current()) {
+  return i32(detail::arange(start, end, loc));
+}
+
+// Ceiling division, on the host and on traced integers.
+template <std::integral A, std::integral B>
+constexpr auto cdiv(A a, B b) {
+  return (a + b - 1) / b;
+}
+template <IntElement E>
+basic_tensor<E> cdiv(Arg<E> a, Arg<E> b) {
+  ir::Value* one = detail::constant_int(1, dtype_of<E>(), {}, a.loc);
+  ir::Value* num = detail::arith(ir::OpKind::Add, a.v, b.v, dtype_of<E>(), a.loc);
+  num = detail::arith(ir::OpKind::Sub, num, one, dtype_of<E>(), a.loc);
+  return basic_tensor<E>(detail::arith(ir::OpKind::Div, num, b.v, dtype_of<E>(), a.loc));
+}
+template <IntElement E>
+basic_tensor<E> cdiv(const basic_tensor<E>& a, std::type_identity_t<Arg<E>> b) {
+  return cdiv<E>(Arg<E>(a, b.loc), b);
+}
+
+// --- creation and conversion -------------------------------------------------------------
+template <Element E>
+basic_tensor<E> full(Shape shape, double value, Loc loc = Loc::current()) {
+  if constexpr (dtype_traits<E>::is_float)
+    return basic_tensor<E>(detail::constant_float(value, dtype_of<E>(), std::move(shape), loc));
+  else
+    return basic_tensor<E>(detail::constant_int(static_cast<int64_t>(value), dtype_of<E>(),
+                                                std::move(shape), loc));
+}
+template <Element E>
+basic_tensor<E> zeros(Shape shape, Loc loc = Loc::current()) {
+  return full<E>(std::move(shape), 0.0, loc);
+}
+template <Element E>
+basic_tensor<E> zeros_like(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  return full<E>(x.use(loc)->type.shape, 0.0, loc);
+}
+// A scalar of type E (Triton's plain Python numbers given a dtype).
+template <Element E>
+basic_tensor<E> scalar(double value, Loc loc = Loc::current()) {
+  return full<E>({}, value, loc);
+}
+template <class T, Element E>
+basic_tensor<element_of_t<T>> cast(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  return basic_tensor<element_of_t<T>>(detail::cast(x.use(loc), dtype_of<element_of_t<T>>(), loc));
+}
+template <class T, Element E>
+basic_tensor<element_of_t<T>> bitcast(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  return basic_tensor<element_of_t<T>>(
+      detail::bitcast(x.use(loc), dtype_of<element_of_t<T>>(), loc));
+}
+
+// --- shape -----------------------------------------------------------------------------
+template <Element E>
+basic_tensor<E> expand_dims(const basic_tensor<E>& x, int axis, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::expand_dims(x.use(loc), axis, loc));
+}
+template <Element E>
+basic_tensor<E> broadcast_to(const basic_tensor<E>& x, Shape shape, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::broadcast_to(x.use(loc), shape, loc));
+}
+template <Element E>
+basic_tensor<E> reshape(const basic_tensor<E>& x, Shape shape, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::reshape(x.use(loc), std::move(shape), loc));
+}
+template <Element E>
+basic_tensor<E> view(const basic_tensor<E>& x, Shape shape, Loc loc = Loc::current()) {
+  return reshape(x, std::move(shape), loc);
+}
+template <Element E>
+basic_tensor<E> ravel(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  return reshape(x, {x.use(loc)->type.numel()}, loc);
+}
+template <Element E>
+basic_tensor<E> permute(const basic_tensor<E>& x, Shape order, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::trans(x.use(loc), std::move(order), loc));
+}
+// Reverses the dimensions (2-D: the transpose), or applies `order` when given.
+template <Element E>
+basic_tensor<E> trans(const basic_tensor<E>& x, Shape order = {}, Loc loc = Loc::current()) {
+  if (order.empty())
+    for (int i = x.use(loc)->type.rank() - 1; i >= 0; --i)
+      order.push_back(i);
+  return basic_tensor<E>(detail::trans(x.use(loc), std::move(order), loc));
+}
+template <Element E>
+basic_tensor<E> join(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::join(a.use(loc), b.use(loc), loc));
+}
+template <Element E>
+std::pair<basic_tensor<E>, basic_tensor<E>> split(const basic_tensor<E>& x,
+                                                  Loc loc = Loc::current()) {
+  auto [a, b] = detail::split(x.use(loc), loc);
+  return {basic_tensor<E>(a), basic_tensor<E>(b)};
+}
+// Concatenation along dimension 0 (Triton's cat with can_reorder semantics kept in order).
+template <Element E>
+basic_tensor<E> cat(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::cat(a.use(loc), b.use(loc), loc));
+}
+
+// --- elementwise -------------------------------------------------------------------------
+template <class A, class B>
+using where_elem_t = typename detail::mixed_elem<
+    std::conditional_t<detail::TensorOperand<A>, A, B>,
+    std::conditional_t<detail::TensorOperand<A>, B, A>>::type;
+
+// cond ? a : b, elementwise, broadcasting all three.
+template <class A, class B>
+auto where(const i1& cond, const A& a, const B& b, Loc loc = Loc::current()) {
+  using R = std::conditional_t<
+      detail::TensorOperand<A> && detail::TensorOperand<B> &&
+          std::same_as<typename detail::operand_elem<A>::type,
+                       typename detail::operand_elem<B>::type>,
+      typename detail::operand_elem<std::conditional_t<detail::TensorOperand<A>, A, B>>::type,
+      where_elem_t<A, B>>;
+  return basic_tensor<R>(detail::select(cond.use(loc), detail::operand_value<R>(a, loc),
+                                        detail::operand_value<R>(b, loc), dtype_of<R>(), loc));
+}
+
+#define TRITIUM_BINARY_FN(NAME, KIND)                                                              \
+  template <class A, class B>                                                                      \
+  auto NAME(const A& a, const B& b, Loc loc = Loc::current()) {                                    \
+    using R = std::conditional_t<                                                                  \
+        detail::TensorOperand<A> && detail::TensorOperand<B> &&                                    \
+            std::same_as<typename detail::operand_elem<A>::type,                                   \
+                         typename detail::operand_elem<B>::type>,                                  \
+        typename detail::operand_elem<std::conditional_t<detail::TensorOperand<A>, A, B>>::type,  \
+        where_elem_t<A, B>>;                                                                       \
+    return basic_tensor<R>(detail::arith(ir::OpKind::KIND, detail::operand_value<R>(a, loc),      \
+                                         detail::operand_value<R>(b, loc), dtype_of<R>(), loc));   \
+  }
+TRITIUM_BINARY_FN(minimum, Min)
+TRITIUM_BINARY_FN(maximum, Max)
+TRITIUM_BINARY_FN(umulhi, Umulhi)
+TRITIUM_BINARY_FN(pow, Pow)
+#undef TRITIUM_BINARY_FN
+
+// Floating-point division (Triton's `/` and fdiv); integer operands are converted to f32.
+template <class A, class B>
+auto fdiv(const A& a, const B& b, Loc loc = Loc::current()) {
+  using P = where_elem_t<A, B>;
+  using R = std::conditional_t<dtype_traits<P>::is_float, P, float>;
+  return basic_tensor<R>(detail::arith(ir::OpKind::Div, detail::operand_value<R>(a, loc),
+                                       detail::operand_value<R>(b, loc), dtype_of<R>(), loc));
+}
+template <class A, class B>
+auto div_rn(const A& a, const B& b, Loc loc = Loc::current()) {
+  return fdiv(a, b, loc);
+}
+
+template <FloatElement E>
+basic_tensor<E> fma(Arg<E> a, Arg<E> b, Arg<E> c) {
+  return basic_tensor<E>(detail::fma(a.v, b.v, c.v, dtype_of<E>(), a.loc));
+}
+template <FloatElement E>
+basic_tensor<E> fma(const basic_tensor<E>& a, std::type_identity_t<Arg<E>> b,
+                    std::type_identity_t<Arg<E>> c) {
+  return fma<E>(Arg<E>(a, b.loc), b, c);
+}
+
+template <Element E>
+basic_tensor<E> clamp(const basic_tensor<E>& x, std::type_identity_t<Arg<E>> lo,
+                      std::type_identity_t<Arg<E>> hi) {
+  ir::Value* v = detail::arith(ir::OpKind::Max, x.use(lo.loc), lo.v, dtype_of<E>(), lo.loc);
+  return basic_tensor<E>(detail::arith(ir::OpKind::Min, v, hi.v, dtype_of<E>(), lo.loc));
+}
+
+#define TRITIUM_FLOAT_UNARY(NAME, KIND)                                                            \
+  template <FloatElement E>                                                                        \
+  basic_tensor<E> NAME(const basic_tensor<E>& x, Loc loc = Loc::current()) {                       \
+    return basic_tensor<E>(detail::unary(ir::OpKind::KIND, x.use(loc), loc));                      \
+  }
+TRITIUM_FLOAT_UNARY(exp, Exp)
+TRITIUM_FLOAT_UNARY(exp2, Exp2)
+TRITIUM_FLOAT_UNARY(log, Log)
+TRITIUM_FLOAT_UNARY(log2, Log2)
+TRITIUM_FLOAT_UNARY(sqrt, Sqrt)
+TRITIUM_FLOAT_UNARY(sqrt_rn, Sqrt)
+TRITIUM_FLOAT_UNARY(rsqrt, Rsqrt)
+TRITIUM_FLOAT_UNARY(sin, Sin)
+TRITIUM_FLOAT_UNARY(cos, Cos)
+TRITIUM_FLOAT_UNARY(tanh, Tanh)
+TRITIUM_FLOAT_UNARY(erf, Erf)
+TRITIUM_FLOAT_UNARY(floor, Floor)
+TRITIUM_FLOAT_UNARY(ceil, Ceil)
+#undef TRITIUM_FLOAT_UNARY
+
+template <ScalarElement E>
+basic_tensor<E> abs(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::unary(ir::OpKind::Abs, x.use(loc), loc));
+}
+// 1 / (1 + exp(-x)), computed in the input's type.
+template <FloatElement E>
+basic_tensor<E> sigmoid(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  ir::Value* v = x.use(loc);
+  ir::Value* one = detail::constant_float(1.0, dtype_of<E>(), {}, loc);
+  ir::Value* e = detail::unary(ir::OpKind::Exp, detail::unary(ir::OpKind::Neg, v, loc), loc);
+  ir::Value* d = detail::arith(ir::OpKind::Add, one, e, dtype_of<E>(), loc);
+  return basic_tensor<E>(detail::arith(ir::OpKind::Div, one, d, dtype_of<E>(), loc));
+}
+
+// --- memory ------------------------------------------------------------------------------
+using LoadOptions = detail::LoadOptions;
+
+template <Element E>
+basic_tensor<E> load(const basic_tensor<pointer<E>>& p, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::load(p.use(loc), nullptr, nullptr, {}, loc));
+}
+template <Element E>
+basic_tensor<E> load(const basic_tensor<pointer<E>>& p, const i1& mask, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::load(p.use(loc), mask.use(loc), nullptr, {}, loc));
+}
+// Lanes where `mask` is false read nothing and take `other`.
+template <Element E>
+basic_tensor<E> load(const basic_tensor<pointer<E>>& p, const i1& mask,
+                     std::type_identity_t<Arg<E>> other, LoadOptions opts = {}) {
+  return basic_tensor<E>(detail::load(p.use(other.loc), mask.use(other.loc), other.v, opts,
+                                      other.loc));
+}
+
+template <Element E>
+void store(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> value,
+           LoadOptions opts = {}) {
+  detail::store(p.use(value.loc), value.v, nullptr, opts, value.loc);
+}
+// Lanes where `mask` is false write nothing.
+template <Element E>
+void store(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> value, const i1& mask,
+           LoadOptions opts = {}) {
+  detail::store(p.use(value.loc), value.v, mask.use(value.loc), opts, value.loc);
+}
+// A value of another element type is converted to the pointee type, as Triton does.
+template <Element E, Element V>
+  requires(!std::same_as<E, V>)
+void store(const basic_tensor<pointer<E>>& p, const basic_tensor<V>& value, const i1& mask,
+           LoadOptions opts = {}, Loc loc = Loc::current()) {
+  detail::store(p.use(loc), detail::cast(value.use(loc), dtype_of<E>(), loc), mask.use(loc), opts,
+                loc);
+}
+
+#define TRITIUM_ATOMIC(NAME, OP)                                                                   \
+  template <Element E>                                                                             \
+  basic_tensor<E> NAME(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> v,          \
+                       std::string_view sem = "acq_rel", std::string_view scope = "gpu") {         \
+    return basic_tensor<E>(detail::atomic_rmw(OP, p.use(v.loc), v.v, nullptr, sem, scope, v.loc)); \
+  }                                                                                                \
+  template <Element E>                                                                             \
+  basic_tensor<E> NAME(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> v,          \
+                       const i1& mask, std::string_view sem = "acq_rel",                           \
+                       std::string_view scope = "gpu") {                                           \
+    return basic_tensor<E>(                                                                        \
+        detail::atomic_rmw(OP, p.use(v.loc), v.v, mask.use(v.loc), sem, scope, v.loc));           \
+  }
+TRITIUM_ATOMIC(atomic_add, "add")
+TRITIUM_ATOMIC(atomic_max, "max")
+TRITIUM_ATOMIC(atomic_min, "min")
+TRITIUM_ATOMIC(atomic_and, "and")
+TRITIUM_ATOMIC(atomic_or, "or")
+TRITIUM_ATOMIC(atomic_xor, "xor")
+TRITIUM_ATOMIC(atomic_xchg, "xchg")
+#undef TRITIUM_ATOMIC
+
+template <Element E>
+basic_tensor<E> atomic_cas(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> cmp,
+                           std::type_identity_t<Arg<E>> v, std::string_view sem = "acq_rel",
+                           std::string_view scope = "gpu") {
+  return basic_tensor<E>(detail::atomic_cas(p.use(cmp.loc), cmp.v, v.v, sem, scope, cmp.loc));
+}
+
+// --- reductions and scans -----------------------------------------------------------------
+namespace detail {
+template <Element E>
+ir::Value* reduce_all_or_axis(const basic_tensor<E>& x, std::optional<int> axis, bool keep_dims,
+                              ir::OpKind k, const Loc& loc) {
+  ir::Value* v = x.use(loc);
+  if (axis)
+    return reduce_simple(v, *axis, keep_dims, k, loc);
+  if (v->type.rank() == 0)
+    return v;
+  ir::Value* flat = reshape(v, {v->type.numel()}, loc);
+  return reduce_simple(flat, 0, false, k, loc);
+}
+} // namespace detail
+
+// Sums along `axis` (all elements when no axis is given). Sums of i1/i8/i16 are i32, as Triton.
+template <Element E>
+auto sum(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt, bool keep_dims = false,
+         Loc loc = Loc::current()) {
+  using R = std::conditional_t<dtype_traits<E>::is_int && (dtype_traits<E>::bits < 32), int32_t,
+                               E>;
+  basic_tensor<R> xr(detail::cast(x.use(loc), dtype_of<R>(), loc));
+  return basic_tensor<R>(detail::reduce_all_or_axis(xr, axis, keep_dims, ir::OpKind::Add, loc));
+}
+template <Element E>
+basic_tensor<E> max(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt,
+                    bool keep_dims = false, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Max, loc));
+}
+template <Element E>
+basic_tensor<E> min(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt,
+                    bool keep_dims = false, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Min, loc));
+}
+template <IntElement E>
+basic_tensor<E> xor_sum(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt,
+                        bool keep_dims = false, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Xor, loc));
+}
+
+// A reduction with a user combine function: combine(tensor<E> a, tensor<E> b) -> tensor<E>,
+// traced once on scalars. It must be associative and commutative, as in Triton.
+template <Element E, class F>
+basic_tensor<E> reduce(const basic_tensor<E>& x, int axis, F combine, bool keep_dims = false,
+                       Loc loc = Loc::current()) {
+  auto fn = [&](const std::vector<ir::Value*>& a) -> std::vector<ir::Value*> {
+    basic_tensor<E> r = combine(basic_tensor<E>(a[0]), basic_tensor<E>(a[1]));
+    return {r.use(loc)};
+  };
+  return basic_tensor<E>(detail::reduce({x.use(loc)}, axis, keep_dims, fn, loc)[0]);
+}
+namespace detail {
+// Index of the extreme value along axis: `pred` is "gt" for argmax, "lt" for argmin.
+inline ir::Value* arg_extreme(ir::Value* v, int axis, bool keep_dims, std::string_view pred,
+                              const Loc& loc) {
+  int rank = v->type.rank();
+  if (axis < 0 || axis >= rank)
+    fail(loc, "axis out of range for a tensor of rank " + std::to_string(rank));
+  ir::Value* idx = arange(0, v->type.shape[axis], loc);
+  for (int d = 0; d < axis; ++d)
+    idx = expand_dims(idx, 0, loc);
+  for (int d = axis + 1; d < rank; ++d)
+    idx = expand_dims(idx, d, loc);
+  idx = broadcast_to(idx, v->type.shape, loc);
+  ir::DType t = v->type.elem;
+  auto combine = [&](const std::vector<ir::Value*>& a) -> std::vector<ir::Value*> {
+    ir::DType i32t = ir::DType(ir::ScalarKind::I32);
+    ir::Value* better = compare(pred, a[0], a[2], t, loc);
+    ir::Value* equal = compare("eq", a[0], a[2], t, loc);
+    ir::Value* lower = compare("lt", a[1], a[3], i32t, loc);
+    ir::Value* take_a = arith(ir::OpKind::Or, better,
+                              arith(ir::OpKind::And, equal, lower, ir::DType(ir::ScalarKind::I1), loc),
+                              ir::DType(ir::ScalarKind::I1), loc);
+    return {select(take_a, a[0], a[2], t, loc), select(take_a, a[1], a[3], i32t, loc)};
+  };
+  return reduce({v, idx}, axis, keep_dims, combine, loc)[1];
+}
+} // namespace detail
+
+// Index of the maximum (minimum) along axis; ties take the smallest index, as Triton.
+template <Element E>
+i32 argmax(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc));
+}
+template <Element E>
+i32 argmin(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc));
+}
+
+// An inclusive scan with a user combine function (associative).
+template <Element E, class F>
+basic_tensor<E> associative_scan(const basic_tensor<E>& x, int axis, F combine,
+                                 bool reverse = false, Loc loc = Loc::current()) {
+  auto fn = [&](const std::vector<ir::Value*>& a) -> std::vector<ir::Value*> {
+    basic_tensor<E> r = combine(basic_tensor<E>(a[0]), basic_tensor<E>(a[1]));
+    return {r.use(loc)};
+  };
+  return basic_tensor<E>(detail::scan({x.use(loc)}, axis, reverse, fn, loc)[0]);
+}
+template <Element E>
+basic_tensor<E> cumsum(const basic_tensor<E>& x, int axis = 0, bool reverse = false,
+                       Loc loc = Loc::current()) {
+  return associative_scan(x, axis, [](auto a, auto b) { return a + b; }, reverse, loc);
+}
+template <Element E>
+basic_tensor<E> cumprod(const basic_tensor<E>& x, int axis = 0, bool reverse = false,
+                        Loc loc = Loc::current()) {
+  return associative_scan(x, axis, [](auto a, auto b) { return a * b; }, reverse, loc);
+}
+
+// --- linear algebra ------------------------------------------------------------------------
+// acc + a @ b. f16/bf16 operands accumulate in f32, i8 in i32, f32 in f32 ("ieee" or "tf32").
+template <Element E, Element Acc>
+basic_tensor<Acc> dot(const basic_tensor<E>& a, const basic_tensor<E>& b,
+                      const basic_tensor<Acc>& acc, std::string_view input_precision = "ieee",
+                      Loc loc = Loc::current()) {
+  return basic_tensor<Acc>(detail::dot(a.use(loc), b.use(loc), acc.use(loc), input_precision, loc));
+}
+template <Element E>
+auto dot(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::current()) {
+  using Acc = std::conditional_t<dtype_traits<E>::is_int, int32_t,
+                                 std::conditional_t<std::same_as<E, double>, double, float>>;
+  ir::Value* av = a.use(loc);
+  ir::Value* bv = b.use(loc);
+  Shape s = av->type.shape;
+  if (s.size() >= 2 && bv->type.rank() >= 2)
+    s.back() = bv->type.shape.back();
+  return dot(a, b, zeros<Acc>(s, loc), "ieee", loc);
+}
+
+// --- hints and debugging -------------------------------------------------------------------
+template <Element E>
+basic_tensor<E> multiple_of(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::hint(x.use(loc), "multiple_of", m, loc));
+}
+template <Element E>
+basic_tensor<E> max_contiguous(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::hint(x.use(loc), "max_contiguous", m, loc));
+}
+template <Element E>
+basic_tensor<E> max_constancy(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::hint(x.use(loc), "max_constancy", m, loc));
+}
+inline void assume(const i1& cond, Loc loc = Loc::current()) {
+  detail::debug_op(ir::OpKind::Assume, {cond.use(loc)}, {}, loc);
+}
+// A trace-time assertion (Triton's tl.static_assert).
+inline void static_assert_(bool cond, std::string_view msg = "", Loc loc = Loc::current()) {
+  if (!cond)
+    detail::fail(loc, "static assertion failed" + (msg.empty() ? "" : ": " + std::string(msg)));
+}
+template <Element... E>
+void device_print(std::string_view prefix, const basic_tensor<E>&... xs) {
+  Loc loc = Loc::current();
+  detail::debug_op(ir::OpKind::Print, {xs.use(loc)...}, {{"prefix", std::string(prefix)}}, loc);
+}
+inline void device_assert(const i1& cond, std::string_view msg = "", Loc loc = Loc::current()) {
+  detail::debug_op(ir::OpKind::Assert, {cond.use(loc)}, {{"message", std::string(msg)}}, loc);
+}
+inline void debug_barrier(Loc loc = Loc::current()) {
+  detail::debug_op(ir::OpKind::Barrier, {}, {}, loc);
+}
+
+} // namespace tritium::lang

@@ -1,0 +1,441 @@
+// tl::tensor<E>: a traced block of elements of C++ element type E (rank 0 is a scalar).
+// Operators build IR; the element type of every result is known at compile time, the shape
+// when the kernel is traced. Errors name the user's file and line: operators take their
+// operands as Arg<E>, whose constructor captures the caller's std::source_location.
+#pragma once
+
+#include <tritium/lang/dtypes.hpp>
+#include <tritium/lang/tracer.hpp>
+
+#include <concepts>
+#include <initializer_list>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace tritium::lang {
+
+template <Element E>
+class basic_tensor;
+
+// A compile-time kernel parameter (Triton's tl.constexpr): part of the specialization key.
+template <class T>
+struct constexpr_ {
+  T value{};
+  constexpr constexpr_() = default;
+  constexpr constexpr_(T v) : value(v) {}
+  constexpr operator T() const { return value; }
+};
+
+template <class T>
+struct is_constexpr_param : std::false_type {};
+template <class T>
+struct is_constexpr_param<constexpr_<T>> : std::true_type {};
+
+// C++ scalars usable as operands next to a tensor of element type E.
+template <class S>
+concept Literal = std::is_arithmetic_v<S>;
+
+namespace detail {
+
+template <class E, class S>
+concept LiteralFits = Literal<S> && (std::integral<S> || dtype_traits<E>::is_float) &&
+                      (dtype_traits<E>::is_float || dtype_traits<E>::is_int);
+
+template <class E>
+ir::Value* literal(double v, const Loc& loc) {
+  if constexpr (dtype_traits<E>::is_float)
+    return constant_float(v, dtype_of<E>(), {}, loc);
+  else
+    return constant_int(static_cast<int64_t>(v), dtype_of<E>(), {}, loc);
+}
+template <class E>
+ir::Value* literal_int(int64_t v, const Loc& loc) {
+  if constexpr (dtype_traits<E>::is_float)
+    return constant_float(static_cast<double>(v), dtype_of<E>(), {}, loc);
+  else
+    return constant_int(v, dtype_of<E>(), {}, loc);
+}
+
+} // namespace detail
+
+// An operand of element type E with the location of the expression it appears in.
+template <Element E>
+struct Arg {
+  ir::Value* v;
+  detail::Loc loc;
+  Arg(const basic_tensor<E>& t, detail::Loc l = detail::Loc::current());
+  template <class S>
+    requires detail::LiteralFits<E, S>
+  Arg(S s, detail::Loc l = detail::Loc::current())
+      : v(std::integral<S> ? detail::literal_int<E>(static_cast<int64_t>(s), l)
+                           : detail::literal<E>(static_cast<double>(s), l)),
+        loc(l) {}
+  template <class S>
+    requires detail::LiteralFits<E, S>
+  Arg(constexpr_<S> s, detail::Loc l = detail::Loc::current()) : Arg(s.value, l) {}
+};
+
+// Any integer operand (tensor or literal): pointer offsets, shift amounts.
+struct IntArg {
+  ir::Value* v;
+  detail::Loc loc;
+  template <IntElement I>
+  IntArg(const basic_tensor<I>& t, detail::Loc l = detail::Loc::current());
+  template <std::integral S>
+  IntArg(S s, detail::Loc l = detail::Loc::current())
+      : v(detail::constant_int(static_cast<int64_t>(s),
+                               sizeof(S) > 4 ? dtype_of<int64_t>() : dtype_of<int32_t>(), {}, l)),
+        loc(l) {}
+  template <std::integral S>
+  IntArg(constexpr_<S> s, detail::Loc l = detail::Loc::current()) : IntArg(s.value, l) {}
+};
+
+// Index specifiers for Triton's `x[:, None]` idiom: x[{tl::_, tl::None}].
+struct all_t {};
+struct newaxis_t {};
+inline constexpr all_t _{};
+inline constexpr newaxis_t None{};
+inline constexpr newaxis_t newaxis{};
+using Index = std::variant<all_t, newaxis_t>;
+
+template <Element E>
+class basic_tensor : public detail::HandleBase {
+public:
+  using element_type = E;
+
+  // An unassigned handle, to be assigned later (e.g. in both branches of tl::if_).
+  basic_tensor() = default;
+  explicit basic_tensor(ir::Value* v) : HandleBase(v) {}
+  basic_tensor(const basic_tensor&) = default;
+  basic_tensor& operator=(const basic_tensor&) = default;
+
+  const std::vector<int64_t>& shape() const { return use(detail::Loc::current())->type.shape; }
+  int rank() const { return static_cast<int>(shape().size()); }
+  int64_t numel() const { return use(detail::Loc::current())->type.numel(); }
+
+  // Conversion to another element type (Triton's .to()).
+  template <Element T>
+  basic_tensor<T> to(detail::Loc loc = detail::Loc::current()) const {
+    return basic_tensor<T>(detail::cast(use(loc), dtype_of<T>(), loc));
+  }
+
+  // x[{tl::_, tl::None}] inserts a size-1 dimension where None stands.
+  basic_tensor operator[](std::initializer_list<Index> idx) const {
+    detail::Loc loc = detail::Loc::current();
+    ir::Value* v = use(loc);
+    int axis = 0, kept = 0;
+    for (const Index& i : idx) {
+      if (std::holds_alternative<newaxis_t>(i)) {
+        v = detail::expand_dims(v, axis, loc);
+      } else {
+        ++kept;
+      }
+      ++axis;
+    }
+    if (kept != static_cast<int>(use(loc)->type.rank()))
+      detail::fail(loc, "x[{...}] must name each dimension of x with tl::_");
+    return basic_tensor(v);
+  }
+
+  // Compound assignment keeps the handle's element type (the result is converted back).
+  basic_tensor& operator+=(Arg<E> b) { return assign(ir::OpKind::Add, b); }
+  basic_tensor& operator-=(Arg<E> b) { return assign(ir::OpKind::Sub, b); }
+  basic_tensor& operator*=(Arg<E> b) { return assign(ir::OpKind::Mul, b); }
+  basic_tensor& operator/=(Arg<E> b) { return assign(ir::OpKind::Div, b); }
+  basic_tensor& operator%=(Arg<E> b) { return assign(ir::OpKind::Rem, b); }
+  basic_tensor& operator&=(Arg<E> b) { return assign(ir::OpKind::And, b); }
+  basic_tensor& operator|=(Arg<E> b) { return assign(ir::OpKind::Or, b); }
+  basic_tensor& operator^=(Arg<E> b) { return assign(ir::OpKind::Xor, b); }
+  template <Element B>
+    requires(!std::same_as<B, E>)
+  basic_tensor& operator+=(const basic_tensor<B>& b) {
+    return assign_mixed(ir::OpKind::Add, b);
+  }
+  template <Element B>
+    requires(!std::same_as<B, E>)
+  basic_tensor& operator-=(const basic_tensor<B>& b) {
+    return assign_mixed(ir::OpKind::Sub, b);
+  }
+  template <Element B>
+    requires(!std::same_as<B, E>)
+  basic_tensor& operator*=(const basic_tensor<B>& b) {
+    return assign_mixed(ir::OpKind::Mul, b);
+  }
+  basic_tensor& operator+=(IntArg off)
+    requires PointerElement<E>
+  {
+    set(detail::add_ptr(use(off.loc), off.v, off.loc));
+    return *this;
+  }
+
+  // Arithmetic on one element type, with literals of a fitting kind.
+  friend basic_tensor operator+(Arg<E> a, Arg<E> b)
+    requires ScalarElement<E>
+  {
+    return bin(ir::OpKind::Add, a, b);
+  }
+  friend basic_tensor operator-(Arg<E> a, Arg<E> b)
+    requires ScalarElement<E>
+  {
+    return bin(ir::OpKind::Sub, a, b);
+  }
+  friend basic_tensor operator*(Arg<E> a, Arg<E> b)
+    requires ScalarElement<E>
+  {
+    return bin(ir::OpKind::Mul, a, b);
+  }
+  friend basic_tensor operator/(Arg<E> a, Arg<E> b)
+    requires ScalarElement<E>
+  {
+    return bin(ir::OpKind::Div, a, b);
+  }
+  friend basic_tensor operator%(Arg<E> a, Arg<E> b)
+    requires ScalarElement<E>
+  {
+    return bin(ir::OpKind::Rem, a, b);
+  }
+  friend basic_tensor operator&(Arg<E> a, Arg<E> b)
+    requires IntElement<E>
+  {
+    return bin(ir::OpKind::And, a, b);
+  }
+  friend basic_tensor operator|(Arg<E> a, Arg<E> b)
+    requires IntElement<E>
+  {
+    return bin(ir::OpKind::Or, a, b);
+  }
+  friend basic_tensor operator^(Arg<E> a, Arg<E> b)
+    requires IntElement<E>
+  {
+    return bin(ir::OpKind::Xor, a, b);
+  }
+  friend basic_tensor operator<<(Arg<E> a, Arg<E> b)
+    requires IntElement<E>
+  {
+    return bin(ir::OpKind::Shl, a, b);
+  }
+  friend basic_tensor operator>>(Arg<E> a, Arg<E> b)
+    requires IntElement<E>
+  {
+    return bin(ir::OpKind::Shr, a, b);
+  }
+  // Logical operators on masks are the bitwise ones, as in Triton.
+  friend basic_tensor operator&&(Arg<E> a, Arg<E> b)
+    requires std::same_as<E, bool>
+  {
+    return bin(ir::OpKind::And, a, b);
+  }
+  friend basic_tensor operator||(Arg<E> a, Arg<E> b)
+    requires std::same_as<E, bool>
+  {
+    return bin(ir::OpKind::Or, a, b);
+  }
+
+  friend basic_tensor<bool> operator==(Arg<E> a, Arg<E> b) { return cmp("eq", a, b); }
+  friend basic_tensor<bool> operator!=(Arg<E> a, Arg<E> b) { return cmp("ne", a, b); }
+  friend basic_tensor<bool> operator<(Arg<E> a, Arg<E> b) { return cmp("lt", a, b); }
+  friend basic_tensor<bool> operator<=(Arg<E> a, Arg<E> b) { return cmp("le", a, b); }
+  friend basic_tensor<bool> operator>(Arg<E> a, Arg<E> b) { return cmp("gt", a, b); }
+  friend basic_tensor<bool> operator>=(Arg<E> a, Arg<E> b) { return cmp("ge", a, b); }
+
+  friend basic_tensor operator-(Arg<E> a)
+    requires ScalarElement<E>
+  {
+    return basic_tensor(detail::unary(ir::OpKind::Neg, a.v, a.loc));
+  }
+  friend basic_tensor operator+(Arg<E> a)
+    requires ScalarElement<E>
+  {
+    return basic_tensor(a.v);
+  }
+  friend basic_tensor operator~(Arg<E> a)
+    requires IntElement<E>
+  {
+    return basic_tensor(detail::unary(ir::OpKind::Not, a.v, a.loc));
+  }
+  friend basic_tensor operator!(Arg<E> a)
+    requires std::same_as<E, bool>
+  {
+    return basic_tensor(detail::unary(ir::OpKind::Not, a.v, a.loc));
+  }
+
+  // Pointer arithmetic: pointers plus or minus integer offsets, in elements.
+  friend basic_tensor operator+(Arg<E> p, IntArg off)
+    requires PointerElement<E>
+  {
+    return basic_tensor(detail::add_ptr(p.v, off.v, p.loc));
+  }
+  friend basic_tensor operator+(IntArg off, Arg<E> p)
+    requires PointerElement<E>
+  {
+    return basic_tensor(detail::add_ptr(p.v, off.v, p.loc));
+  }
+  friend basic_tensor operator-(Arg<E> p, IntArg off)
+    requires PointerElement<E>
+  {
+    return basic_tensor(
+        detail::add_ptr(p.v, detail::unary(ir::OpKind::Neg, off.v, off.loc), p.loc));
+  }
+
+private:
+  static basic_tensor bin(ir::OpKind k, const Arg<E>& a, const Arg<E>& b) {
+    return basic_tensor(detail::arith(k, a.v, b.v, dtype_of<E>(), a.loc));
+  }
+  static basic_tensor<bool> cmp(std::string_view pred, const Arg<E>& a, const Arg<E>& b) {
+    return basic_tensor<bool>(detail::compare(pred, a.v, b.v, dtype_of<E>(), a.loc));
+  }
+  basic_tensor& assign(ir::OpKind k, const Arg<E>& b) {
+    set(detail::arith(k, use(b.loc), b.v, dtype_of<E>(), b.loc));
+    return *this;
+  }
+  template <Element B>
+  basic_tensor& assign_mixed(ir::OpKind k, const basic_tensor<B>& b) {
+    detail::Loc loc = detail::Loc::current();
+    set(detail::cast(detail::arith(k, use(loc), b.use(loc), dtype_of<promote_t<E, B>>(), loc),
+                     dtype_of<E>(), loc));
+    return *this;
+  }
+};
+
+template <Element E>
+Arg<E>::Arg(const basic_tensor<E>& t, detail::Loc l) : v(t.use(l)), loc(l) {}
+
+template <IntElement I>
+IntArg::IntArg(const basic_tensor<I>& t, detail::Loc l) : v(t.use(l)), loc(l) {}
+
+// The user-facing spellings: tl::tensor<float>, tl::tensor<tl::f16>, tl::ptr<float>, tl::i32.
+namespace detail {
+template <class T>
+struct element_of {
+  using type = T;
+};
+template <class E>
+struct element_of<basic_tensor<E>> {
+  using type = E;
+};
+} // namespace detail
+template <class T>
+using element_of_t = typename detail::element_of<T>::type;
+
+template <class T>
+using tensor = basic_tensor<element_of_t<T>>;
+template <class T>
+using ptr = basic_tensor<pointer<element_of_t<T>>>;
+
+using i1 = basic_tensor<bool>;
+using i8 = basic_tensor<int8_t>;
+using i16 = basic_tensor<int16_t>;
+using i32 = basic_tensor<int32_t>;
+using i64 = basic_tensor<int64_t>;
+using u8 = basic_tensor<uint8_t>;
+using u16 = basic_tensor<uint16_t>;
+using u32 = basic_tensor<uint32_t>;
+using u64 = basic_tensor<uint64_t>;
+using f16 = basic_tensor<half>;
+using bf16 = basic_tensor<bfloat16>;
+using f32 = basic_tensor<float>;
+using f64 = basic_tensor<double>;
+
+// --- operands of different element types: Triton's promotion -------------------------------
+namespace detail {
+
+template <class T>
+struct operand_elem {}; // no element: not an operand
+template <class E>
+struct operand_elem<basic_tensor<E>> {
+  using type = E;
+};
+
+template <class T>
+concept TensorOperand = requires { typename operand_elem<std::remove_cvref_t<T>>::type; };
+
+// The element type a literal S takes next to a tensor of element type E.
+template <class E, class S>
+using literal_elem_t =
+    std::conditional_t<std::floating_point<S> && !dtype_traits<E>::is_float, float, E>;
+
+template <class A, class B>
+struct mixed_elem {};
+template <ScalarElement EA, ScalarElement EB>
+struct mixed_elem<basic_tensor<EA>, basic_tensor<EB>> {
+  using type = promote_t<EA, EB>;
+};
+template <ScalarElement EA, Literal S>
+struct mixed_elem<basic_tensor<EA>, S> {
+  using type = promote_t<EA, literal_elem_t<EA, S>>;
+};
+template <Literal S, ScalarElement EB>
+struct mixed_elem<S, basic_tensor<EB>> {
+  using type = promote_t<EB, literal_elem_t<EB, S>>;
+};
+
+// Pairs the hidden friends above do not take: two tensors of different element types, or an
+// integer tensor with a floating-point literal.
+template <class A, class B>
+concept Mixed = requires { typename mixed_elem<A, B>::type; } &&
+                (TensorOperand<A> || TensorOperand<B>) &&
+                !(TensorOperand<A> && TensorOperand<B> &&
+                  std::same_as<typename operand_elem<A>::type, typename operand_elem<B>::type>) &&
+                !(TensorOperand<A> && !TensorOperand<B> &&
+                  LiteralFits<typename operand_elem<A>::type, B>) &&
+                !(TensorOperand<B> && !TensorOperand<A> &&
+                  LiteralFits<typename operand_elem<B>::type, A>);
+
+template <class E, class T>
+ir::Value* operand_value(const T& x, const Loc& loc) {
+  if constexpr (TensorOperand<T>)
+    return x.use(loc);
+  else if constexpr (std::floating_point<T>)
+    return constant_float(static_cast<double>(x), dtype_of<E>(), {}, loc);
+  else if constexpr (dtype_traits<E>::is_float)
+    return constant_float(static_cast<double>(x), dtype_of<E>(), {}, loc);
+  else
+    return constant_int(static_cast<int64_t>(x), dtype_of<E>(), {}, loc);
+}
+
+template <class A, class B>
+auto mixed_arith(ir::OpKind k, const A& a, const B& b) {
+  using R = typename mixed_elem<A, B>::type;
+  Loc loc = Loc::current();
+  return basic_tensor<R>(
+      arith(k, operand_value<R>(a, loc), operand_value<R>(b, loc), dtype_of<R>(), loc));
+}
+template <class A, class B>
+auto mixed_cmp(std::string_view pred, const A& a, const B& b) {
+  using R = typename mixed_elem<A, B>::type;
+  Loc loc = Loc::current();
+  return basic_tensor<bool>(
+      compare(pred, operand_value<R>(a, loc), operand_value<R>(b, loc), dtype_of<R>(), loc));
+}
+
+} // namespace detail
+
+#define TRITIUM_MIXED_ARITH(OP, KIND)                                                              \
+  template <class A, class B>                                                                      \
+    requires detail::Mixed<A, B>                                                                   \
+  auto operator OP(const A& a, const B& b) {                                                       \
+    return detail::mixed_arith(ir::OpKind::KIND, a, b);                                            \
+  }
+TRITIUM_MIXED_ARITH(+, Add)
+TRITIUM_MIXED_ARITH(-, Sub)
+TRITIUM_MIXED_ARITH(*, Mul)
+TRITIUM_MIXED_ARITH(/, Div)
+TRITIUM_MIXED_ARITH(%, Rem)
+#undef TRITIUM_MIXED_ARITH
+
+#define TRITIUM_MIXED_CMP(OP, PRED)                                                                \
+  template <class A, class B>                                                                      \
+    requires detail::Mixed<A, B>                                                                   \
+  basic_tensor<bool> operator OP(const A& a, const B& b) {                                         \
+    return detail::mixed_cmp(PRED, a, b);                                                          \
+  }
+TRITIUM_MIXED_CMP(==, "eq")
+TRITIUM_MIXED_CMP(!=, "ne")
+TRITIUM_MIXED_CMP(<, "lt")
+TRITIUM_MIXED_CMP(<=, "le")
+TRITIUM_MIXED_CMP(>, "gt")
+TRITIUM_MIXED_CMP(>=, "ge")
+#undef TRITIUM_MIXED_CMP
+
+} // namespace tritium::lang

@@ -1,0 +1,321 @@
+#include <tritium/error.hpp>
+#include <tritium/ir/builder.hpp>
+#include <tritium/ir/printer.hpp>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+#include <unordered_map>
+
+namespace tritium::ir {
+namespace {
+
+class Parser {
+public:
+  explicit Parser(std::string_view text) : s_(text) {}
+
+  std::unique_ptr<Function> run() {
+    auto f = std::make_unique<Function>();
+    func_ = f.get();
+    Builder b(*f, f->entry());
+    builder_ = &b;
+    keyword("func");
+    expect('@');
+    f->name = ident();
+    expect('(');
+    if (!peek(')')) {
+      do {
+        std::string n = value_name();
+        expect(':');
+        Type t = type();
+        Value* v = b.add_block_arg(f->entry(), t);
+        define(n, v);
+        ArgInfo info;
+        if (peek('{')) {
+          Attrs a = attrs();
+          if (auto it = a.find("name"); it != a.end())
+            info.name = std::get<std::string>(it->second);
+          if (auto it = a.find("div"); it != a.end())
+            info.divisibility = std::get<int64_t>(it->second);
+          if (auto it = a.find("const"); it != a.end()) {
+            info.is_constant = true;
+            info.constant = std::get<int64_t>(it->second);
+          }
+        }
+        f->arg_info.push_back(info);
+      } while (accept(','));
+    }
+    expect(')');
+    expect('{');
+    while (!peek('}'))
+      op();
+    expect('}');
+    skip_ws();
+    if (pos_ != s_.size())
+      fail("text after the end of the function");
+    return f;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string& what) {
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
+      if (s_[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw Error(fmt::format("IR parse error at {}:{}: {}", line, col, what));
+  }
+
+  void skip_ws() {
+    while (pos_ < s_.size()) {
+      if (std::isspace(static_cast<unsigned char>(s_[pos_]))) {
+        ++pos_;
+      } else if (s_.substr(pos_, 2) == "//") {
+        while (pos_ < s_.size() && s_[pos_] != '\n')
+          ++pos_;
+      } else {
+        break;
+      }
+    }
+  }
+  bool peek(char c) {
+    skip_ws();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  bool accept(char c) {
+    if (!peek(c))
+      return false;
+    ++pos_;
+    return true;
+  }
+  void expect(char c) {
+    if (!accept(c))
+      fail(fmt::format("expected '{}'", c));
+  }
+  std::string ident() {
+    skip_ws();
+    size_t start = pos_;
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+      ++pos_;
+    if (start == pos_)
+      fail("expected a name");
+    return std::string(s_.substr(start, pos_ - start));
+  }
+  void keyword(std::string_view k) {
+    if (ident() != k)
+      fail(fmt::format("expected '{}'", k));
+  }
+  std::string value_name() {
+    expect('%');
+    return ident();
+  }
+  void define(const std::string& n, Value* v) {
+    if (!values_.emplace(n, v).second)
+      fail(fmt::format("value %{} is defined twice", n));
+  }
+  Value* use(const std::string& n) {
+    auto it = values_.find(n);
+    if (it == values_.end())
+      fail(fmt::format("value %{} is used before it is defined", n));
+    return it->second;
+  }
+
+  int64_t integer() {
+    skip_ws();
+    size_t start = pos_;
+    if (pos_ < s_.size() && s_[pos_] == '-')
+      ++pos_;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
+      ++pos_;
+    int64_t v = 0;
+    auto r = std::from_chars(s_.data() + start, s_.data() + pos_, v);
+    if (r.ec != std::errc() || start == pos_)
+      fail("expected an integer");
+    return v;
+  }
+
+  Type type() {
+    skip_ws();
+    if (s_.substr(pos_, 7) != "tensor<")
+      return Type(dtype());
+    pos_ += 7;
+    std::vector<int64_t> shape;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      shape.push_back(integer());
+      if (pos_ >= s_.size() || s_[pos_] != 'x')
+        fail("expected 'x' after a dimension");
+      ++pos_;
+    }
+    Type t(dtype(), shape);
+    if (accept(','))
+      fail("layouts in types cannot be parsed yet");
+    expect('>');
+    return t;
+  }
+
+  DType dtype() {
+    std::string n = ident();
+    if (n == "ptr") {
+      expect('<');
+      n += "<" + ident() + ">";
+      expect('>');
+    }
+    DType d;
+    if (!parse_dtype(n, d))
+      fail(fmt::format("unknown element type '{}'", n));
+    return d;
+  }
+
+  AttrValue attr_value() {
+    skip_ws();
+    if (accept('"')) {
+      std::string out;
+      while (pos_ < s_.size() && s_[pos_] != '"') {
+        char c = s_[pos_++];
+        if (c == '\\' && pos_ < s_.size()) {
+          c = s_[pos_++];
+          if (c == 'n')
+            c = '\n';
+        }
+        out += c;
+      }
+      expect('"');
+      return out;
+    }
+    if (accept('[')) {
+      std::vector<int64_t> v;
+      if (!peek(']'))
+        do
+          v.push_back(integer());
+        while (accept(','));
+      expect(']');
+      return v;
+    }
+    size_t start = pos_;
+    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+                                s_[pos_] == '-' || s_[pos_] == '+' || s_[pos_] == '.'))
+      ++pos_;
+    std::string tok(s_.substr(start, pos_ - start));
+    if (tok.empty())
+      fail("expected an attribute value");
+    if (tok == "nan")
+      return std::numeric_limits<double>::quiet_NaN();
+    if (tok == "inf")
+      return std::numeric_limits<double>::infinity();
+    if (tok == "-inf")
+      return -std::numeric_limits<double>::infinity();
+    if (tok.find_first_of(".e") != std::string::npos) {
+      char* end = nullptr;
+      double d = std::strtod(tok.c_str(), &end);
+      if (end != tok.c_str() + tok.size())
+        fail(fmt::format("bad number '{}'", tok));
+      return d;
+    }
+    int64_t v = 0;
+    auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (r.ec != std::errc() || r.ptr != tok.data() + tok.size())
+      fail(fmt::format("bad number '{}'", tok));
+    return v;
+  }
+
+  Attrs attrs() {
+    Attrs a;
+    expect('{');
+    if (!peek('}'))
+      do {
+        std::string k = ident();
+        expect('=');
+        a[k] = attr_value();
+      } while (accept(','));
+    expect('}');
+    return a;
+  }
+
+  void op() {
+    std::vector<std::string> result_names;
+    if (peek('%')) {
+      do
+        result_names.push_back(value_name());
+      while (accept(','));
+      expect('=');
+    }
+    std::string n = ident();
+    OpKind kind;
+    if (!op_kind_from_name(n, kind))
+      fail(fmt::format("unknown op '{}'", n));
+    expect('(');
+    std::vector<Value*> operands;
+    if (!peek(')'))
+      do
+        operands.push_back(use(value_name()));
+      while (accept(','));
+    expect(')');
+    Attrs a;
+    // An attribute dictionary starts "{name =", a region "{\n^(".
+    skip_ws();
+    if (peek('{') && !region_follows())
+      a = attrs();
+    std::vector<Type> types;
+    if (!result_names.empty()) {
+      expect(':');
+      do
+        types.push_back(type());
+      while (accept(','));
+      if (types.size() != result_names.size())
+        fail(fmt::format("{} results but {} types", result_names.size(), types.size()));
+    }
+    Op& created = builder_->create(kind, operands, types, a);
+    for (size_t i = 0; i < result_names.size(); ++i)
+      define(result_names[i], created.results[i]);
+    Block& outer = builder_->block();
+    while (peek('{') && region_follows()) {
+      expect('{');
+      created.regions.push_back(std::make_unique<Region>());
+      Region& r = *created.regions.back();
+      r.parent = &created;
+      r.block->parent = &r;
+      expect('^');
+      expect('(');
+      if (!peek(')'))
+        do {
+          std::string an = value_name();
+          expect(':');
+          define(an, builder_->add_block_arg(*r.block, type()));
+        } while (accept(','));
+      expect(')');
+      expect(':');
+      builder_->set_block(*r.block);
+      while (!peek('}'))
+        op();
+      expect('}');
+      builder_->set_block(outer);
+    }
+  }
+
+  bool region_follows() {
+    size_t save = pos_;
+    bool r = accept('{') && peek('^');
+    pos_ = save;
+    return r;
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  Function* func_ = nullptr;
+  Builder* builder_ = nullptr;
+  std::unordered_map<std::string, Value*> values_;
+};
+
+} // namespace
+
+std::unique_ptr<Function> parse(std::string_view text) { return Parser(text).run(); }
+
+} // namespace tritium::ir

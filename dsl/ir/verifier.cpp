@@ -1,0 +1,430 @@
+#include <tritium/error.hpp>
+#include <tritium/ir/printer.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace tritium::ir {
+namespace {
+
+class Verifier {
+public:
+  void run(const Function& f) {
+    if (f.arg_info.size() != f.args().size())
+      throw Error(fmt::format("function {}: {} arguments but {} argument infos", f.name,
+                              f.args().size(), f.arg_info.size()));
+    for (Value* a : f.args())
+      defined_.insert(a);
+    block(f.entry(), nullptr);
+    const Op* t = f.entry().terminator();
+    if (!t || t->kind != OpKind::Return)
+      throw Error(fmt::format("function {}: the body does not end with return", f.name));
+  }
+
+private:
+  [[noreturn]] void fail(const Op& op, const std::string& what) {
+    throw Error(fmt::format("{}: invalid IR: op '{}': {}", op.loc.str(), op_name(op.kind), what));
+  }
+  void check(bool ok, const Op& op, const std::string& what) {
+    if (!ok)
+      fail(op, what);
+  }
+  void operands(const Op& op, size_t n) {
+    check(op.operands.size() == n, op, fmt::format("expects {} operands", n));
+  }
+  void results(const Op& op, size_t n) {
+    check(op.results.size() == n, op, fmt::format("expects {} results", n));
+  }
+
+  void block(const Block& b, const Op* owner) {
+    for (Value* a : b.args)
+      defined_.insert(a);
+    for (size_t i = 0; i < b.ops.size(); ++i) {
+      const Op& op = *b.ops[i];
+      for (Value* v : op.operands)
+        check(defined_.count(v) > 0, op, "uses a value that is not defined before it");
+      bool last = i + 1 == b.ops.size();
+      if (op_category(op.kind) == OpCategory::Terminator)
+        check(last, op, "a terminator must end its block");
+      one(op);
+      for (auto& r : op.regions)
+        block(*r->block, &op);
+      for (Value* v : op.results)
+        defined_.insert(v);
+    }
+    (void)owner;
+  }
+
+  void same_types(const Op& op) {
+    for (Value* v : op.operands)
+      check(v->type == op.operands[0]->type, op,
+            fmt::format("operand types differ: {} and {}", to_string(op.operands[0]->type),
+                        to_string(v->type)));
+    for (Value* v : op.results)
+      check(v->type == op.operands[0]->type, op, "result type differs from the operands'");
+  }
+
+  const Op* yield_of(const Op& op, unsigned region) {
+    const Op* t = op.body(region).terminator();
+    check(t && t->kind == OpKind::Yield, op, fmt::format("region {} must end with yield", region));
+    return t;
+  }
+  void yields(const Op& op, unsigned region, const std::vector<Type>& types) {
+    const Op* y = yield_of(op, region);
+    check(y->operands.size() == types.size(), op,
+          fmt::format("region {} yields {} values, expected {}", region, y->operands.size(),
+                      types.size()));
+    for (size_t i = 0; i < types.size(); ++i)
+      check(y->operands[i]->type == types[i], op,
+            fmt::format("region {} yields {} as value {}, expected {}", region,
+                        to_string(y->operands[i]->type), i, to_string(types[i])));
+  }
+  static std::vector<Type> types_of(const std::vector<Value*>& vs) {
+    std::vector<Type> t;
+    for (auto* v : vs)
+      t.push_back(v->type);
+    return t;
+  }
+
+  void one(const Op& op) {
+    const auto& o = op.operands;
+    switch (op_category(op.kind)) {
+    case OpCategory::Source:
+      operands(op, 0);
+      results(op, 1);
+      if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) {
+        int64_t axis = op.int_attr("axis");
+        check(axis >= 0 && axis < 3, op, "axis must be 0, 1 or 2");
+        check(op.result()->type == Type(ScalarKind::I32), op, "result must be i32");
+      } else if (op.kind == OpKind::Arange) {
+        int64_t n = op.int_attr("end") - op.int_attr("start");
+        check(n > 0 && (n & (n - 1)) == 0, op, "the range's length must be a power of two");
+        check(op.result()->type == Type(ScalarKind::I32, {n}), op, "result must be i32[end-start]");
+      } else if (op.kind == OpKind::Constant) {
+        check(op.has_attr("value"), op, "needs a value");
+      }
+      break;
+    case OpCategory::Binary:
+      operands(op, 2);
+      results(op, 1);
+      same_types(op);
+      if (op.kind == OpKind::And || op.kind == OpKind::Or || op.kind == OpKind::Xor ||
+          op.kind == OpKind::Shl || op.kind == OpKind::Shr || op.kind == OpKind::Umulhi)
+        check(o[0]->type.elem.is_int(), op, "needs integer operands");
+      else if (op.kind == OpKind::Pow)
+        check(o[0]->type.elem.is_float(), op, "needs floating-point operands");
+      else
+        check(!o[0]->type.elem.is_ptr(), op, "pointers are not arithmetic operands");
+      break;
+    case OpCategory::Compare: {
+      operands(op, 2);
+      results(op, 1);
+      check(o[0]->type == o[1]->type, op, "operand types differ");
+      check(op.result()->type == Type(ScalarKind::I1, o[0]->type.shape), op, "result must be i1");
+      static const std::vector<std::string> preds{"eq", "ne", "lt", "le", "gt", "ge"};
+      check(std::count(preds.begin(), preds.end(), op.str_attr("pred")) == 1, op,
+            "unknown predicate");
+      break;
+    }
+    case OpCategory::Unary:
+      operands(op, 1);
+      results(op, 1);
+      same_types(op);
+      if (op.kind == OpKind::Not)
+        check(o[0]->type.elem.is_int(), op, "needs an integer operand");
+      else if (op.kind == OpKind::Neg || op.kind == OpKind::Abs)
+        check(!o[0]->type.elem.is_ptr(), op, "needs a numeric operand");
+      else
+        check(o[0]->type.elem.is_float(), op, "needs a floating-point operand");
+      break;
+    case OpCategory::Ternary:
+      operands(op, 3);
+      results(op, 1);
+      same_types(op);
+      check(o[0]->type.elem.is_float(), op, "needs floating-point operands");
+      break;
+    case OpCategory::Select:
+      operands(op, 3);
+      results(op, 1);
+      check(o[0]->type == Type(ScalarKind::I1, o[1]->type.shape), op,
+            "condition must be i1 of the values' shape");
+      check(o[1]->type == o[2]->type && op.result()->type == o[1]->type, op,
+            "both values and the result must share one type");
+      break;
+    case OpCategory::Convert:
+      operands(op, 1);
+      results(op, 1);
+      check(o[0]->type.shape == op.result()->type.shape, op, "a conversion keeps the shape");
+      if (op.kind == OpKind::Bitcast)
+        check(o[0]->type.elem.bits() == op.result()->type.elem.bits(), op,
+              "bitcast needs element types of one width");
+      break;
+    case OpCategory::Shape:
+      shape_op(op);
+      break;
+    case OpCategory::Memory:
+      memory_op(op);
+      break;
+    case OpCategory::Collective:
+      collective_op(op);
+      break;
+    case OpCategory::Control:
+      control_op(op);
+      break;
+    case OpCategory::Terminator:
+      results(op, 0);
+      if (op.kind == OpKind::Condition)
+        check(!o.empty() && o[0]->type == Type(ScalarKind::I1), op,
+              "the first operand must be an i1 scalar");
+      break;
+    case OpCategory::Hint:
+      operands(op, 1);
+      results(op, 1);
+      same_types(op);
+      break;
+    case OpCategory::Debug:
+      results(op, 0);
+      if (op.kind == OpKind::Assume)
+        check(o.size() == 1 && o[0]->type.elem.is_bool(), op, "needs one i1 operand");
+      if (op.kind == OpKind::Assert)
+        check(o.size() == 1 && o[0]->type.elem.is_bool(), op, "needs one i1 operand");
+      break;
+    }
+  }
+
+  void shape_op(const Op& op) {
+    const auto& o = op.operands;
+    const Type& r = op.results.empty() ? o.at(0)->type : op.result()->type;
+    switch (op.kind) {
+    case OpKind::Splat:
+      operands(op, 1);
+      check(o[0]->type.is_scalar() && o[0]->type.elem == r.elem, op,
+            "splats a scalar of the result's element type");
+      break;
+    case OpKind::Broadcast: {
+      operands(op, 1);
+      const Type& t = o[0]->type;
+      check(t.elem == r.elem && t.rank() == r.rank(), op, "keeps element type and rank");
+      for (int i = 0; i < t.rank(); ++i)
+        check(t.shape[i] == r.shape[i] || t.shape[i] == 1, op,
+              fmt::format("cannot broadcast {} to {}", shape_string(t.shape),
+                          shape_string(r.shape)));
+      break;
+    }
+    case OpKind::ExpandDims: {
+      operands(op, 1);
+      auto s = o[0]->type.shape;
+      int64_t axis = op.int_attr("axis");
+      check(axis >= 0 && axis <= static_cast<int64_t>(s.size()), op, "axis out of range");
+      s.insert(s.begin() + axis, 1);
+      check(r == o[0]->type.with_shape(s), op, "result shape must have a 1 inserted at axis");
+      break;
+    }
+    case OpKind::Reshape:
+      operands(op, 1);
+      check(o[0]->type.numel() == r.numel() && o[0]->type.elem == r.elem, op,
+            "reshape keeps the number of elements");
+      break;
+    case OpKind::Trans: {
+      operands(op, 1);
+      auto order = op.ints_attr("order");
+      const auto& s = o[0]->type.shape;
+      check(order.size() == s.size(), op, "order must name every dimension");
+      std::vector<int64_t> expect;
+      for (auto d : order) {
+        check(d >= 0 && d < static_cast<int64_t>(s.size()), op, "order out of range");
+        expect.push_back(s[d]);
+      }
+      check(r == o[0]->type.with_shape(expect), op, "result shape must be the permuted shape");
+      break;
+    }
+    case OpKind::Join: {
+      operands(op, 2);
+      check(o[0]->type == o[1]->type, op, "joins two tensors of one type");
+      auto s = o[0]->type.shape;
+      s.push_back(2);
+      check(r == o[0]->type.with_shape(s), op, "result gains a minor dimension of 2");
+      break;
+    }
+    case OpKind::Split: {
+      operands(op, 1);
+      results(op, 2);
+      auto s = o[0]->type.shape;
+      check(!s.empty() && s.back() == 2, op, "splits a minor dimension of 2");
+      s.pop_back();
+      for (Value* v : op.results)
+        check(v->type == o[0]->type.with_shape(s), op, "results drop the minor dimension");
+      break;
+    }
+    case OpKind::Cat: {
+      operands(op, 2);
+      const auto& a = o[0]->type;
+      const auto& b = o[1]->type;
+      check(a.elem == b.elem && a.rank() == b.rank() && a.rank() >= 1, op,
+            "concatenates tensors of one element type and rank");
+      auto s = a.shape;
+      s[0] += b.shape[0];
+      check(r == a.with_shape(s), op, "result shape is the sum along dimension 0");
+      break;
+    }
+    default:
+      break;
+    }
+  }
+
+  void memory_op(const Op& op) {
+    const auto& o = op.operands;
+    check(!o.empty() && o[0]->type.elem.is_ptr(), op, "the first operand must be pointers");
+    const Type& p = o[0]->type;
+    auto mask_ok = [&](size_t i) {
+      check(o[i]->type == Type(ScalarKind::I1, p.shape), op,
+            fmt::format("mask must be i1{}", shape_string(p.shape)));
+    };
+    switch (op.kind) {
+    case OpKind::AddPtr:
+      operands(op, 2);
+      results(op, 1);
+      check(o[1]->type.elem.is_int() && o[1]->type.shape == p.shape, op,
+            "offset must be integers of the pointers' shape");
+      check(op.result()->type == p, op, "result has the pointers' type");
+      break;
+    case OpKind::Load:
+      check(o.size() >= 1 && o.size() <= 3, op, "takes pointers, an optional mask and other");
+      results(op, 1);
+      check(op.result()->type == p.with_elem(p.elem.element_of_pointer()), op,
+            "result is the pointee type in the pointers' shape");
+      if (o.size() >= 2)
+        mask_ok(1);
+      if (o.size() == 3)
+        check(o[2]->type == op.result()->type, op, "other must have the result's type");
+      break;
+    case OpKind::Store:
+      check(o.size() == 2 || o.size() == 3, op, "takes pointers, values and an optional mask");
+      results(op, 0);
+      check(o[1]->type == p.with_elem(p.elem.element_of_pointer()), op,
+            "values must be the pointee type in the pointers' shape");
+      if (o.size() == 3)
+        mask_ok(2);
+      break;
+    case OpKind::AtomicRmw:
+      check(o.size() == 2 || o.size() == 3, op, "takes pointers, values and an optional mask");
+      results(op, 1);
+      check(o[1]->type == p.with_elem(p.elem.element_of_pointer()), op,
+            "values must be the pointee type in the pointers' shape");
+      check(op.result()->type == o[1]->type, op, "returns the old values");
+      if (o.size() == 3)
+        mask_ok(2);
+      break;
+    case OpKind::AtomicCas:
+      check(o.size() == 3 || o.size() == 4, op, "takes pointers, compare, values, optional mask");
+      results(op, 1);
+      check(o[1]->type == o[2]->type && o[1]->type == p.with_elem(p.elem.element_of_pointer()),
+            op, "compare and values must be the pointee type in the pointers' shape");
+      if (o.size() == 4)
+        mask_ok(3);
+      break;
+    default:
+      break;
+    }
+  }
+
+  void collective_op(const Op& op) {
+    const auto& o = op.operands;
+    if (op.kind == OpKind::Dot) {
+      operands(op, 3);
+      results(op, 1);
+      const auto &a = o[0]->type, &b = o[1]->type, &c = o[2]->type;
+      check(a.rank() == b.rank() && a.rank() == c.rank() && (a.rank() == 2 || a.rank() == 3), op,
+            "operands must all be 2-D or all 3-D");
+      int r = a.rank();
+      check(a.shape[r - 1] == b.shape[r - 2], op, "inner dimensions differ");
+      check(c.shape[r - 2] == a.shape[r - 2] && c.shape[r - 1] == b.shape[r - 1], op,
+            "accumulator shape must be M x N");
+      check(a.elem == b.elem, op, "a and b must share an element type");
+      check(op.result()->type == c, op, "result has the accumulator's type");
+      return;
+    }
+    check(!o.empty(), op, "needs operands");
+    check(op.regions.size() == 1, op, "needs one combine region");
+    const Block& body = op.body();
+    check(body.args.size() == 2 * o.size(), op, "combine region takes two values per operand");
+    std::vector<Type> scalars;
+    for (size_t i = 0; i < o.size(); ++i) {
+      check(o[i]->type.shape == o[0]->type.shape, op, "operands must share one shape");
+      scalars.push_back(o[i]->type.scalar());
+      check(body.args[i]->type == scalars.back() && body.args[i + o.size()]->type == scalars.back(),
+            op, "combine arguments must be the operands' scalar types");
+    }
+    yields(op, 0, scalars);
+    results(op, o.size());
+    int64_t axis = op.int_attr("axis");
+    int rank = o[0]->type.rank();
+    check(axis >= 0 && axis < rank, op, "axis out of range");
+    for (size_t i = 0; i < o.size(); ++i) {
+      auto s = o[i]->type.shape;
+      if (op.kind == OpKind::Reduce && !op.int_attr("keep_dims", 0))
+        s.erase(s.begin() + axis);
+      else if (op.kind == OpKind::Reduce)
+        s[axis] = 1;
+      check(op.results[i]->type == o[i]->type.with_shape(s), op, "wrong result shape");
+    }
+  }
+
+  void control_op(const Op& op) {
+    const auto& o = op.operands;
+    switch (op.kind) {
+    case OpKind::For: {
+      check(o.size() >= 3, op, "needs lower bound, upper bound and step");
+      for (int i = 0; i < 3; ++i)
+        check(o[i]->type.is_scalar() && o[i]->type.elem.is_int(), op,
+              "bounds and step must be integer scalars");
+      check(o[0]->type == o[1]->type && o[1]->type == o[2]->type, op,
+            "bounds and step must share a type");
+      std::vector<Value*> inits(o.begin() + 3, o.end());
+      auto types = types_of(inits);
+      check(types_of(op.results) == types, op, "results must match the initial values");
+      const Block& b = op.body();
+      check(b.args.size() == inits.size() + 1 && b.args[0]->type == o[0]->type, op,
+            "body takes the induction variable and the carried values");
+      for (size_t i = 0; i < inits.size(); ++i)
+        check(b.args[i + 1]->type == types[i], op, "carried argument types must match");
+      yields(op, 0, types);
+      break;
+    }
+    case OpKind::If: {
+      operands(op, 1);
+      check(o[0]->type == Type(ScalarKind::I1), op, "condition must be an i1 scalar");
+      check(op.regions.size() == 2, op, "needs a then and an else region");
+      yields(op, 0, types_of(op.results));
+      yields(op, 1, types_of(op.results));
+      break;
+    }
+    case OpKind::While: {
+      check(op.regions.size() == 2, op, "needs a before and an after region");
+      auto inits = types_of(o);
+      const Block& before = op.body(0);
+      check(types_of(before.args) == inits, op, "before-region arguments must match inits");
+      const Op* c = before.terminator();
+      check(c && c->kind == OpKind::Condition, op, "before-region must end with condition");
+      std::vector<Value*> passed(c->operands.begin() + 1, c->operands.end());
+      check(types_of(op.results) == types_of(passed), op, "results must match the condition's");
+      check(types_of(op.body(1).args) == types_of(passed), op,
+            "after-region arguments must match the condition's values");
+      yields(op, 1, inits);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+
+  std::unordered_set<const Value*> defined_;
+};
+
+} // namespace
+
+void verify(const Function& f) { Verifier().run(f); }
+
+} // namespace tritium::ir

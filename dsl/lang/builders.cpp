@@ -1,0 +1,539 @@
+// The untyped builders behind the typed DSL: shape checks, broadcasting, conversions.
+#include <tritium/error.hpp>
+#include <tritium/ir/builder.hpp>
+#include <tritium/lang/tracer.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tritium::lang::detail {
+namespace {
+
+using ir::DType;
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+std::string shape_str(const std::vector<int64_t>& s) { return ir::shape_string(s); }
+
+bool fits(int64_t v, DType t) {
+  switch (t.kind) {
+  case ScalarKind::I1:
+    return v == 0 || v == 1;
+  case ScalarKind::I8:
+    return v >= -128 && v <= 255; // literals may spell bit patterns
+  case ScalarKind::U8:
+    return v >= -128 && v <= 255;
+  case ScalarKind::I16:
+  case ScalarKind::U16:
+    return v >= -32768 && v <= 65535;
+  case ScalarKind::I32:
+  case ScalarKind::U32:
+    return v >= std::numeric_limits<int32_t>::min() && v <= 0xffffffffLL;
+  default:
+    return true;
+  }
+}
+
+std::vector<int64_t> common_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                  const Loc& loc) {
+  if (a.empty())
+    return b;
+  if (b.empty())
+    return a;
+  size_t r = std::max(a.size(), b.size());
+  std::vector<int64_t> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (da != db && da != 1 && db != 1)
+      fail(loc, fmt::format("shapes {} and {} cannot be broadcast together (dimension {}: {} vs "
+                            "{})",
+                            shape_str(a), shape_str(b), i, da, db));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Value* create1(OpKind k, std::vector<Value*> ops, Type t, const Loc& loc, ir::Attrs attrs = {}) {
+  return builder(loc).create1(k, std::move(ops), std::move(t), std::move(attrs));
+}
+
+void check_axis(int axis, int rank, const Loc& loc) {
+  if (axis < 0 || axis >= rank)
+    fail(loc, fmt::format("axis {} is out of range for a tensor of rank {}", axis, rank));
+}
+
+} // namespace
+
+Value* program_id(int axis, const Loc& loc) {
+  if (axis < 0 || axis > 2)
+    fail(loc, fmt::format("program_id axis must be 0, 1 or 2, got {}", axis));
+  return create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), loc, {{"axis", int64_t{axis}}});
+}
+
+Value* num_programs(int axis, const Loc& loc) {
+  if (axis < 0 || axis > 2)
+    fail(loc, fmt::format("num_programs axis must be 0, 1 or 2, got {}", axis));
+  return create1(OpKind::NumPrograms, {}, Type(ScalarKind::I32), loc, {{"axis", int64_t{axis}}});
+}
+
+Value* arange(int64_t start, int64_t end, const Loc& loc) {
+  int64_t n = end - start;
+  if (n <= 0)
+    fail(loc, fmt::format("arange({}, {}) is empty: end must be greater than start", start, end));
+  if ((n & (n - 1)) != 0)
+    fail(loc, fmt::format("arange({}, {}) has {} elements; the count must be a power of two", start,
+                          end, n));
+  if (start < std::numeric_limits<int32_t>::min() || end > std::numeric_limits<int32_t>::max())
+    fail(loc, fmt::format("arange({}, {}) does not fit in int32", start, end));
+  if (n > (1 << 20))
+    fail(loc, fmt::format("arange({}, {}) has {} elements; a block holds at most 2^20", start, end,
+                          n));
+  return create1(OpKind::Arange, {}, Type(ScalarKind::I32, {n}), loc,
+                 {{"start", start}, {"end", end}});
+}
+
+Value* constant_int(int64_t v, DType t, std::vector<int64_t> shape, const Loc& loc) {
+  if (t.is_float())
+    return constant_float(static_cast<double>(v), t, std::move(shape), loc);
+  if (t.is_ptr())
+    fail(loc, "pointer constants are not supported");
+  if (!fits(v, t))
+    fail(loc, fmt::format("the constant {} does not fit in {}", v, ir::to_string(t)));
+  return create1(OpKind::Constant, {}, Type(t, std::move(shape)), loc, {{"value", v}});
+}
+
+Value* constant_float(double v, DType t, std::vector<int64_t> shape, const Loc& loc) {
+  if (!t.is_float()) {
+    if (std::isfinite(v) && v == std::trunc(v))
+      return constant_int(static_cast<int64_t>(v), t, std::move(shape), loc);
+    fail(loc, fmt::format("the constant {} is not an integer of type {}", v, ir::to_string(t)));
+  }
+  return create1(OpKind::Constant, {}, Type(t, std::move(shape)), loc, {{"value", v}});
+}
+
+Value* cast(Value* v, DType to, const Loc& loc) {
+  if (v->type.elem == to)
+    return v;
+  if (v->type.elem.is_ptr() && to.is_ptr())
+    return create1(OpKind::Bitcast, {v}, v->type.with_elem(to), loc);
+  if (v->type.elem.is_ptr() != to.is_ptr() &&
+      !(v->type.elem.is_ptr() ? to.kind == ScalarKind::I64 || to.kind == ScalarKind::U64
+                              : v->type.elem.bits() == 64))
+    fail(loc, fmt::format("cannot convert {} to {}: pointers convert only to and from 64-bit "
+                          "integers",
+                          ir::to_string(v->type.elem), ir::to_string(to)));
+  return create1(OpKind::Cast, {v}, v->type.with_elem(to), loc);
+}
+
+Value* bitcast(Value* v, DType to, const Loc& loc) {
+  if (v->type.elem == to)
+    return v;
+  if (v->type.elem.bits() != to.bits())
+    fail(loc, fmt::format("bitcast from {} to {} changes the width ({} vs {} bits)",
+                          ir::to_string(v->type.elem), ir::to_string(to), v->type.elem.bits(),
+                          to.bits()));
+  return create1(OpKind::Bitcast, {v}, v->type.with_elem(to), loc);
+}
+
+Value* broadcast_to(Value* v, const std::vector<int64_t>& shape, const Loc& loc) {
+  const auto& s = v->type.shape;
+  if (s == shape)
+    return v;
+  if (s.empty())
+    return create1(OpKind::Splat, {v}, v->type.with_shape(shape), loc);
+  if (s.size() > shape.size())
+    fail(loc, fmt::format("cannot broadcast shape {} to the lower-rank shape {}", shape_str(s),
+                          shape_str(shape)));
+  while (v->type.rank() < static_cast<int>(shape.size()))
+    v = expand_dims(v, 0, loc);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (v->type.shape[i] != shape[i] && v->type.shape[i] != 1)
+      fail(loc, fmt::format("cannot broadcast shape {} to {} (dimension {}: {} vs {})",
+                            shape_str(s), shape_str(shape), i, v->type.shape[i], shape[i]));
+  if (v->type.shape == shape)
+    return v;
+  return create1(OpKind::Broadcast, {v}, v->type.with_shape(shape), loc);
+}
+
+std::pair<Value*, Value*> broadcast_pair(Value* a, Value* b, const Loc& loc) {
+  auto s = common_shape(a->type.shape, b->type.shape, loc);
+  return {broadcast_to(a, s, loc), broadcast_to(b, s, loc)};
+}
+
+Value* arith(OpKind kind, Value* a, Value* b, DType elem, const Loc& loc) {
+  auto [x, y] = broadcast_pair(cast(a, elem, loc), cast(b, elem, loc), loc);
+  if ((kind == OpKind::Shl || kind == OpKind::Shr || kind == OpKind::And || kind == OpKind::Or ||
+       kind == OpKind::Xor || kind == OpKind::Umulhi) &&
+      !elem.is_int())
+    fail(loc, fmt::format("'{}' needs integer operands, got {}", ir::op_name(kind),
+                          ir::to_string(elem)));
+  if (kind == OpKind::Pow && !elem.is_float())
+    fail(loc, fmt::format("pow needs floating-point operands, got {}", ir::to_string(elem)));
+  return create1(kind, {x, y}, x->type, loc);
+}
+
+Value* compare(std::string_view pred, Value* a, Value* b, DType common, const Loc& loc) {
+  auto [x, y] = broadcast_pair(cast(a, common, loc), cast(b, common, loc), loc);
+  return create1(OpKind::Cmp, {x, y}, Type(ScalarKind::I1, x->type.shape), loc,
+                 {{"pred", std::string(pred)}});
+}
+
+Value* unary(OpKind kind, Value* a, const Loc& loc) {
+  if (kind != OpKind::Not && kind != OpKind::Neg && kind != OpKind::Abs && !a->type.elem.is_float())
+    fail(loc, fmt::format("'{}' needs a floating-point operand, got {}", ir::op_name(kind),
+                          ir::to_string(a->type.elem)));
+  return create1(kind, {a}, a->type, loc);
+}
+
+Value* fma(Value* a, Value* b, Value* c, DType elem, const Loc& loc) {
+  a = cast(a, elem, loc);
+  b = cast(b, elem, loc);
+  c = cast(c, elem, loc);
+  auto s = common_shape(common_shape(a->type.shape, b->type.shape, loc), c->type.shape, loc);
+  a = broadcast_to(a, s, loc);
+  b = broadcast_to(b, s, loc);
+  c = broadcast_to(c, s, loc);
+  return create1(OpKind::Fma, {a, b, c}, a->type, loc);
+}
+
+Value* select(Value* c, Value* a, Value* b, DType elem, const Loc& loc) {
+  if (!c->type.elem.is_bool())
+    fail(loc, fmt::format("where's condition must be i1, got {}", ir::to_string(c->type.elem)));
+  a = cast(a, elem, loc);
+  b = cast(b, elem, loc);
+  auto s = common_shape(common_shape(c->type.shape, a->type.shape, loc), b->type.shape, loc);
+  return create1(OpKind::Select,
+                 {broadcast_to(c, s, loc), broadcast_to(a, s, loc), broadcast_to(b, s, loc)},
+                 Type(elem, s), loc);
+}
+
+Value* add_ptr(Value* p, Value* offset, const Loc& loc) {
+  if (!p->type.elem.is_ptr())
+    fail(loc, "pointer arithmetic on a value that is not a pointer");
+  if (!offset->type.elem.is_int() || offset->type.elem.is_bool())
+    fail(loc, fmt::format("pointer offsets must be integers, got {}",
+                          ir::to_string(offset->type.elem)));
+  auto [x, y] = broadcast_pair(p, offset, loc);
+  return create1(OpKind::AddPtr, {x, y}, x->type, loc);
+}
+
+namespace {
+ir::Attrs memory_attrs(const LoadOptions& o, const Loc& loc) {
+  ir::Attrs a;
+  if (!o.cache_modifier.empty()) {
+    static const char* ok[] = {".ca", ".cg", ".cv", ".cs", ".wb", ".wt"};
+    if (std::find(std::begin(ok), std::end(ok), o.cache_modifier) == std::end(ok))
+      fail(loc, fmt::format("unknown cache_modifier '{}' (expected .ca, .cg, .cv, .cs, .wb or .wt)",
+                            o.cache_modifier));
+    a["cache"] = o.cache_modifier;
+  }
+  if (!o.eviction_policy.empty()) {
+    if (o.eviction_policy != "evict_first" && o.eviction_policy != "evict_last" &&
+        o.eviction_policy != "evict_normal")
+      fail(loc, fmt::format("unknown eviction_policy '{}' (expected evict_first, evict_last or "
+                            "evict_normal)",
+                            o.eviction_policy));
+    a["evict"] = o.eviction_policy;
+  }
+  if (o.is_volatile)
+    a["volatile"] = int64_t{1};
+  return a;
+}
+} // namespace
+
+Value* load(Value* p, Value* mask, Value* other, const LoadOptions& o, const Loc& loc) {
+  if (!p->type.elem.is_ptr())
+    fail(loc, "load needs pointers");
+  DType elem = p->type.elem.element_of_pointer();
+  auto s = p->type.shape;
+  if (mask) {
+    if (!mask->type.elem.is_bool())
+      fail(loc, "load's mask must be i1");
+    if (mask->type.rank() > p->type.rank() || (mask->type.rank() == p->type.rank() &&
+                                               mask->type.shape != p->type.shape &&
+                                               common_shape(s, mask->type.shape, loc) != s))
+      fail(loc, fmt::format("load's mask has shape {} but the pointers have shape {}",
+                            shape_str(mask->type.shape), shape_str(s)));
+    s = common_shape(s, mask->type.shape, loc);
+  }
+  std::vector<Value*> ops{broadcast_to(p, s, loc)};
+  if (mask)
+    ops.push_back(broadcast_to(mask, s, loc));
+  if (other) {
+    if (!mask)
+      fail(loc, "load's `other` needs a mask");
+    ops.push_back(broadcast_to(cast(other, elem, loc), s, loc));
+  }
+  return create1(OpKind::Load, ops, Type(elem, s), loc, memory_attrs(o, loc));
+}
+
+void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc) {
+  if (!p->type.elem.is_ptr())
+    fail(loc, "store needs pointers");
+  DType elem = p->type.elem.element_of_pointer();
+  const auto& s = p->type.shape;
+  if (v->type.rank() > p->type.rank() || common_shape(s, v->type.shape, loc) != s)
+    fail(loc, fmt::format("store of a value of shape {} through pointers of shape {}",
+                          shape_str(v->type.shape), shape_str(s)));
+  std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
+  if (mask) {
+    if (!mask->type.elem.is_bool())
+      fail(loc, "store's mask must be i1");
+    if (mask->type.rank() > p->type.rank() || common_shape(s, mask->type.shape, loc) != s)
+      fail(loc, fmt::format("store's mask has shape {} but the pointers have shape {}",
+                            shape_str(mask->type.shape), shape_str(s)));
+    ops.push_back(broadcast_to(mask, s, loc));
+  }
+  builder(loc).create(OpKind::Store, ops, {}, memory_attrs(o, loc));
+}
+
+Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::string_view sem,
+                  std::string_view scope, const Loc& loc) {
+  static const char* sems[] = {"relaxed", "acquire", "release", "acq_rel"};
+  static const char* scopes[] = {"gpu", "cta", "sys"};
+  if (std::find(std::begin(sems), std::end(sems), sem) == std::end(sems))
+    fail(loc, fmt::format("unknown atomic sem '{}' (relaxed, acquire, release, acq_rel)", sem));
+  if (std::find(std::begin(scopes), std::end(scopes), scope) == std::end(scopes))
+    fail(loc, fmt::format("unknown atomic scope '{}' (gpu, cta, sys)", scope));
+  DType elem = p->type.elem.element_of_pointer();
+  if ((op == "and" || op == "or" || op == "xor") && !elem.is_int())
+    fail(loc, fmt::format("atomic_{} needs integer elements", op));
+  const auto& s = p->type.shape;
+  std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
+  if (mask)
+    ops.push_back(broadcast_to(mask, s, loc));
+  return create1(OpKind::AtomicRmw, ops, Type(elem, s), loc,
+                 {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
+}
+
+Value* atomic_cas(Value* p, Value* cmp, Value* v, std::string_view sem, std::string_view scope,
+                  const Loc& loc) {
+  DType elem = p->type.elem.element_of_pointer();
+  const auto& s = p->type.shape;
+  return create1(OpKind::AtomicCas,
+                 {p, broadcast_to(cast(cmp, elem, loc), s, loc),
+                  broadcast_to(cast(v, elem, loc), s, loc)},
+                 Type(elem, s), loc, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
+}
+
+Value* expand_dims(Value* v, int axis, const Loc& loc) {
+  int rank = v->type.rank();
+  if (axis < 0)
+    axis += rank + 1;
+  if (axis < 0 || axis > rank)
+    fail(loc, fmt::format("expand_dims axis {} is out of range for a tensor of rank {}", axis,
+                          rank));
+  auto s = v->type.shape;
+  s.insert(s.begin() + axis, 1);
+  return create1(OpKind::ExpandDims, {v}, v->type.with_shape(s), loc, {{"axis", int64_t{axis}}});
+}
+
+Value* reshape(Value* v, std::vector<int64_t> shape, const Loc& loc) {
+  int64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  if (n != v->type.numel())
+    fail(loc, fmt::format("cannot reshape {} ({} elements) to {} ({} elements)",
+                          shape_str(v->type.shape), v->type.numel(), shape_str(shape), n));
+  if (shape == v->type.shape)
+    return v;
+  return create1(OpKind::Reshape, {v}, v->type.with_shape(std::move(shape)), loc);
+}
+
+Value* trans(Value* v, std::vector<int64_t> order, const Loc& loc) {
+  int rank = v->type.rank();
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  bool perm = static_cast<int>(order.size()) == rank;
+  for (int i = 0; perm && i < rank; ++i)
+    perm = sorted[i] == i;
+  if (!perm)
+    fail(loc, fmt::format("trans order {} is not a permutation of the {} dimensions",
+                          shape_str(order), rank));
+  std::vector<int64_t> s;
+  for (auto d : order)
+    s.push_back(v->type.shape[d]);
+  return create1(OpKind::Trans, {v}, v->type.with_shape(s), loc, {{"order", order}});
+}
+
+Value* join(Value* a, Value* b, const Loc& loc) {
+  auto [x, y] = broadcast_pair(a, b, loc);
+  if (!(x->type.elem == y->type.elem))
+    fail(loc, "join needs two tensors of one element type");
+  auto s = x->type.shape;
+  s.push_back(2);
+  return create1(OpKind::Join, {x, y}, x->type.with_shape(s), loc);
+}
+
+std::pair<Value*, Value*> split(Value* v, const Loc& loc) {
+  auto s = v->type.shape;
+  if (s.empty() || s.back() != 2)
+    fail(loc, fmt::format("split needs a last dimension of 2, got shape {}", shape_str(s)));
+  s.pop_back();
+  ir::Op& op = builder(loc).create(OpKind::Split, {v}, {v->type.with_shape(s), v->type.with_shape(s)});
+  return {op.results[0], op.results[1]};
+}
+
+Value* cat(Value* a, Value* b, const Loc& loc) {
+  const auto& sa = a->type.shape;
+  const auto& sb = b->type.shape;
+  if (sa.empty() || sa.size() != sb.size() ||
+      !std::equal(sa.begin() + 1, sa.end(), sb.begin() + 1))
+    fail(loc, fmt::format("cat needs tensors whose shapes differ only in dimension 0, got {} and "
+                          "{}",
+                          shape_str(sa), shape_str(sb)));
+  auto s = sa;
+  s[0] += sb[0];
+  return create1(OpKind::Cat, {a, b}, a->type.with_shape(s), loc);
+}
+
+Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, const Loc& loc) {
+  int r = a->type.rank();
+  if ((r != 2 && r != 3) || b->type.rank() != r || acc->type.rank() != r)
+    fail(loc, fmt::format("dot needs 2-D (or batched 3-D) operands, got shapes {}, {} and "
+                          "accumulator {}",
+                          shape_str(a->type.shape), shape_str(b->type.shape),
+                          shape_str(acc->type.shape)));
+  int64_t m = a->type.shape[r - 2], k = a->type.shape[r - 1];
+  int64_t kb = b->type.shape[r - 2], n = b->type.shape[r - 1];
+  if (k != kb)
+    fail(loc, fmt::format("dot's inner dimensions differ: a is {} and b is {}",
+                          shape_str(a->type.shape), shape_str(b->type.shape)));
+  if (acc->type.shape[r - 2] != m || acc->type.shape[r - 1] != n ||
+      (r == 3 && (acc->type.shape[0] != a->type.shape[0] || b->type.shape[0] != a->type.shape[0])))
+    fail(loc, fmt::format("dot's accumulator has shape {}, expected {}",
+                          shape_str(acc->type.shape),
+                          shape_str(r == 3 ? std::vector<int64_t>{a->type.shape[0], m, n}
+                                           : std::vector<int64_t>{m, n})));
+  if (m < 16 || n < 16 || k < 16)
+    fail(loc, fmt::format("dot needs every dimension to be at least 16 (as Triton), got M={} "
+                          "N={} K={}",
+                          m, n, k));
+  DType ea = a->type.elem, eb = b->type.elem, ec = acc->type.elem;
+  if (!(ea == eb))
+    fail(loc, fmt::format("dot's operands must share an element type, got {} and {}",
+                          ir::to_string(ea), ir::to_string(eb)));
+  bool ok = false;
+  switch (ea.kind) {
+  case ScalarKind::F16:
+  case ScalarKind::BF16:
+    ok = ec.kind == ScalarKind::F32 || ec == ea;
+    break;
+  case ScalarKind::F32:
+    ok = ec.kind == ScalarKind::F32;
+    break;
+  case ScalarKind::F64:
+    ok = ec.kind == ScalarKind::F64;
+    break;
+  case ScalarKind::I8:
+  case ScalarKind::U8:
+    ok = ec.kind == ScalarKind::I32;
+    break;
+  default:
+    break;
+  }
+  if (!ok)
+    fail(loc, fmt::format("dot of {} operands cannot accumulate in {} (f16/bf16 -> f32 or the "
+                          "same type, f32 -> f32, f64 -> f64, i8 -> i32)",
+                          ir::to_string(ea), ir::to_string(ec)));
+  if (input_precision != "ieee" && input_precision != "tf32" && input_precision != "tf32x3")
+    fail(loc, fmt::format("unknown input_precision '{}' (ieee, tf32 or tf32x3)", input_precision));
+  return create1(OpKind::Dot, {a, b, acc}, acc->type, loc,
+                 {{"input_precision", std::string(input_precision)}});
+}
+
+Value* hint(Value* v, std::string_view name, int64_t value, const Loc& loc) {
+  if (value <= 0)
+    fail(loc, fmt::format("{} must be positive, got {}", name, value));
+  return create1(OpKind::Hint, {v}, v->type, loc, {{std::string(name), value}});
+}
+
+void debug_op(OpKind kind, std::vector<Value*> operands, ir::Attrs attrs, const Loc& loc) {
+  builder(loc).create(kind, std::move(operands), {}, std::move(attrs));
+}
+
+namespace {
+std::vector<Value*> collective(OpKind kind, std::vector<Value*> xs, int axis, ir::Attrs attrs,
+                               const Combine& combine, bool keep_dims, const Loc& loc) {
+  if (xs.empty())
+    fail(loc, "a reduction needs at least one operand");
+  int rank = xs[0]->type.rank();
+  if (rank == 0)
+    fail(loc, "cannot reduce or scan a scalar");
+  if (axis < 0)
+    axis += rank;
+  check_axis(axis, rank, loc);
+  for (Value* x : xs)
+    if (x->type.shape != xs[0]->type.shape)
+      fail(loc, "the operands of a reduction must share one shape");
+  attrs["axis"] = int64_t{axis};
+  std::vector<Type> result_types;
+  for (Value* x : xs) {
+    auto s = x->type.shape;
+    if (kind == OpKind::Reduce) {
+      if (keep_dims)
+        s[axis] = 1;
+      else
+        s.erase(s.begin() + axis);
+    }
+    result_types.push_back(x->type.with_shape(s));
+  }
+  ir::Builder& b = builder(loc);
+  ir::Op& op = b.create(kind, xs, result_types, attrs, 1);
+  ir::Block& body = op.body();
+  std::vector<Value*> args;
+  for (int side = 0; side < 2; ++side)
+    for (Value* x : xs)
+      args.push_back(b.add_block_arg(body, x->type.scalar()));
+  ir::Block& outer = b.block();
+  b.set_block(body);
+  std::vector<Value*> out;
+  try {
+    out = combine(args);
+  } catch (...) {
+    b.set_block(outer);
+    throw;
+  }
+  if (out.size() != xs.size())
+    fail(loc, fmt::format("the combine function returns {} values for {} operands", out.size(),
+                          xs.size()));
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!(out[i]->type == xs[i]->type.scalar()))
+      fail(loc, fmt::format("the combine function returns {} for an operand of {}",
+                            ir::to_string(out[i]->type), ir::to_string(xs[i]->type.scalar())));
+  b.set_loc({loc.file_name(), loc.line()});
+  b.create(OpKind::Yield, out, {});
+  b.set_block(outer);
+  return op.results;
+}
+} // namespace
+
+std::vector<Value*> reduce(std::vector<Value*> xs, int axis, bool keep_dims,
+                           const Combine& combine, const Loc& loc) {
+  ir::Attrs attrs;
+  if (keep_dims)
+    attrs["keep_dims"] = int64_t{1};
+  return collective(OpKind::Reduce, std::move(xs), axis, attrs, combine, keep_dims, loc);
+}
+
+std::vector<Value*> scan(std::vector<Value*> xs, int axis, bool reverse, const Combine& combine,
+                         const Loc& loc) {
+  ir::Attrs attrs;
+  attrs["reverse"] = int64_t{reverse ? 1 : 0};
+  return collective(OpKind::Scan, std::move(xs), axis, attrs, combine, false, loc);
+}
+
+Value* reduce_simple(Value* x, int axis, bool keep_dims, OpKind combine_kind, const Loc& loc) {
+  auto combine = [&](const std::vector<Value*>& a) -> std::vector<Value*> {
+    return {create1(combine_kind, {a[0], a[1]}, a[0]->type, loc)};
+  };
+  return reduce({x}, axis, keep_dims, combine, loc)[0];
+}
+
+} // namespace tritium::lang::detail

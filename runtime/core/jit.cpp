@@ -1,0 +1,57 @@
+// Out-of-line helpers of the launch path: kernel names, grid checks, stage dumps.
+#include <tritium/ir/printer.hpp>
+#include <tritium/runtime/jit.hpp>
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace tritium::detail {
+
+std::string function_symbol_name(const void* fn) {
+  Dl_info info{};
+  if (!dladdr(fn, &info) || !info.dli_sname)
+    return {};
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : info.dli_sname;
+  std::free(demangled);
+  // "ns::add_kernel(tritium::lang::basic_tensor<…>, …)" -> "add_kernel"
+  if (auto paren = name.find('('); paren != std::string::npos)
+    name.resize(paren);
+  if (auto colon = name.rfind("::"); colon != std::string::npos)
+    name = name.substr(colon + 2);
+  return name;
+}
+
+void check_grid(const LaunchGrid& g, std::string_view kernel) {
+  if (g.x < 0 || g.y < 0 || g.z < 0)
+    throw Error(fmt::format("kernel '{}': launch grid ({}, {}, {}) has a negative dimension",
+                            kernel, g.x, g.y, g.z));
+  if (g.x > 0x7fffffff || g.y > 65535 || g.z > 65535)
+    throw Error(fmt::format("kernel '{}': launch grid ({}, {}, {}) is too large (at most "
+                            "2^31-1 x 65535 x 65535 programs)",
+                            kernel, g.x, g.y, g.z));
+}
+
+void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompiledKernel& k) {
+  const char* dir = std::getenv("TRITIUM_DUMP");
+  if (!dir || !*dir)
+    return;
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  auto write = [&](std::string_view stage, const std::string& text) {
+    if (text.empty())
+      return;
+    std::ofstream(fs::path(dir) / fmt::format("{}.{}", kernel, stage)) << text;
+  };
+  write("ir", ir::print(f));
+  for (const char* stage : {"ir.opt", "ll", "ll.opt", "ptx", "amdgcn", "asm"})
+    write(stage, k.artifact(stage));
+}
+
+} // namespace tritium::detail

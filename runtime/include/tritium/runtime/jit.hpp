@@ -1,0 +1,273 @@
+// tritium::jit(kernel): a launchable kernel. The first launch of each specialization traces the
+// kernel function, compiles it for the device of its buffers, and caches the result; later
+// launches of the same specialization only pack arguments and launch.
+//
+//   auto add = tritium::jit(add_kernel);
+//   add[{tritium::cdiv(n, 1024)}](x, y, out, n, 1024);
+#pragma once
+
+#include <tritium/lang/kernel.hpp>
+#include <tritium/lang/ops.hpp>
+#include <tritium/runtime/device.hpp>
+
+#include <boost/functional/hash.hpp>
+#include <boost/hana.hpp>
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+
+namespace tritium {
+
+using lang::cdiv;
+
+namespace detail {
+
+std::string function_symbol_name(const void* fn); // best effort, "" if unknown
+void check_grid(const LaunchGrid& g, std::string_view kernel);
+// Writes every stage of a freshly compiled kernel under $TRITIUM_DUMP, if set.
+void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompiledKernel& k);
+
+template <class A>
+struct buffer_elem {};
+template <class T>
+struct buffer_elem<Buffer<T>> {
+  using type = T;
+};
+
+// Whether a launch argument of type A fits a kernel parameter of type P.
+template <class P, class A>
+constexpr bool accepts() {
+  using Arg = std::remove_cvref_t<A>;
+  using Traits = lang::param_traits<P>;
+  if constexpr (Traits::is_constexpr) {
+    return std::is_convertible_v<Arg, typename Traits::value_type>;
+  } else {
+    using E = typename Traits::element;
+    if constexpr (lang::PointerElement<E>) {
+      if constexpr (requires { typename buffer_elem<Arg>::type; })
+        return std::is_same_v<typename buffer_elem<Arg>::type, typename E::element_type>;
+      else
+        return false;
+    } else if constexpr (lang::dtype_traits<E>::is_int) {
+      return std::is_integral_v<Arg>;
+    } else {
+      return std::is_arithmetic_v<Arg>;
+    }
+  }
+}
+
+// Instantiated for each argument: a mismatch stops compilation here, and the compiler's
+// "required from" line shows the parameter's position and both types.
+template <size_t Position, class Param, class Argument>
+struct launch_argument_check {
+  static_assert(accepts<Param, Argument>(),
+                "tritium: a launch argument does not fit its kernel parameter (see "
+                "launch_argument_check<position, parameter type, argument type> below): pointers "
+                "take tritium::Buffer<T> of the same T, integer parameters take integers, "
+                "floating-point parameters take numbers, constexpr_<T> takes values convertible "
+                "to T");
+  static constexpr bool ok = true;
+};
+
+} // namespace detail
+
+template <class... P>
+class JitFunction {
+  static constexpr size_t N = sizeof...(P);
+  // Where each runtime (non-constexpr) parameter's value goes in the argument slots.
+  static constexpr std::array<size_t, N + 1> slot_index = [] {
+    std::array<size_t, N + 1> idx{};
+    constexpr bool is_const[] = {lang::param_traits<P>::is_constexpr..., false};
+    for (size_t i = 0; i < N; ++i)
+      idx[i + 1] = idx[i] + (is_const[i] ? 0 : 1);
+    return idx;
+  }();
+  static constexpr size_t num_slots = slot_index[N];
+  // Per parameter one key word, then the backend and the options.
+  using Key = std::array<uint64_t, N + 3>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return boost::hash_range(k.begin(), k.end()); }
+  };
+
+public:
+  using Fn = void (*)(P...);
+
+  JitFunction(Fn fn, std::string name) : fn_(fn), name_(std::move(name)) {}
+
+  class Launcher {
+  public:
+    Launcher(JitFunction* f, LaunchGrid g) : f_(f), g_(g) {}
+    template <class... A>
+    void operator()(A&&... args) const {
+      f_->launch(g_, std::forward<A>(args)...);
+    }
+
+  private:
+    JitFunction* f_;
+    LaunchGrid g_;
+  };
+
+  Launcher operator[](LaunchGrid grid) { return Launcher(this, grid); }
+
+  // Compile options (num_warps, num_stages) for later launches; part of the cache key.
+  JitFunction& options(CompileOptions o) {
+    options_ = o;
+    return *this;
+  }
+  const CompileOptions& options() const { return options_; }
+  const std::string& name() const { return name_; }
+  size_t num_compiled() const { return cache_.size(); }
+
+  // The traced, verified IR of the specialization these arguments select.
+  template <class... A>
+  std::shared_ptr<const ir::Function> trace(A&&... args) {
+    check_arity<A...>();
+    std::array<lang::ArgSpec, N> specs;
+    std::array<ArgSlot, N + 1> slots;
+    Key key;
+    Device dev;
+    bind(specs, slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    return lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
+  }
+
+  // The compiled kernel these arguments select on their device (compiling it if needed).
+  template <class... A>
+  CompiledKernel& compiled(A&&... args) {
+    check_arity<A...>();
+    std::array<lang::ArgSpec, N> specs;
+    std::array<ArgSlot, N + 1> slots;
+    Key key;
+    Device dev;
+    bind(specs, slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    return lookup(key, specs, dev);
+  }
+
+  template <class... A>
+  void launch(const LaunchGrid& grid, A&&... args) {
+    check_arity<A...>();
+    detail::check_grid(grid, name_);
+    std::array<lang::ArgSpec, N> specs;
+    std::array<ArgSlot, N + 1> slots;
+    Key key;
+    Device dev;
+    bind(specs, slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    CompiledKernel& k = lookup(key, specs, dev);
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+      return;
+    k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots));
+  }
+
+private:
+  template <class... A>
+  static constexpr void check_arity() {
+    static_assert(sizeof...(A) == N,
+                  "tritium: the launch passes a different number of arguments than the kernel "
+                  "has parameters");
+  }
+
+  template <size_t... I, class... A>
+  void bind(std::array<lang::ArgSpec, N>& specs, std::array<ArgSlot, N + 1>& slots, Key& key,
+            Device& dev, std::index_sequence<I...>, A&... args) {
+    (void)std::initializer_list<bool>{detail::launch_argument_check<I, P, A>::ok...};
+    (bind_one<I, P>(specs[I], slots[slot_index[I]], key[I], dev, args), ...);
+    if (dev == Device())
+      dev = default_device();
+    key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
+    key[N + 1] = static_cast<uint64_t>(options_.num_warps);
+    key[N + 2] = static_cast<uint64_t>(options_.num_stages);
+  }
+
+  template <size_t I, class Param, class A>
+  void bind_one(lang::ArgSpec& spec, ArgSlot& slot, uint64_t& key, Device& dev, const A& a) {
+    using Traits = lang::param_traits<Param>;
+    if constexpr (Traits::is_constexpr) {
+      using T = typename Traits::value_type;
+      T v = static_cast<T>(a);
+      (void)slot; // constexpr parameters are not passed at launch
+      if constexpr (std::is_floating_point_v<T>) {
+        spec.value = static_cast<double>(v);
+        key = std::bit_cast<uint64_t>(static_cast<double>(v));
+      } else {
+        spec.value = static_cast<int64_t>(v);
+        key = static_cast<uint64_t>(static_cast<int64_t>(v));
+      }
+    } else {
+      using E = typename Traits::element;
+      if constexpr (lang::PointerElement<E>) {
+        if (dev == Device())
+          dev = a.device();
+        else if (!(dev == a.device()))
+          throw Error("kernel '" + name_ + "': argument " + std::to_string(I) +
+                      " is a buffer on device '" + std::string(a.device().name()) +
+                      "' but an earlier buffer argument is on '" + std::string(dev.name()) + "'");
+        uint64_t addr = reinterpret_cast<uintptr_t>(a.data());
+        slot = addr;
+        spec.info.divisibility = addr % 16 == 0 ? 16 : 1;
+        key = spec.info.divisibility;
+      } else if constexpr (lang::dtype_traits<E>::is_int) {
+        using Lim = std::numeric_limits<
+            std::conditional_t<lang::dtype_traits<E>::bits == 1, bool, E>>;
+        if constexpr (!std::is_same_v<E, bool>) {
+          if (std::cmp_less(a, Lim::min()) || std::cmp_greater(a, Lim::max()))
+            throw Error("kernel '" + name_ + "': argument " + std::to_string(I) + " = " +
+                        std::to_string(a) + " does not fit the parameter's type " +
+                        ir::to_string(lang::dtype_of<E>()));
+        }
+        int64_t v = static_cast<int64_t>(a);
+        slot = static_cast<uint64_t>(v);
+        spec.info.is_constant = (v == 1);
+        spec.info.constant = v;
+        spec.info.divisibility = (v % 16 == 0) ? 16 : 1;
+        key = v == 1 ? 1 : (v % 16 == 0 ? 16 : 2);
+      } else {
+        slot = std::bit_cast<uint64_t>(static_cast<double>(a));
+        key = 0;
+      }
+    }
+  }
+
+  CompiledKernel& lookup(const Key& key, const std::array<lang::ArgSpec, N>& specs, Device dev) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (last_ && key == last_key_)
+      return *last_;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      std::shared_ptr<const ir::Function> f =
+          lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
+      auto k = dev.backend().compile(f, options_);
+      detail::dump_artifacts(name_, *f, *k);
+      it = cache_.emplace(key, std::move(k)).first;
+    }
+    last_key_ = key;
+    last_ = it->second.get();
+    return *last_;
+  }
+
+  Fn fn_;
+  std::string name_;
+  CompileOptions options_;
+  std::mutex mutex_;
+  std::unordered_map<Key, std::unique_ptr<CompiledKernel>, KeyHash> cache_;
+  Key last_key_{};
+  CompiledKernel* last_ = nullptr;
+};
+
+// Makes a launchable kernel. The name (used in errors, dumps and caches) is the function's
+// symbol name where the program exports it; pass one to be sure.
+template <class... P>
+JitFunction<P...> jit(void (*fn)(P...), std::string name = {}) {
+  if (name.empty())
+    name = detail::function_symbol_name(reinterpret_cast<const void*>(fn));
+  if (name.empty())
+    name = "kernel";
+  return JitFunction<P...>(fn, std::move(name));
+}
+
+} // namespace tritium

@@ -1,0 +1,892 @@
+// The reference interpreter: executes the IR directly over host memory, one program after
+// another, with Triton's semantics. It is written to be obviously right, not fast: every
+// backend is tested against it. It also checks every memory access against the buffers it
+// allocated, so an out-of-bounds load or store is an error naming the kernel's source line.
+#include <tritium/error.hpp>
+#include <tritium/float16.hpp>
+#include <tritium/ir/printer.hpp>
+#include <tritium/runtime/backend.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace tritium {
+namespace {
+
+using ir::DType;
+using ir::Op;
+using ir::OpKind;
+using ir::ScalarKind;
+using ir::Type;
+using ir::Value;
+
+// One element: integers (and pointers) in i, normalized to their type's width (signed types
+// sign-extended, unsigned zero-extended); floating-point values in f, rounded to their type.
+union Scalar {
+  int64_t i;
+  double f;
+};
+
+struct Tensor {
+  Type type;
+  std::vector<Scalar> data; // row-major; one element for a scalar
+  size_t size() const { return data.size(); }
+};
+
+Scalar int_scalar(int64_t v) {
+  Scalar s;
+  s.i = v;
+  return s;
+}
+Scalar float_scalar(double v) {
+  Scalar s;
+  s.f = v;
+  return s;
+}
+
+// Wraps or rounds a raw value to the representation of type t.
+Scalar normalize(Scalar s, DType t) {
+  switch (t.kind) {
+  case ScalarKind::I1:
+    return int_scalar(s.i & 1);
+  case ScalarKind::I8:
+    return int_scalar(static_cast<int8_t>(s.i));
+  case ScalarKind::I16:
+    return int_scalar(static_cast<int16_t>(s.i));
+  case ScalarKind::I32:
+    return int_scalar(static_cast<int32_t>(s.i));
+  case ScalarKind::U8:
+    return int_scalar(static_cast<uint8_t>(s.i));
+  case ScalarKind::U16:
+    return int_scalar(static_cast<uint16_t>(s.i));
+  case ScalarKind::U32:
+    return int_scalar(static_cast<uint32_t>(s.i));
+  case ScalarKind::I64:
+  case ScalarKind::U64:
+  case ScalarKind::Ptr:
+    return s;
+  case ScalarKind::F16:
+    return float_scalar(f16_bits_to_float(double_to_f16_bits(s.f)));
+  case ScalarKind::BF16:
+    return float_scalar(bf16_bits_to_float(double_to_bf16_bits(s.f)));
+  case ScalarKind::F32:
+    return float_scalar(static_cast<float>(s.f));
+  case ScalarKind::F64:
+    return s;
+  }
+  return s;
+}
+
+uint64_t to_bits(Scalar s, DType t) {
+  switch (t.kind) {
+  case ScalarKind::F16:
+    return double_to_f16_bits(s.f);
+  case ScalarKind::BF16:
+    return double_to_bf16_bits(s.f);
+  case ScalarKind::F32:
+    return std::bit_cast<uint32_t>(static_cast<float>(s.f));
+  case ScalarKind::F64:
+    return std::bit_cast<uint64_t>(s.f);
+  default: {
+    int b = t.bits();
+    uint64_t u = static_cast<uint64_t>(s.i);
+    return b == 64 ? u : u & ((uint64_t{1} << b) - 1);
+  }
+  }
+}
+
+Scalar from_bits(uint64_t bits, DType t) {
+  switch (t.kind) {
+  case ScalarKind::F16:
+    return float_scalar(f16_bits_to_float(static_cast<uint16_t>(bits)));
+  case ScalarKind::BF16:
+    return float_scalar(bf16_bits_to_float(static_cast<uint16_t>(bits)));
+  case ScalarKind::F32:
+    return float_scalar(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  case ScalarKind::F64:
+    return float_scalar(std::bit_cast<double>(bits));
+  default:
+    return normalize(int_scalar(static_cast<int64_t>(bits)), t);
+  }
+}
+
+size_t elem_bytes(DType t) { return t.kind == ScalarKind::I1 ? 1 : t.bits() / 8; }
+
+// Memory the interpreter handed out, to check every access against.
+class Allocations {
+public:
+  void add(const void* p, size_t n) {
+    std::lock_guard<std::mutex> l(m_);
+    map_[reinterpret_cast<uintptr_t>(p)] = n;
+  }
+  void remove(const void* p) {
+    std::lock_guard<std::mutex> l(m_);
+    map_.erase(reinterpret_cast<uintptr_t>(p));
+  }
+  bool contains(uintptr_t addr, size_t n) const {
+    std::lock_guard<std::mutex> l(m_);
+    auto it = map_.upper_bound(addr);
+    if (it == map_.begin())
+      return false;
+    --it;
+    return addr >= it->first && addr + n <= it->first + it->second;
+  }
+
+private:
+  mutable std::mutex m_;
+  std::map<uintptr_t, size_t> map_;
+};
+
+class Program {
+public:
+  Program(const ir::Function& f, const Allocations& allocs, const LaunchGrid& grid,
+          std::span<const ArgSlot> args)
+      : f_(f), allocs_(allocs), grid_(grid), args_(args) {}
+
+  void run(int64_t px, int64_t py, int64_t pz) {
+    pid_[0] = px;
+    pid_[1] = py;
+    pid_[2] = pz;
+    env_.clear();
+    const auto& params = f_.args();
+    for (size_t i = 0; i < params.size(); ++i) {
+      Tensor t{params[i]->type, {}};
+      DType d = t.type.elem;
+      Scalar s = d.is_float() ? float_scalar(std::bit_cast<double>(args_[i]))
+                              : int_scalar(static_cast<int64_t>(args_[i]));
+      t.data.push_back(normalize(s, d));
+      env_[params[i]] = std::move(t);
+    }
+    block(f_.entry());
+  }
+
+private:
+  [[noreturn]] void fail(const Op& op, const std::string& what) const {
+    throw Error(fmt::format("{}: in kernel '{}', program ({}, {}, {}), op '{}': {}", op.loc.str(),
+                            f_.name, pid_[0], pid_[1], pid_[2], ir::op_name(op.kind), what));
+  }
+
+  const Tensor& get(const Value* v) const { return env_.at(v); }
+  void set(const Value* v, Tensor t) { env_[v] = std::move(t); }
+
+  // Runs a block; returns the operands of its terminator (yield/condition), if any.
+  std::vector<Tensor> block(const ir::Block& b) {
+    for (const auto& op : b.ops) {
+      if (op->kind == OpKind::Yield || op->kind == OpKind::Condition) {
+        std::vector<Tensor> out;
+        for (Value* v : op->operands)
+          out.push_back(get(v));
+        return out;
+      }
+      if (op->kind == OpKind::Return)
+        return {};
+      execute(*op);
+    }
+    return {};
+  }
+
+  std::vector<Tensor> region(const ir::Block& b, std::vector<Tensor> args) {
+    for (size_t i = 0; i < b.args.size(); ++i)
+      set(b.args[i], std::move(args[i]));
+    return block(b);
+  }
+
+  Tensor make(const Type& t) { return Tensor{t, std::vector<Scalar>(std::max<int64_t>(1, t.numel()))}; }
+
+  // Row-major strides of a shape.
+  static std::vector<int64_t> strides(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+      s[i] = s[i + 1] * shape[i + 1];
+    return s;
+  }
+
+  Scalar binary(const Op& op, DType t, Scalar a, Scalar b) {
+    if (t.is_float()) {
+      double x = a.f, y = b.f, r = 0;
+      switch (op.kind) {
+      case OpKind::Add: r = x + y; break;
+      case OpKind::Sub: r = x - y; break;
+      case OpKind::Mul: r = x * y; break;
+      case OpKind::Div: r = x / y; break;
+      case OpKind::Rem: r = std::fmod(x, y); break;
+      case OpKind::Min: r = std::fmin(x, y); break;
+      case OpKind::Max: r = std::fmax(x, y); break;
+      case OpKind::Pow: r = std::pow(x, y); break;
+      default: fail(op, "not defined on floating-point values");
+      }
+      if (t.kind == ScalarKind::F32 && (op.kind == OpKind::Mul || op.kind == OpKind::Add ||
+                                        op.kind == OpKind::Sub || op.kind == OpKind::Div))
+        return float_scalar(op.kind == OpKind::Mul   ? static_cast<float>(x) * static_cast<float>(y)
+                            : op.kind == OpKind::Add ? static_cast<float>(x) + static_cast<float>(y)
+                            : op.kind == OpKind::Sub ? static_cast<float>(x) - static_cast<float>(y)
+                                                     : static_cast<float>(x) / static_cast<float>(y));
+      return normalize(float_scalar(r), t);
+    }
+    const bool u = t.is_unsigned();
+    const int bits = t.bits();
+    int64_t x = a.i, y = b.i;
+    uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
+    int64_t r = 0;
+    switch (op.kind) {
+    case OpKind::Add: r = static_cast<int64_t>(ux + uy); break;
+    case OpKind::Sub: r = static_cast<int64_t>(ux - uy); break;
+    case OpKind::Mul: r = static_cast<int64_t>(ux * uy); break;
+    case OpKind::Div:
+    case OpKind::Rem:
+      if (y == 0)
+        fail(op, "integer division by zero");
+      if (u && bits == 64)
+        r = static_cast<int64_t>(op.kind == OpKind::Div ? ux / uy : ux % uy);
+      else if (!u && x == std::numeric_limits<int64_t>::min() && y == -1)
+        r = op.kind == OpKind::Div ? x : 0; // wraps, as two's complement hardware does
+      else
+        r = op.kind == OpKind::Div ? x / y : x % y;
+      break;
+    case OpKind::And: r = x & y; break;
+    case OpKind::Or: r = x | y; break;
+    case OpKind::Xor: r = x ^ y; break;
+    case OpKind::Shl: r = uy >= static_cast<uint64_t>(bits) ? 0 : static_cast<int64_t>(ux << uy); break;
+    case OpKind::Shr:
+      if (uy >= static_cast<uint64_t>(bits))
+        r = (u || x >= 0) ? 0 : -1;
+      else
+        r = u ? static_cast<int64_t>(ux >> uy) : (x >> y);
+      break;
+    case OpKind::Min:
+      r = (u && bits == 64) ? static_cast<int64_t>(std::min(ux, uy)) : std::min(x, y);
+      break;
+    case OpKind::Max:
+      r = (u && bits == 64) ? static_cast<int64_t>(std::max(ux, uy)) : std::max(x, y);
+      break;
+    case OpKind::Umulhi: {
+      uint64_t mx = to_bits(a, t), my = to_bits(b, t);
+      if (bits == 64)
+        r = static_cast<int64_t>((static_cast<unsigned __int128>(mx) * my) >> 64);
+      else
+        r = static_cast<int64_t>((mx * my) >> bits);
+      break;
+    }
+    default: fail(op, "not defined on integers");
+    }
+    return normalize(int_scalar(r), t);
+  }
+
+  bool compare(const std::string& pred, DType t, Scalar a, Scalar b) {
+    if (t.is_float()) {
+      double x = a.f, y = b.f;
+      if (pred == "eq") return x == y;
+      if (pred == "ne") return x != y; // unordered: true with NaN, as Triton
+      if (pred == "lt") return x < y;
+      if (pred == "le") return x <= y;
+      if (pred == "gt") return x > y;
+      return x >= y;
+    }
+    auto cmp = [&](auto x, auto y) {
+      if (pred == "eq") return x == y;
+      if (pred == "ne") return x != y;
+      if (pred == "lt") return x < y;
+      if (pred == "le") return x <= y;
+      if (pred == "gt") return x > y;
+      return x >= y;
+    };
+    if (t.is_unsigned() || t.is_ptr())
+      return cmp(static_cast<uint64_t>(a.i), static_cast<uint64_t>(b.i));
+    return cmp(a.i, b.i);
+  }
+
+  Scalar unary(const Op& op, DType t, Scalar a) {
+    if (!t.is_float()) {
+      switch (op.kind) {
+      case OpKind::Neg: return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
+      case OpKind::Not: return normalize(int_scalar(~a.i), t);
+      case OpKind::Abs: return normalize(int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
+      default: fail(op, "not defined on integers");
+      }
+    }
+    double x = a.f, r = 0;
+    switch (op.kind) {
+    case OpKind::Neg: r = -x; break;
+    case OpKind::Abs: r = std::fabs(x); break;
+    case OpKind::Exp: r = std::exp(x); break;
+    case OpKind::Exp2: r = std::exp2(x); break;
+    case OpKind::Log: r = std::log(x); break;
+    case OpKind::Log2: r = std::log2(x); break;
+    case OpKind::Sqrt: r = std::sqrt(x); break;
+    case OpKind::Rsqrt: r = 1.0 / std::sqrt(x); break;
+    case OpKind::Sin: r = std::sin(x); break;
+    case OpKind::Cos: r = std::cos(x); break;
+    case OpKind::Tanh: r = std::tanh(x); break;
+    case OpKind::Erf: r = std::erf(x); break;
+    case OpKind::Floor: r = std::floor(x); break;
+    case OpKind::Ceil: r = std::ceil(x); break;
+    default: fail(op, "not a unary op");
+    }
+    return normalize(float_scalar(r), t);
+  }
+
+  Scalar convert(Scalar a, DType from, DType to) {
+    if (to.is_bool()) {
+      if (from.is_float())
+        return int_scalar(a.f != 0.0);
+      return int_scalar(a.i != 0);
+    }
+    if (from.is_float() && to.is_float())
+      return normalize(a, to);
+    if (!from.is_float() && to.is_float()) {
+      double d = (from.kind == ScalarKind::U64) ? static_cast<double>(static_cast<uint64_t>(a.i))
+                                                : static_cast<double>(a.i);
+      // An integer above 2^53 rounds twice through double; convert via float when exact.
+      if (to.kind == ScalarKind::F32)
+        return float_scalar(from.kind == ScalarKind::U64
+                                ? static_cast<float>(static_cast<uint64_t>(a.i))
+                                : static_cast<float>(a.i));
+      return normalize(float_scalar(d), to);
+    }
+    if (from.is_float() && !to.is_float()) {
+      // Truncation toward zero, saturating, NaN to 0: what NVIDIA's cvt.rzi does.
+      double x = std::trunc(a.f);
+      if (std::isnan(x))
+        return int_scalar(0);
+      int bits = to.bits();
+      double lo, hi;
+      if (to.is_unsigned()) {
+        lo = 0;
+        hi = std::ldexp(1.0, bits) - 1;
+      } else {
+        lo = -std::ldexp(1.0, bits - 1);
+        hi = std::ldexp(1.0, bits - 1) - 1;
+      }
+      if (x <= lo)
+        x = lo;
+      if (x >= hi) {
+        if (to.kind == ScalarKind::U64)
+          return int_scalar(-1);
+        if (to.kind == ScalarKind::I64)
+          return int_scalar(std::numeric_limits<int64_t>::max());
+        x = hi;
+      }
+      if (to.kind == ScalarKind::U64 && x >= std::ldexp(1.0, 63))
+        return int_scalar(static_cast<int64_t>(static_cast<uint64_t>(x)));
+      return normalize(int_scalar(static_cast<int64_t>(x)), to);
+    }
+    // integer <-> integer (and pointers): the normalized value re-wrapped; i1 is unsigned.
+    return normalize(a, to);
+  }
+
+  uintptr_t checked(const Op& op, int64_t addr, DType t, size_t lane) {
+    size_t n = elem_bytes(t);
+    if (!allocs_.contains(static_cast<uintptr_t>(addr), n))
+      fail(op, fmt::format("lane {} accesses {} bytes at address {:#x}, outside every buffer "
+                           "(out of bounds; mask it)",
+                           lane, n, static_cast<uint64_t>(addr)));
+    if (addr % n != 0)
+      fail(op, fmt::format("lane {} accesses a misaligned address {:#x}", lane,
+                           static_cast<uint64_t>(addr)));
+    return static_cast<uintptr_t>(addr);
+  }
+
+  Scalar read(uintptr_t addr, DType t) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, reinterpret_cast<const void*>(addr), elem_bytes(t));
+    return from_bits(bits, t);
+  }
+  void write(uintptr_t addr, DType t, Scalar s) {
+    uint64_t bits = to_bits(s, t);
+    std::memcpy(reinterpret_cast<void*>(addr), &bits, elem_bytes(t));
+  }
+
+  void execute(const Op& op) {
+    const auto& o = op.operands;
+    auto result_type = [&](unsigned i = 0) -> const Type& { return op.results[i]->type; };
+    switch (op.kind) {
+    case OpKind::ProgramId: {
+      Tensor t = make(result_type());
+      t.data[0] = int_scalar(pid_[op.int_attr("axis")]);
+      return set(op.result(), std::move(t));
+    }
+    case OpKind::NumPrograms: {
+      Tensor t = make(result_type());
+      int64_t axis = op.int_attr("axis");
+      t.data[0] = int_scalar(axis == 0 ? grid_.x : axis == 1 ? grid_.y : grid_.z);
+      return set(op.result(), std::move(t));
+    }
+    case OpKind::Constant: {
+      Tensor t = make(result_type());
+      DType d = t.type.elem;
+      Scalar s = d.is_float() ? float_scalar(op.float_attr("value"))
+                              : int_scalar(op.int_attr("value"));
+      std::fill(t.data.begin(), t.data.end(), normalize(s, d));
+      return set(op.result(), std::move(t));
+    }
+    case OpKind::Arange: {
+      Tensor t = make(result_type());
+      int64_t start = op.int_attr("start");
+      for (size_t i = 0; i < t.size(); ++i)
+        t.data[i] = int_scalar(start + static_cast<int64_t>(i));
+      return set(op.result(), std::move(t));
+    }
+    default:
+      break;
+    }
+
+    switch (ir::op_category(op.kind)) {
+    case ir::OpCategory::Binary: {
+      const Tensor &a = get(o[0]), &b = get(o[1]);
+      Tensor r = make(result_type());
+      for (size_t i = 0; i < r.size(); ++i)
+        r.data[i] = binary(op, r.type.elem, a.data[i], b.data[i]);
+      return set(op.result(), std::move(r));
+    }
+    case ir::OpCategory::Compare: {
+      const Tensor &a = get(o[0]), &b = get(o[1]);
+      Tensor r = make(result_type());
+      const std::string& pred = op.str_attr("pred");
+      for (size_t i = 0; i < r.size(); ++i)
+        r.data[i] = int_scalar(compare(pred, a.type.elem, a.data[i], b.data[i]));
+      return set(op.result(), std::move(r));
+    }
+    case ir::OpCategory::Unary: {
+      const Tensor& a = get(o[0]);
+      Tensor r = make(result_type());
+      for (size_t i = 0; i < r.size(); ++i)
+        r.data[i] = unary(op, r.type.elem, a.data[i]);
+      return set(op.result(), std::move(r));
+    }
+    case ir::OpCategory::Ternary: {
+      const Tensor &a = get(o[0]), &b = get(o[1]), &c = get(o[2]);
+      Tensor r = make(result_type());
+      DType t = r.type.elem;
+      for (size_t i = 0; i < r.size(); ++i) {
+        double v = t.kind == ScalarKind::F32
+                       ? std::fmaf(static_cast<float>(a.data[i].f), static_cast<float>(b.data[i].f),
+                                   static_cast<float>(c.data[i].f))
+                       : std::fma(a.data[i].f, b.data[i].f, c.data[i].f);
+        r.data[i] = normalize(float_scalar(v), t);
+      }
+      return set(op.result(), std::move(r));
+    }
+    case ir::OpCategory::Select: {
+      const Tensor &c = get(o[0]), &a = get(o[1]), &b = get(o[2]);
+      Tensor r = make(result_type());
+      for (size_t i = 0; i < r.size(); ++i)
+        r.data[i] = c.data[i].i ? a.data[i] : b.data[i];
+      return set(op.result(), std::move(r));
+    }
+    case ir::OpCategory::Convert: {
+      const Tensor& a = get(o[0]);
+      Tensor r = make(result_type());
+      DType from = a.type.elem, to = r.type.elem;
+      for (size_t i = 0; i < r.size(); ++i)
+        r.data[i] = op.kind == OpKind::Bitcast ? from_bits(to_bits(a.data[i], from), to)
+                                               : convert(a.data[i], from, to);
+      return set(op.result(), std::move(r));
+    }
+    case ir::OpCategory::Hint:
+      return set(op.result(), get(o[0]));
+    default:
+      break;
+    }
+
+    switch (op.kind) {
+    case OpKind::Splat: {
+      Tensor r = make(result_type());
+      std::fill(r.data.begin(), r.data.end(), get(o[0]).data[0]);
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Broadcast: {
+      const Tensor& a = get(o[0]);
+      Tensor r = make(result_type());
+      auto rs = r.type.shape;
+      auto as = strides(a.type.shape);
+      auto st = strides(rs);
+      for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) {
+        int64_t src = 0;
+        for (size_t d = 0; d < rs.size(); ++d) {
+          int64_t idx = (i / st[d]) % rs[d];
+          if (a.type.shape[d] != 1)
+            src += idx * as[d];
+        }
+        r.data[i] = a.data[src];
+      }
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::ExpandDims:
+    case OpKind::Reshape: {
+      Tensor r{result_type(), get(o[0]).data};
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Trans: {
+      const Tensor& a = get(o[0]);
+      Tensor r = make(result_type());
+      auto order = op.ints_attr("order");
+      auto as = strides(a.type.shape);
+      auto rs = strides(r.type.shape);
+      for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) {
+        int64_t src = 0;
+        for (size_t d = 0; d < order.size(); ++d)
+          src += ((i / rs[d]) % r.type.shape[d]) * as[order[d]];
+        r.data[i] = a.data[src];
+      }
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Join: {
+      const Tensor &a = get(o[0]), &b = get(o[1]);
+      Tensor r = make(result_type());
+      for (size_t i = 0; i < a.size(); ++i) {
+        r.data[2 * i] = a.data[i];
+        r.data[2 * i + 1] = b.data[i];
+      }
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Split: {
+      const Tensor& a = get(o[0]);
+      Tensor x = make(result_type(0)), y = make(result_type(1));
+      for (size_t i = 0; i < x.size(); ++i) {
+        x.data[i] = a.data[2 * i];
+        y.data[i] = a.data[2 * i + 1];
+      }
+      set(op.results[0], std::move(x));
+      return set(op.results[1], std::move(y));
+    }
+    case OpKind::Cat: {
+      Tensor r{result_type(), get(o[0]).data};
+      const auto& b = get(o[1]).data;
+      r.data.insert(r.data.end(), b.begin(), b.end());
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::AddPtr: {
+      const Tensor &p = get(o[0]), &off = get(o[1]);
+      Tensor r = make(result_type());
+      int64_t size = static_cast<int64_t>(elem_bytes(p.type.elem.element_of_pointer()));
+      for (size_t i = 0; i < r.size(); ++i)
+        r.data[i] = int_scalar(p.data[i].i + off.data[i].i * size);
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Load: {
+      const Tensor& p = get(o[0]);
+      const Tensor* mask = o.size() > 1 ? &get(o[1]) : nullptr;
+      const Tensor* other = o.size() > 2 ? &get(o[2]) : nullptr;
+      Tensor r = make(result_type());
+      DType t = r.type.elem;
+      for (size_t i = 0; i < r.size(); ++i) {
+        if (mask && !mask->data[i].i) {
+          r.data[i] = other ? other->data[i] : normalize(int_scalar(0), t);
+          if (!other && t.is_float())
+            r.data[i] = float_scalar(0.0);
+          continue;
+        }
+        r.data[i] = read(checked(op, p.data[i].i, t, i), t);
+      }
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Store: {
+      const Tensor &p = get(o[0]), &v = get(o[1]);
+      const Tensor* mask = o.size() > 2 ? &get(o[2]) : nullptr;
+      DType t = v.type.elem;
+      for (size_t i = 0; i < p.size(); ++i)
+        if (!mask || mask->data[i].i)
+          write(checked(op, p.data[i].i, t, i), t, v.data[i]);
+      return;
+    }
+    case OpKind::AtomicRmw: {
+      const Tensor &p = get(o[0]), &v = get(o[1]);
+      const Tensor* mask = o.size() > 2 ? &get(o[2]) : nullptr;
+      Tensor r = make(result_type());
+      DType t = r.type.elem;
+      const std::string& kind = op.str_attr("op");
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (mask && !mask->data[i].i) {
+          r.data[i] = t.is_float() ? float_scalar(0) : int_scalar(0);
+          continue;
+        }
+        uintptr_t addr = checked(op, p.data[i].i, t, i);
+        Scalar old = read(addr, t), nv = v.data[i];
+        if (kind == "add") nv = binary_named(op, OpKind::Add, t, old, nv);
+        else if (kind == "max") nv = binary_named(op, OpKind::Max, t, old, nv);
+        else if (kind == "min") nv = binary_named(op, OpKind::Min, t, old, nv);
+        else if (kind == "and") nv = binary_named(op, OpKind::And, t, old, nv);
+        else if (kind == "or") nv = binary_named(op, OpKind::Or, t, old, nv);
+        else if (kind == "xor") nv = binary_named(op, OpKind::Xor, t, old, nv);
+        else if (kind != "xchg") fail(op, "unknown atomic op " + kind);
+        write(addr, t, nv);
+        r.data[i] = old;
+      }
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::AtomicCas: {
+      const Tensor &p = get(o[0]), &c = get(o[1]), &v = get(o[2]);
+      Tensor r = make(result_type());
+      DType t = r.type.elem;
+      for (size_t i = 0; i < p.size(); ++i) {
+        uintptr_t addr = checked(op, p.data[i].i, t, i);
+        Scalar old = read(addr, t);
+        if (to_bits(old, t) == to_bits(c.data[i], t))
+          write(addr, t, v.data[i]);
+        r.data[i] = old;
+      }
+      return set(op.result(), std::move(r));
+    }
+    case OpKind::Reduce:
+    case OpKind::Scan:
+      return collective(op);
+    case OpKind::Dot:
+      return dot(op);
+    case OpKind::For: {
+      int64_t lb = get(o[0]).data[0].i, ub = get(o[1]).data[0].i, step = get(o[2]).data[0].i;
+      if (step == 0)
+        fail(op, "tl::range step is zero");
+      std::vector<Tensor> carried;
+      for (size_t i = 3; i < o.size(); ++i)
+        carried.push_back(get(o[i]));
+      DType it = get(o[0]).type.elem;
+      for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
+        std::vector<Tensor> args;
+        args.push_back(Tensor{Type(it), {int_scalar(iv)}});
+        for (auto& c : carried)
+          args.push_back(std::move(c));
+        carried = region(op.body(), std::move(args));
+      }
+      for (size_t i = 0; i < op.results.size(); ++i)
+        set(op.results[i], std::move(carried[i]));
+      return;
+    }
+    case OpKind::If: {
+      auto out = block(op.body(get(o[0]).data[0].i ? 0 : 1));
+      for (size_t i = 0; i < op.results.size(); ++i)
+        set(op.results[i], std::move(out[i]));
+      return;
+    }
+    case OpKind::While: {
+      std::vector<Tensor> state;
+      for (Value* v : o)
+        state.push_back(get(v));
+      for (;;) {
+        auto c = region(op.body(0), std::move(state));
+        bool go = c[0].data[0].i != 0;
+        std::vector<Tensor> passed(std::make_move_iterator(c.begin() + 1),
+                                   std::make_move_iterator(c.end()));
+        if (!go) {
+          for (size_t i = 0; i < op.results.size(); ++i)
+            set(op.results[i], std::move(passed[i]));
+          return;
+        }
+        state = region(op.body(1), std::move(passed));
+      }
+    }
+    case OpKind::Assume: {
+      for (const auto& s : get(o[0]).data)
+        if (!s.i)
+          fail(op, "tl::assume's condition is false");
+      return;
+    }
+    case OpKind::Assert: {
+      const Tensor& c = get(o[0]);
+      for (size_t i = 0; i < c.size(); ++i)
+        if (!c.data[i].i)
+          fail(op, fmt::format("device_assert failed at lane {}: {}", i, op.str_attr("message")));
+      return;
+    }
+    case OpKind::Print: {
+      std::string line = fmt::format("pid ({}, {}, {}) {}", pid_[0], pid_[1], pid_[2],
+                                     op.str_attr("prefix"));
+      for (Value* v : o) {
+        const Tensor& t = get(v);
+        std::vector<std::string> items;
+        for (const auto& s : t.data)
+          items.push_back(t.type.elem.is_float() ? fmt::format("{}", s.f)
+                                                 : fmt::format("{}", s.i));
+        line += fmt::format(" [{}]", fmt::join(items, ", "));
+      }
+      std::fputs((line + "\n").c_str(), stdout);
+      return;
+    }
+    case OpKind::Barrier:
+      return;
+    default:
+      fail(op, "the interpreter does not implement this op");
+    }
+  }
+
+  Scalar binary_named(const Op& op, OpKind k, DType t, Scalar a, Scalar b) {
+    Op tmp;
+    tmp.kind = k;
+    tmp.loc = op.loc;
+    return binary(tmp, t, a, b);
+  }
+
+  // Applies a combine region to two scalar tuples.
+  std::vector<Scalar> combine(const Op& op, const std::vector<Scalar>& a,
+                              const std::vector<Scalar>& b) {
+    const ir::Block& body = op.body();
+    size_t n = a.size();
+    std::vector<Tensor> args;
+    for (size_t i = 0; i < 2 * n; ++i)
+      args.push_back(Tensor{body.args[i]->type, {i < n ? a[i] : b[i - n]}});
+    auto out = region(body, std::move(args));
+    std::vector<Scalar> r;
+    for (auto& t : out)
+      r.push_back(t.data[0]);
+    return r;
+  }
+
+  void collective(const Op& op) {
+    const auto& o = op.operands;
+    size_t n = o.size();
+    const auto& shape = get(o[0]).type.shape;
+    int64_t axis = op.int_attr("axis");
+    int64_t len = shape[axis], inner = 1, outer = 1;
+    for (size_t d = axis + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    std::vector<Tensor> results;
+    for (size_t k = 0; k < n; ++k)
+      results.push_back(make(op.results[k]->type));
+    bool reverse = op.kind == OpKind::Scan && op.int_attr("reverse", 0);
+    for (int64_t a = 0; a < outer; ++a)
+      for (int64_t c = 0; c < inner; ++c) {
+        std::vector<Scalar> acc;
+        for (int64_t j = 0; j < len; ++j) {
+          int64_t jj = reverse ? len - 1 - j : j;
+          int64_t src = (a * len + jj) * inner + c;
+          std::vector<Scalar> x;
+          for (size_t k = 0; k < n; ++k)
+            x.push_back(get(o[k]).data[src]);
+          acc = j == 0 ? x : combine(op, acc, x);
+          if (op.kind == OpKind::Scan)
+            for (size_t k = 0; k < n; ++k)
+              results[k].data[src] = acc[k];
+        }
+        if (op.kind == OpKind::Reduce)
+          for (size_t k = 0; k < n; ++k)
+            results[k].data[a * inner + c] = acc[k];
+      }
+    for (size_t k = 0; k < n; ++k)
+      set(op.results[k], std::move(results[k]));
+  }
+
+  void dot(const Op& op) {
+    const Tensor &a = get(op.operand(0)), &b = get(op.operand(1)), &c = get(op.operand(2));
+    Tensor r = c;
+    int rank = a.type.rank();
+    int64_t batch = rank == 3 ? a.type.shape[0] : 1;
+    int64_t m = a.type.shape[rank - 2], k = a.type.shape[rank - 1], n = b.type.shape[rank - 1];
+    DType in = a.type.elem, acc = c.type.elem;
+    bool tf32 = in.kind == ScalarKind::F32 && op.str_attr("input_precision") != "ieee";
+    auto round_tf32 = [](double x) {
+      // tf32 keeps 10 mantissa bits: round the f32 to nearest even at bit 13.
+      uint32_t u = std::bit_cast<uint32_t>(static_cast<float>(x));
+      if ((u & 0x7f800000u) != 0x7f800000u)
+        u = (u + 0x0fffu + ((u >> 13) & 1u)) & ~0x1fffu;
+      return static_cast<double>(std::bit_cast<float>(u));
+    };
+    for (int64_t bt = 0; bt < batch; ++bt)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          Scalar& out = r.data[(bt * m + i) * n + j];
+          if (acc.is_float()) {
+            // Products are exact in f32 for f16/bf16 inputs; sums round per step in the
+            // accumulator type, in k order.
+            double s = out.f;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              double x = a.data[(bt * m + i) * k + kk].f, y = b.data[(bt * k + kk) * n + j].f;
+              if (tf32) {
+                x = round_tf32(x);
+                y = round_tf32(y);
+              }
+              if (acc.kind == ScalarKind::F32)
+                s = std::fmaf(static_cast<float>(x), static_cast<float>(y), static_cast<float>(s));
+              else
+                s = normalize(float_scalar(std::fma(x, y, s)), acc).f;
+            }
+            out = float_scalar(s);
+          } else {
+            int64_t s = out.i;
+            for (int64_t kk = 0; kk < k; ++kk)
+              s += a.data[(bt * m + i) * k + kk].i * b.data[(bt * k + kk) * n + j].i;
+            out = normalize(int_scalar(s), acc);
+          }
+        }
+    set(op.result(), std::move(r));
+  }
+
+  const ir::Function& f_;
+  const Allocations& allocs_;
+  LaunchGrid grid_;
+  std::span<const ArgSlot> args_;
+  int64_t pid_[3] = {0, 0, 0};
+  std::unordered_map<const Value*, Tensor> env_;
+};
+
+class InterpretedKernel : public CompiledKernel {
+public:
+  InterpretedKernel(std::shared_ptr<const ir::Function> f, const Allocations& a)
+      : f_(std::move(f)), allocs_(a) {}
+  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
+    if (args.size() != f_->args().size())
+      throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name,
+                              args.size(), f_->args().size()));
+    Program p(*f_, allocs_, grid, args);
+    for (int64_t z = 0; z < grid.z; ++z)
+      for (int64_t y = 0; y < grid.y; ++y)
+        for (int64_t x = 0; x < grid.x; ++x)
+          p.run(x, y, z);
+  }
+  std::string artifact(std::string_view stage) const override {
+    return stage == "ir" ? ir::print(*f_) : std::string();
+  }
+
+private:
+  std::shared_ptr<const ir::Function> f_;
+  const Allocations& allocs_;
+};
+
+class InterpreterBackend : public Backend {
+public:
+  std::string_view name() const override { return "interpreter"; }
+  std::string target() const override { return "interpreter"; }
+  void* alloc(size_t bytes) override {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p)
+      throw Error(fmt::format("interpreter: cannot allocate {} bytes", bytes));
+    allocs_.add(p, bytes);
+    return p;
+  }
+  void free(void* p) override {
+    allocs_.remove(p);
+    std::free(p);
+  }
+  void copy_to_device(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_device_to_device(void* dst, const void* src, size_t n) override {
+    std::memmove(dst, src, n);
+  }
+  std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
+                                          const CompileOptions&) override {
+    return std::make_unique<InterpretedKernel>(std::move(f), allocs_);
+  }
+
+private:
+  Allocations allocs_;
+};
+
+} // namespace
+
+BackendFactory interpreter_backend() {
+  return {"interpreter", 0,
+          [](std::string*) -> std::unique_ptr<Backend> {
+            return std::make_unique<InterpreterBackend>();
+          }};
+}
+
+} // namespace tritium
