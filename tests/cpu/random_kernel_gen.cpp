@@ -364,13 +364,31 @@ private:
     return x;
   }
 
+  // dot over square tiles (every pool tensor has the kernel's shape), in one of the input /
+  // accumulator pairings tl::dot supports.
+  Value* dot(Value* x) {
+    if (shape_.size() != 2 || shape_[0] != shape_[1])
+      return binary(x);
+    static const std::pair<ScalarKind, ScalarKind> kinds[] = {
+        {ScalarKind::F32, ScalarKind::F32},  {ScalarKind::F16, ScalarKind::F32},
+        {ScalarKind::BF16, ScalarKind::F32}, {ScalarKind::I8, ScalarKind::I32},
+        {ScalarKind::F64, ScalarKind::F64},  {ScalarKind::F16, ScalarKind::F16}};
+    auto [in, acc] = kinds[pick(6)];
+    Value* a = cast(x, in);
+    Value* c = cast(any_tensor(), in);
+    Value* z = cast(any_tensor(), acc);
+    static const char* precision[] = {"ieee", "tf32"};
+    return b_->create1(OpKind::Dot, {a, c, z}, z->type,
+                       {{"input_precision", std::string(precision[pick(2)])}});
+  }
+
   Value* unary_or_binary(Value* x) { return coin() ? binary(x) : unary_safe(x); }
   Value* unary_safe(Value* x) { return unary(x); }
 
   void step(int depth) {
     Value* x = any_tensor();
     Value* r = nullptr;
-    switch (pick(17)) {
+    switch (pick(18)) {
     case 0:
     case 1:
     case 2:
@@ -435,6 +453,9 @@ private:
       break;
     case 16:
       r = depth == 0 ? atomic(x) : binary(x);
+      break;
+    case 17:
+      r = dot(x);
       break;
     }
     pool_.push_back(r);

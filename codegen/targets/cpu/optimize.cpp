@@ -17,7 +17,10 @@ void optimize_module(llvm::Module& m, const CpuTarget& target) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = true;
   tuning.SLPVectorization = true;
-  tuning.LoopUnrolling = true;
+  // LLVM's unroller fully unrolls the many constant-trip tile loops: it tripled compile time
+  // (random kernels: 48 -> 15 ms on average) for no measured speedup (bench/RESULTS.md); the
+  // loop vectorizer still interleaves, and the dot micro-kernel is blocked by hand.
+  tuning.LoopUnrolling = false;
   llvm::PassBuilder pb(target.machine.get(), tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
