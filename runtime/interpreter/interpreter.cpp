@@ -625,9 +625,14 @@ private:
     }
     case OpKind::AtomicCas: {
       const Tensor &p = get(o[0]), &c = get(o[1]), &v = get(o[2]);
+      const Tensor* mask = o.size() > 3 ? &get(o[3]) : nullptr;
       Tensor r = make(result_type());
       DType t = r.type.elem;
       for (size_t i = 0; i < p.size(); ++i) {
+        if (mask && !mask->data[i].i) { // masked-off lanes touch no memory, as in atomic_rmw
+          r.data[i] = t.is_float() ? float_scalar(0) : int_scalar(0);
+          continue;
+        }
         uintptr_t addr = checked(op, p.data[i].i, t, i);
         Scalar old = read(addr, t);
         if (to_bits(old, t) == to_bits(c.data[i], t))

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 
 namespace tritium::cpu {
 namespace {
@@ -80,7 +81,12 @@ CpuCode compile_kernel(const ir::Function& f) {
   LoweredModule lowered = stage("lower", [&] { return lower_to_llvm(f, target, *ctx, symbol); });
   if (dump)
     code.artifacts["ll"] = text(*lowered.module);
-  stage("optimize", [&] { optimize_module(*lowered.module, target); });
+  {
+    // The shared TargetMachine caches subtargets without a lock: one optimization at a time.
+    static std::mutex optimize_mutex;
+    std::lock_guard<std::mutex> lock(optimize_mutex);
+    stage("optimize", [&] { optimize_module(*lowered.module, target); });
+  }
   if (dump)
     code.artifacts["ll.opt"] = text(*lowered.module);
   JitResult jitted = stage("jit", [&] {
