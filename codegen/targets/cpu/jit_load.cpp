@@ -21,7 +21,9 @@ std::string message(llvm::Error e) {
 }
 
 llvm::orc::LLJIT& jit() {
-  static std::unique_ptr<llvm::orc::LLJIT> instance = [] {
+  // Never destroyed: kernels held in static caches release their code during static
+  // destruction, which must find the JIT still alive.
+  static llvm::orc::LLJIT* instance = [] {
     const CpuTarget& t = host_target();
     llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.triple)};
     jtmb.setCPU(t.cpu);
@@ -45,7 +47,7 @@ llvm::orc::LLJIT& jit() {
                                                llvm::JITSymbolFlags::Callable};
     if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(host))))
       throw Error("cpu backend: " + message(std::move(e)));
-    return std::move(*j);
+    return j->release();
   }();
   return *instance;
 }
