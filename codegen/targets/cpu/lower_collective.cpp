@@ -1,6 +1,7 @@
 // Reduce and scan. The combine region is applied in the interpreter's order (sequentially
 // along the axis), so results are bit-identical; the loops run the axis outermost and the
-// independent rows/columns innermost, which is what the vectorizer turns into SIMD.
+// independent lanes (all other dimensions) innermost and contiguous, which is what the
+// vectorizer turns into SIMD. A 1-D reduction has one lane and stays a scalar loop.
 #include "lowering.hpp"
 
 #include <numeric>
@@ -25,45 +26,49 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
   bool scan = op.kind == OpKind::Scan;
   bool reverse = scan && op.int_attr("reverse", 0);
 
-  // Inputs as contiguous [outer, len, inner] buffers (a copy only where the view is strided).
-  std::vector<View> in(n);
+  // Inputs are packed axis-major, as [len][outer * inner]: each step along the axis is then
+  // one contiguous loop over independent lanes, which vectorizes whatever the axis is.
+  const int64_t lanes = outer * inner;
+  auto axis_major = [&](View v) {
+    v.strides.assign(shape.size(), 0);
+    int64_t s = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d)
+      if (d != axis) {
+        v.strides[d] = s;
+        s *= shape[d];
+      }
+    v.strides[axis] = lanes;
+    v.shape = shape;
+    return v;
+  };
+  std::vector<View> in(n), acc(n), out(n);
   for (size_t k = 0; k < n; ++k) {
-    in[k] = view(o[k]);
-    View c = new_buffer(o[k]->type.elem, shape);
-    copy(in[k], c, o[k]->type.elem);
-    in[k] = c;
-  }
-  std::vector<View> acc(n), out(n);
-  for (size_t k = 0; k < n; ++k) {
-    acc[k] = new_buffer(o[k]->type.elem, {outer * inner});
+    in[k] = axis_major(new_buffer(o[k]->type.elem, {len * lanes}));
+    copy(view(o[k]), in[k], o[k]->type.elem);
+    acc[k] = new_buffer(o[k]->type.elem, {lanes});
     if (scan)
-      out[k] = new_buffer(o[k]->type.elem, shape);
+      out[k] = axis_major(new_buffer(o[k]->type.elem, {len * lanes}));
   }
   auto at = [&](const View& v, llvm::Value* lin) { return b.CreateInBoundsGEP(v.ty, v.base, lin); };
-  auto src_index = [&](llvm::Value* a, llvm::Value* j, llvm::Value* c) {
-    return b.CreateAdd(b.CreateMul(b.CreateAdd(b.CreateMul(a, i64(len)), j), i64(inner)), c);
-  };
   auto step = [&](llvm::Value* j, bool first) {
     llvm::Value* jj = reverse ? b.CreateSub(i64(len - 1), j) : j;
-    loop(i64(0), i64(outer), 1, [&](llvm::Value* a) {
-      loop(i64(0), i64(inner), 1, [&](llvm::Value* c) {
-        llvm::Value* src = src_index(a, jj, c);
-        llvm::Value* dst = b.CreateAdd(b.CreateMul(a, i64(inner)), c);
-        std::vector<llvm::Value*> cur(n), args;
+    llvm::Value* row = b.CreateMul(jj, i64(lanes));
+    loop(i64(0), i64(lanes), 1, [&](llvm::Value* q) {
+      llvm::Value* src = b.CreateAdd(row, q);
+      std::vector<llvm::Value*> cur(n), args;
+      for (size_t k = 0; k < n; ++k)
+        cur[k] = from_scratch(b.CreateLoad(in[k].ty, at(in[k], src)), o[k]->type.elem);
+      if (!first) {
         for (size_t k = 0; k < n; ++k)
-          cur[k] = from_scratch(b.CreateLoad(in[k].ty, at(in[k], src)), o[k]->type.elem);
-        if (!first) {
-          for (size_t k = 0; k < n; ++k)
-            args.push_back(from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], dst)), o[k]->type.elem));
-          args.insert(args.end(), cur.begin(), cur.end());
-          cur = inline_region(op.body(), args);
-        }
-        for (size_t k = 0; k < n; ++k) {
-          b.CreateStore(to_scratch(cur[k], o[k]->type.elem), at(acc[k], dst));
-          if (scan)
-            b.CreateStore(to_scratch(cur[k], o[k]->type.elem), at(out[k], src));
-        }
-      });
+          args.push_back(from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], q)), o[k]->type.elem));
+        args.insert(args.end(), cur.begin(), cur.end());
+        cur = inline_region(op.body(), args);
+      }
+      for (size_t k = 0; k < n; ++k) {
+        b.CreateStore(to_scratch(cur[k], o[k]->type.elem), at(acc[k], q));
+        if (scan)
+          b.CreateStore(to_scratch(cur[k], o[k]->type.elem), at(out[k], src));
+      }
     });
   };
   step(i64(0), true);
