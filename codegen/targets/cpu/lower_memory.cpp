@@ -53,7 +53,7 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
     return t.is_bool() ? b.CreateZExt(v, bt) : b.CreateZExtOrTrunc(to_bits(v, t), bt);
   };
   auto from_mem = [&](llvm::Value* v) {
-    return t.is_bool() ? b.CreateICmpNE(v, llvm::ConstantInt::get(bt, 0)) : from_bits(v, t);
+    return t.is_bool() ? b.CreateTrunc(v, b.getInt1Ty()) : from_bits(v, t);
   };
   const auto order = llvm::AtomicOrdering::SequentiallyConsistent;
 

@@ -110,8 +110,8 @@ llvm::Value* KernelLowering::load_user(llvm::Value* ptr, DType t) {
   auto& b = builder_;
   if (narrow_float(t))
     return from_bits(b.CreateLoad(b.getInt16Ty(), ptr), t);
-  if (t.is_bool())
-    return b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), ptr), b.getInt8(0));
+  if (t.is_bool()) // the low bit, as the interpreter reads a bool
+    return b.CreateTrunc(b.CreateLoad(b.getInt8Ty(), ptr), b.getInt1Ty());
   return b.CreateLoad(reg_type(t), ptr);
 }
 
