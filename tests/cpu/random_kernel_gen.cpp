@@ -44,6 +44,7 @@ public:
 
     Value* in_f = arg(DType::pointer_to(ScalarKind::F32));
     Value* in_i = arg(DType::pointer_to(ScalarKind::I32));
+    in_i_ = in_i;
     atom_ = arg(DType::pointer_to(ScalarKind::I32));
     std::vector<Value*> outs;
     for (DType t : k.out_types)
@@ -382,13 +383,33 @@ private:
                        {{"input_precision", std::string(precision[pick(2)])}});
   }
 
+  // Rank-0 arithmetic: scalars are SSA values, not loops.
+  Value* scalar_op() {
+    std::vector<Value*> scalars;
+    for (Value* v : pool_)
+      if (v->type.is_scalar())
+        scalars.push_back(v);
+    Value* s = scalars.empty() ? n_ : scalars[pick(static_cast<int>(scalars.size()))];
+    s = b_->create1(OpKind::Cast, {s}, Type(random_kind()));
+    return coin() ? binary(s) : unary(s);
+  }
+
+  // A masked scalar load through a scalar pointer.
+  Value* scalar_load() {
+    Value* pid = b_->create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{"axis", int64_t{0}}});
+    Value* p = b_->create1(OpKind::AddPtr, {in_i_, pid}, in_i_->type);
+    Value* m =
+        b_->create1(OpKind::Cmp, {pid, n_}, Type(ScalarKind::I1), {{"pred", std::string("lt")}});
+    return b_->create1(OpKind::Load, {p, m}, Type(ScalarKind::I32));
+  }
+
   Value* unary_or_binary(Value* x) { return coin() ? binary(x) : unary_safe(x); }
   Value* unary_safe(Value* x) { return unary(x); }
 
   void step(int depth) {
     Value* x = any_tensor();
     Value* r = nullptr;
-    switch (pick(18)) {
+    switch (pick(20)) {
     case 0:
     case 1:
     case 2:
@@ -457,6 +478,12 @@ private:
     case 17:
       r = dot(x);
       break;
+    case 18:
+      r = scalar_op();
+      break;
+    case 19:
+      r = scalar_load();
+      break;
     }
     pool_.push_back(r);
   }
@@ -467,6 +494,7 @@ private:
   std::vector<int64_t> shape_;
   std::vector<Value*> pool_;
   int atomic_op_ = -1;
+  Value* in_i_ = nullptr;
   Value *offs_ = nullptr, *mask_ = nullptr, *n_ = nullptr, *atom_ = nullptr;
 };
 
