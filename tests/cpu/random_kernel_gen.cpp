@@ -46,7 +46,7 @@ public:
     Value* in_i = arg(DType::pointer_to(ScalarKind::I32));
     in_i_ = in_i;
     atom_ = arg(DType::pointer_to(ScalarKind::I32));
-    std::vector<Value*> outs;
+    std::vector<Value*>& outs = outs_;
     for (DType t : k.out_types)
       outs.push_back(arg(DType::pointer_to(t.kind)));
     n_ = arg(DType(ScalarKind::I32));
@@ -403,13 +403,41 @@ private:
     return b_->create1(OpKind::Load, {p, m}, Type(ScalarKind::I32));
   }
 
+  // Stores to an output, then loads it back in reversed order within the program: each lane
+  // reads what another lane stored. As in Triton, lanes of one program are ordered through
+  // memory only by a barrier (on a GPU they are threads), so barriers fence the exchange;
+  // without them the CPU backend's fused per-lane loops may interleave loads and stores.
+  Value* store_reload(Value* x) {
+    int k = pick(3);
+    ir::DType t = outs_[k]->type.elem.element_of_pointer();
+    Type pt(outs_[k]->type.elem, shape_);
+    Value* p = b_->create1(OpKind::AddPtr, {splat(outs_[k]), offs_}, pt);
+    b_->create(OpKind::Barrier, {}, {});
+    b_->create(OpKind::Store, {p, cast(x, t), mask_}, {});
+    b_->create(OpKind::Barrier, {}, {});
+    int64_t numel = std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
+    // offs' = 2 * (pid * numel) + numel - 1 - offs  (the same program's block, reversed)
+    Value* rev = b_->create1(OpKind::Sub, {b_->constant_int(numel - 1, ti32()), offs_}, ti32());
+    Value* pid = b_->create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{"axis", int64_t{0}}});
+    Value* base =
+        b_->create1(OpKind::Mul, {pid, b_->constant_int(2 * numel, Type(ScalarKind::I32))},
+                    Type(ScalarKind::I32));
+    rev = b_->create1(OpKind::Add, {rev, splat(base)}, ti32());
+    Value* rp = b_->create1(OpKind::AddPtr, {splat(outs_[k]), rev}, pt);
+    Value* in_range = b_->create1(OpKind::Cmp, {rev, splat(n_)}, Type(ScalarKind::I1, shape_),
+                                  {{"pred", std::string("lt")}});
+    Value* r = b_->create1(OpKind::Load, {rp, in_range}, Type(t, shape_));
+    b_->create(OpKind::Barrier, {}, {});
+    return r;
+  }
+
   Value* unary_or_binary(Value* x) { return coin() ? binary(x) : unary_safe(x); }
   Value* unary_safe(Value* x) { return unary(x); }
 
   void step(int depth) {
     Value* x = any_tensor();
     Value* r = nullptr;
-    switch (pick(20)) {
+    switch (pick(21)) {
     case 0:
     case 1:
     case 2:
@@ -484,6 +512,9 @@ private:
     case 19:
       r = scalar_load();
       break;
+    case 20:
+      r = depth == 0 ? store_reload(x) : binary(x);
+      break;
     }
     pool_.push_back(r);
   }
@@ -494,6 +525,7 @@ private:
   std::vector<int64_t> shape_;
   std::vector<Value*> pool_;
   int atomic_op_ = -1;
+  std::vector<Value*> outs_;
   Value* in_i_ = nullptr;
   Value *offs_ = nullptr, *mask_ = nullptr, *n_ = nullptr, *atom_ = nullptr;
 };

@@ -508,8 +508,9 @@ void KernelLowering::lower_view_op(const Op& op) {
 }
 
 void KernelLowering::lower_op(const Op& op) {
-  bool rank0 = !op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0));
-  if (fusible(op) && rank0) {
+  bool rank0 = fusible(op) &&
+               (!op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0)));
+  if (rank0) {
     if (op.kind == OpKind::Store)
       flush();
     return lower_scalar_op(op);
