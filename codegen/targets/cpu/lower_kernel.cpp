@@ -242,6 +242,96 @@ bool KernelLowering::view_op(const Op& op) const {
          op.kind == OpKind::Reshape || op.kind == OpKind::Trans || op.kind == OpKind::Split;
 }
 
+// Integer, pointer and mask tensors computed from the launch alone (aranges, splats, offsets,
+// pointer arithmetic, comparisons, and views of those) are recomputed per element where a
+// group uses them instead of being read back from a buffer: addresses then stay affine in the
+// loop indices, and the vectorizer emits contiguous (masked) accesses, not gathers/scatters.
+bool KernelLowering::rematerializable(const ir::Value* v, int depth) {
+  if (is_rank0(v))
+    return true;
+  if (!v->def || v->type.elem.is_float() || depth > 12)
+    return false;
+  if (auto it = remat_.find(v); it != remat_.end())
+    return it->second;
+  const Op& op = *v->def;
+  bool ok = false;
+  switch (ir::op_category(op.kind)) {
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+  case OpCategory::Hint:
+    ok = true;
+    break;
+  default:
+    ok = op.kind == OpKind::Arange || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
+         op.kind == OpKind::AddPtr || op.kind == OpKind::Broadcast ||
+         op.kind == OpKind::ExpandDims || op.kind == OpKind::Trans;
+  }
+  for (const ir::Value* o : op.operands)
+    ok = ok && rematerializable(o, depth + 1);
+  remat_[v] = ok;
+  return ok;
+}
+
+llvm::Value* KernelLowering::addptr_element(const Op& op, llvm::Value* p, llvm::Value* off) {
+  auto& b = builder_;
+  DType pointee = op.operand(0)->type.elem.element_of_pointer();
+  off = op.operand(1)->type.elem.is_unsigned() ? b.CreateZExtOrTrunc(off, b.getInt64Ty())
+                                               : b.CreateSExtOrTrunc(off, b.getInt64Ty());
+  int64_t size = pointee.is_bool() ? 1 : pointee.bits() / 8;
+  return b.CreateGEP(b.getIntNTy(static_cast<unsigned>(size * 8)), p, off);
+}
+
+llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+                                   bool same_index,
+                                   std::unordered_map<const ir::Value*, llvm::Value*>& in) {
+  if (same_index)
+    if (auto it = in.find(v); it != in.end())
+      return it->second;
+  if (is_rank0(v))
+    return scalar(v);
+  const Op& op = *v->def;
+  auto& b = builder_;
+  switch (op.kind) {
+  case OpKind::Arange:
+    return b.CreateTrunc(b.CreateAdd(idx[0], i64(op.int_attr("start"))), b.getInt32Ty());
+  case OpKind::Constant:
+    return constant(op, v->type.elem);
+  case OpKind::Splat:
+    return scalar(op.operand(0));
+  case OpKind::Broadcast: {
+    std::vector<llvm::Value*> j = idx;
+    for (size_t d = 0; d < j.size(); ++d)
+      if (op.operand(0)->type.shape[d] == 1)
+        j[d] = i64(0);
+    return remat(op.operand(0), j, false, in);
+  }
+  case OpKind::ExpandDims: {
+    std::vector<llvm::Value*> j = idx;
+    j.erase(j.begin() + op.int_attr("axis"));
+    return remat(op.operand(0), j, false, in);
+  }
+  case OpKind::Trans: {
+    auto order = op.ints_attr("order");
+    std::vector<llvm::Value*> j(idx.size());
+    for (size_t d = 0; d < order.size(); ++d)
+      j[order[d]] = idx[d];
+    return remat(op.operand(0), j, false, in);
+  }
+  case OpKind::AddPtr:
+    return addptr_element(op, remat(op.operand(0), idx, same_index, in),
+                          remat(op.operand(1), idx, same_index, in));
+  default: {
+    std::vector<llvm::Value*> args;
+    for (const ir::Value* o : op.operands)
+      args.push_back(remat(o, idx, same_index, in));
+    return elementwise(op, args);
+  }
+  }
+}
+
 llvm::Value*
 KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                               llvm::Value* flat,
@@ -250,6 +340,8 @@ KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*
     return it->second;
   if (is_rank0(v))
     return scalar(v);
+  if (!flat && rematerializable(v))
+    return remat(v, idx, true, in_group);
   const View& w = values_.at(v).view;
   llvm::Value* p = flat ? builder_.CreateInBoundsGEP(
                               w.ty, w.base, builder_.CreateAdd(flat, i64(w.offset), "", true, true))
@@ -280,7 +372,8 @@ void KernelLowering::flush() {
     if (op->kind == OpKind::Arange && g.shape.size() != 1)
       flat = false;
     for (ir::Value* o : op->operands)
-      if (!is_rank0(o) && !g.defines.count(o) && !contiguous(values_.at(o).view))
+      if (!is_rank0(o) && !g.defines.count(o) &&
+          (!contiguous(values_.at(o).view) || (g.shape.size() > 1 && rematerializable(o))))
         flat = false;
   }
   std::vector<int64_t> space = flat ? std::vector<int64_t>{numel(g.shape)} : g.shape;
@@ -304,19 +397,9 @@ void KernelLowering::flush() {
       case OpKind::Splat:
         r = get(o[0]);
         break;
-      case OpKind::AddPtr: {
-        DType pointee = o[0]->type.elem.element_of_pointer();
-        llvm::Value* off = get(o[1]);
-        off = o[1]->type.elem.is_unsigned() ? b.CreateZExtOrTrunc(off, b.getInt64Ty())
-                                            : b.CreateSExtOrTrunc(off, b.getInt64Ty());
-        llvm::Type* et =
-            pointee.is_bool() ? b.getInt8Ty()
-            : (pointee.kind == ir::ScalarKind::F16 || pointee.kind == ir::ScalarKind::BF16)
-                ? b.getInt16Ty()
-                : reg_type(pointee);
-        r = b.CreateGEP(et, get(o[0]), off);
+      case OpKind::AddPtr:
+        r = addptr_element(*op, get(o[0]), get(o[1]));
         break;
-      }
       case OpKind::Load: {
         llvm::Value* p = get(o[0]);
         if (o.size() == 1) {
@@ -508,8 +591,8 @@ void KernelLowering::lower_view_op(const Op& op) {
 }
 
 void KernelLowering::lower_op(const Op& op) {
-  bool rank0 = fusible(op) &&
-               (!op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0)));
+  bool rank0 =
+      fusible(op) && (!op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0)));
   if (rank0) {
     if (op.kind == OpKind::Store)
       flush();

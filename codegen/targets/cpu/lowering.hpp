@@ -139,6 +139,10 @@ private:
   llvm::Value* group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                              llvm::Value* flat,
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
+  bool rematerializable(const ir::Value* v, int depth = 0);
+  llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
+                     std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
+  llvm::Value* addptr_element(const ir::Op& op, llvm::Value* p, llvm::Value* off);
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
   void yield_into(const std::vector<const ir::Value*>& yielded, const std::vector<View>& dst,
                   const std::unordered_set<int>& clobbered_roots);
@@ -158,6 +162,7 @@ private:
   int next_root_ = 0;
   std::unordered_map<const ir::Value*, Lowered> values_;
   std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users_;
+  std::unordered_map<const ir::Value*, bool> remat_;
 
   struct Group {
     std::vector<int64_t> shape;

@@ -4,6 +4,7 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/Passes/PassBuilder.h>
 
@@ -22,6 +23,11 @@ void optimize_module(llvm::Module& m, const CpuTarget& target) {
   // loop vectorizer still interleaves, and the dot micro-kernel is blocked by hand.
   tuning.LoopUnrolling = false;
   llvm::PassBuilder pb(target.machine.get(), tuning);
+  llvm::Triple triple(target.triple);
+  llvm::TargetLibraryInfoImpl tlii(triple);
+  if (target.libmvec)
+    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

@@ -9,8 +9,10 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <mutex>
 
@@ -48,6 +50,10 @@ CpuTarget detect() {
   auto tti = t.machine->getTargetTransformInfo(*fn);
   auto bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector);
   t.vector_bits = std::max<int>(128, static_cast<int>(bits.getFixedValue()));
+  // glibc's libmvec names are x86-64 only in LLVM 19's tables; elsewhere math stays scalar.
+  llvm::Triple triple(t.triple);
+  t.libmvec = triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
+              !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
   return t;
 }
 
