@@ -246,33 +246,50 @@ bool KernelLowering::view_op(const Op& op) const {
 // pointer arithmetic, comparisons, and views of those) are recomputed per element where a
 // group uses them instead of being read back from a buffer: addresses then stay affine in the
 // loop indices, and the vectorizer emits contiguous (masked) accesses, not gathers/scatters.
-bool KernelLowering::rematerializable(const ir::Value* v, int depth) {
+bool KernelLowering::rematerializable(const ir::Value* v) {
+  // The cost is the size of the expression tree (shared subexpressions count once per use,
+  // as they are recomputed): small trees only, or code size would grow exponentially.
+  constexpr int64_t kMaxCost = 48;
   if (is_rank0(v))
     return true;
-  if (!v->def || v->type.elem.is_float() || depth > 12)
-    return false;
   if (auto it = remat_.find(v); it != remat_.end())
-    return it->second;
-  const Op& op = *v->def;
-  bool ok = false;
-  switch (ir::op_category(op.kind)) {
-  case OpCategory::Binary:
-  case OpCategory::Compare:
-  case OpCategory::Unary:
-  case OpCategory::Select:
-  case OpCategory::Convert:
-  case OpCategory::Hint:
-    ok = true;
-    break;
-  default:
-    ok = op.kind == OpKind::Arange || op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
-         op.kind == OpKind::AddPtr || op.kind == OpKind::Broadcast ||
-         op.kind == OpKind::ExpandDims || op.kind == OpKind::Trans;
+    return it->second >= 0;
+  int64_t cost = -1;
+  if (v->def && !v->type.elem.is_float()) {
+    const Op& op = *v->def;
+    bool kind_ok = false;
+    switch (ir::op_category(op.kind)) {
+    case OpCategory::Binary:
+    case OpCategory::Compare:
+    case OpCategory::Unary:
+    case OpCategory::Select:
+    case OpCategory::Convert:
+    case OpCategory::Hint:
+      kind_ok = true;
+      break;
+    default:
+      kind_ok = op.kind == OpKind::Arange || op.kind == OpKind::Constant ||
+                op.kind == OpKind::Splat || op.kind == OpKind::AddPtr ||
+                op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
+                op.kind == OpKind::Trans;
+    }
+    if (kind_ok) {
+      cost = 1;
+      for (const ir::Value* o : op.operands) {
+        if (is_rank0(o))
+          continue;
+        if (!rematerializable(o)) {
+          cost = -1;
+          break;
+        }
+        cost += remat_.at(o);
+      }
+      if (cost > kMaxCost)
+        cost = -1;
+    }
   }
-  for (const ir::Value* o : op.operands)
-    ok = ok && rematerializable(o, depth + 1);
-  remat_[v] = ok;
-  return ok;
+  remat_[v] = cost;
+  return cost >= 0;
 }
 
 llvm::Value* KernelLowering::addptr_element(const Op& op, llvm::Value* p, llvm::Value* off) {

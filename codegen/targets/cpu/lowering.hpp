@@ -139,7 +139,7 @@ private:
   llvm::Value* group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                              llvm::Value* flat,
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
-  bool rematerializable(const ir::Value* v, int depth = 0);
+  bool rematerializable(const ir::Value* v);
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
                      std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   llvm::Value* addptr_element(const ir::Op& op, llvm::Value* p, llvm::Value* off);
@@ -162,7 +162,7 @@ private:
   int next_root_ = 0;
   std::unordered_map<const ir::Value*, Lowered> values_;
   std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users_;
-  std::unordered_map<const ir::Value*, bool> remat_;
+  std::unordered_map<const ir::Value*, int64_t> remat_; // tree size, -1: not
 
   struct Group {
     std::vector<int64_t> shape;
