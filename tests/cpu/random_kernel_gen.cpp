@@ -31,10 +31,10 @@ public:
     f_->name = "random_kernel";
     b_ = std::make_unique<ir::Builder>(*f_, f_->entry());
     // Shapes stay small: thousands of kernels run through the interpreter too.
-    int rank = pick(2) + 1;
+    int rank = pick(3) + 1;
     static const int64_t dims[] = {1, 2, 4, 8, 16, 32};
     for (int i = 0; i < rank; ++i)
-      shape_.push_back(dims[pick(rank == 1 ? 6 : 5)]);
+      shape_.push_back(dims[pick(rank == 1 ? 6 : rank == 2 ? 5 : 4)]);
     k.shape = shape_;
     int64_t numel = std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
     k.grid = 1 + pick(3);
@@ -95,21 +95,33 @@ private:
   Value* splat(Value* s) { return splat(s, shape_); }
   Value* tensor(Value* v) { return v->type.is_scalar() ? splat(v) : v; }
 
+  // The row-major index of every element: sum over d of arange(shape[d]) * stride[d], each
+  // expanded and broadcast to the full shape.
   Value* index_tensor() {
-    if (shape_.size() == 1)
-      return b_->create1(OpKind::Arange, {}, ti32(), {{"start", int64_t{0}}, {"end", shape_[0]}});
-    Value* r = b_->create1(OpKind::Arange, {}, Type(ScalarKind::I32, {shape_[0]}),
-                           {{"start", int64_t{0}}, {"end", shape_[0]}});
-    Value* c = b_->create1(OpKind::Arange, {}, Type(ScalarKind::I32, {shape_[1]}),
-                           {{"start", int64_t{0}}, {"end", shape_[1]}});
-    r = b_->create1(OpKind::ExpandDims, {r}, Type(ScalarKind::I32, {shape_[0], 1}),
-                    {{"axis", int64_t{1}}});
-    c = b_->create1(OpKind::ExpandDims, {c}, Type(ScalarKind::I32, {1, shape_[1]}),
-                    {{"axis", int64_t{0}}});
-    r = b_->create1(OpKind::Broadcast, {r}, ti32());
-    c = b_->create1(OpKind::Broadcast, {c}, ti32());
-    r = b_->create1(OpKind::Mul, {r, b_->constant_int(shape_[1], ti32())}, ti32());
-    return b_->create1(OpKind::Add, {r, c}, ti32());
+    int rank = static_cast<int>(shape_.size());
+    Value* sum = nullptr;
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      Value* a = b_->create1(OpKind::Arange, {}, Type(ScalarKind::I32, {shape_[d]}),
+                             {{"start", int64_t{0}}, {"end", shape_[d]}});
+      std::vector<int64_t> s = {shape_[d]};
+      for (int e = d - 1; e >= 0; --e) {
+        s.insert(s.begin(), 1);
+        a = b_->create1(OpKind::ExpandDims, {a}, Type(ScalarKind::I32, s), {{"axis", int64_t{0}}});
+      }
+      for (int e = d + 1; e < rank; ++e) {
+        s.push_back(1);
+        a = b_->create1(OpKind::ExpandDims, {a}, Type(ScalarKind::I32, s),
+                        {{"axis", int64_t{static_cast<int64_t>(s.size()) - 1}}});
+      }
+      if (rank > 1)
+        a = b_->create1(OpKind::Broadcast, {a}, ti32());
+      if (stride != 1)
+        a = b_->create1(OpKind::Mul, {a, b_->constant_int(stride, ti32())}, ti32());
+      sum = sum ? b_->create1(OpKind::Add, {sum, a}, ti32()) : a;
+      stride *= shape_[d];
+    }
+    return sum;
   }
 
   Value* load(Value* ptr, ScalarKind k) {
@@ -368,7 +380,8 @@ private:
   // dot over square tiles (every pool tensor has the kernel's shape), in one of the input /
   // accumulator pairings tl::dot supports.
   Value* dot(Value* x) {
-    if (shape_.size() != 2 || shape_[0] != shape_[1])
+    size_t r = shape_.size(); // 2-D, or 3-D batched
+    if (r < 2 || shape_[r - 2] != shape_[r - 1])
       return binary(x);
     static const std::pair<ScalarKind, ScalarKind> kinds[] = {
         {ScalarKind::F32, ScalarKind::F32},  {ScalarKind::F16, ScalarKind::F32},
