@@ -1,0 +1,27 @@
+// The CUDA backend's internal interface, for the GPU compiler glue, tests and benchmarks.
+// No vendor header here: callers need not find cuda.h.
+#pragma once
+
+#include <tritium/ir/types.hpp>
+#include <tritium/runtime/backend.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tritium::cuda {
+
+// A kernel ready for the driver: PTX text and how to launch it.
+struct KernelImage {
+  std::string name; // the .entry symbol in the PTX
+  std::string ptx;
+  int num_threads = 128;         // threads per program (block)
+  int shared_bytes = 0;          // dynamic shared memory per block
+  std::vector<ir::DType> params; // one per launch argument slot, in order
+};
+
+// Loads `image` on `backend`, which must be the "cuda" backend: PTX -> cubin through the
+// driver's JIT, or straight from the on-disk cache. The result launches like any kernel.
+std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image);
+
+} // namespace tritium::cuda
