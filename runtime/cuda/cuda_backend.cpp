@@ -102,7 +102,7 @@ public:
       : dev_(dev), module_(module), fn_(fn), name_(dev.intern(image.name)),
         kinds_(gpu::param_kinds(image.params, image.name)),
         threads_(static_cast<unsigned>(image.num_threads)),
-        shared_(static_cast<unsigned>(image.shared_bytes)), ptx_(image.ptx),
+        shared_(static_cast<unsigned>(image.shared_bytes)), stages_(image.stages), ptx_(image.ptx),
         cache_state_(std::move(cache_state)) {}
 
   ~CudaKernel() override {
@@ -129,6 +129,9 @@ public:
       return ptx_;
     if (stage == "cache") // "hit", "miss" or "off": whether the cubin came from the disk cache
       return cache_state_;
+    for (const auto& [key, text] : stages_)
+      if (key == stage)
+        return text;
     return {};
   }
 
@@ -140,6 +143,7 @@ private:
   std::vector<gpu::ParamKind> kinds_;
   unsigned threads_;
   unsigned shared_;
+  std::vector<std::pair<std::string, std::string>> stages_;
   std::string ptx_;
   std::string cache_state_;
 };

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tritium::cuda {
@@ -18,6 +19,8 @@ struct KernelImage {
   int num_threads = 128;         // threads per program (block)
   int shared_bytes = 0;          // dynamic shared memory per block
   std::vector<ir::DType> params; // one per launch argument slot, in order
+  // The compiler's stages ("ir", "ll", "ptx", …) for CompiledKernel::artifact().
+  std::vector<std::pair<std::string, std::string>> stages;
 };
 
 // Loads `image` on `backend`, which must be the "cuda" backend: PTX -> cubin through the

@@ -11,14 +11,16 @@ namespace tritium::cuda {
 
 KernelImage compile_ptx(const ir::Function& f, const CompileOptions& options, int sm) {
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
-  GpuTarget target = GpuTarget::nvptx(sm);
-  GpuKernelBinary bin = compile_for_gpu(f, target, options);
+  gpu::GpuTarget target;
+  target.arch = "sm_" + std::to_string(sm);
+  gpu::GpuKernelBinary bin = gpu::compile_for_gpu(f, target, options);
   KernelImage image;
-  image.name = bin.name;
-  image.ptx = std::move(bin.ptx);
+  image.name = std::move(bin.name);
+  image.ptx = std::move(bin.assembly);
   image.num_threads = bin.num_threads;
   image.shared_bytes = bin.shared_bytes;
-  image.params = bin.params;
+  image.params = std::move(bin.params);
+  image.stages = std::move(bin.stages);
   return image;
 #else
   (void)options;
