@@ -341,6 +341,13 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
   return std::make_unique<CudaKernel>(dev, image, module, fn, std::move(cache_state));
 }
 
+void* native_stream(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda)
+    throw Error(fmt::format("native_stream: '{}' is not the cuda device", backend.name()));
+  return cuda->device().stream;
+}
+
 } // namespace tritium::cuda
 
 namespace tritium {

@@ -27,4 +27,8 @@ struct KernelImage {
 // driver's JIT, or straight from the on-disk cache. The result launches like any kernel.
 std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image);
 
+// The CUstream the "cuda" backend launches and copies on, for code that must order its own
+// driver calls (events, raw launches) with tritium's.
+void* native_stream(Backend& backend);
+
 } // namespace tritium::cuda

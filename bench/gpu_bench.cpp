@@ -1,0 +1,323 @@
+// GPU benchmarks, side by side with the baselines they must beat (bench/RESULTS.md):
+//
+//   launch   host time per cached launch of a tiny kernel, 20 000 launches: tritium::jit, the
+//            compiled kernel's own launch (no jit layer), and a raw cuLaunchKernel loop on the
+//            same stream, alternated so that drift hits all three alike; medians of 7 rounds.
+//   vadd     vector add fp32, 2^20 … 2^28 elements: device events around each launch after
+//            warm-up, inputs rotated through enough copies to defeat the 50 MB L2, median of
+//            the launches; every output checked against x + y on the host.
+//
+// Usage: bench_gpu [launch] [vadd] [--csv FILE]   (both when none is named)
+// bench/compare/*.py time Triton and PyTorch on the same workloads in the same run.
+#include "runtime/cuda/cuda_api.hpp"
+#include "runtime/cuda/cuda_backend.hpp"
+
+#include <tritium/tritium.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tl = tritium::tl;
+using tritium::Buffer;
+using tritium::Device;
+
+namespace {
+
+// examples/01_vector_add.cpp's kernel.
+void add_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::ptr<float> output_ptr,
+                tl::i32 n_elements, tl::constexpr_<int> BLOCK_SIZE) {
+  auto pid = tl::program_id(0);
+  auto offsets = pid * BLOCK_SIZE + tl::arange(0, BLOCK_SIZE);
+  auto mask = offsets < n_elements;
+  auto x = tl::load(x_ptr + offsets, mask);
+  auto y = tl::load(y_ptr + offsets, mask);
+  tl::store(output_ptr + offsets, x + y, mask);
+}
+
+// The tiny kernel whose launches are timed: adds 1 to n <= BLOCK floats.
+void tiny_kernel(tl::ptr<float> x_ptr, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(x_ptr + offs, tl::load(x_ptr + offs, mask) + 1.0f, mask);
+}
+
+// The raw baseline's kernel: the same work and the same parameters, written by hand.
+constexpr const char* kTinyPtx = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry tiny(.param .u64 x, .param .u32 n)
+{
+  .reg .pred %p;
+  .reg .b32 %r<3>;
+  .reg .f32 %f<3>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x;
+  setp.ge.s32 %p, %r2, %r1;
+  @%p bra DONE;
+  mul.wide.s32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.f32 %f1, [%rd3];
+  add.f32 %f2, %f1, 0f3F800000;
+  st.global.f32 [%rd3], %f2;
+DONE:
+  ret;
+}
+)";
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Raw {
+  tritium::cuda::CudaApi api;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  CUmodule module = nullptr;
+  CUfunction tiny = nullptr;
+
+  void check(CUresult r, const char* what) {
+    if (r != CUDA_SUCCESS)
+      throw tritium::Error(fmt::format("{}: {}", what, api.describe(r)));
+  }
+  void init(tritium::Backend& backend) {
+    std::string why;
+    if (!api.load(&why))
+      throw tritium::Error(why);
+    check(api.cuInit(0), "cuInit");
+    CUdevice dev = 0;
+    check(api.cuDeviceGet(&dev, 0), "cuDeviceGet");
+    // The primary context: the one tritium's CUDA backend uses too.
+    check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    // tritium's own stream, so that raw launches and events queue exactly as tritium's do.
+    stream = static_cast<CUstream>(tritium::cuda::native_stream(backend));
+    check(api.cuModuleLoadDataEx(&module, kTinyPtx, 0, nullptr, nullptr), "cuModuleLoadDataEx");
+    check(api.cuModuleGetFunction(&tiny, module, "tiny"), "cuModuleGetFunction");
+  }
+};
+
+struct LaunchResult {
+  double raw_us, backend_us, jit_us;
+};
+
+LaunchResult bench_launch(Device dev, Raw& raw, int launches, int rounds) {
+  auto x = dev.from_host(std::vector<float>(128, 0.f));
+  int n = 128;
+  auto kernel = tritium::jit(tiny_kernel, "tiny_kernel");
+  // Without the GPU code generator in this build, the backend's launch is still timed, on the
+  // same kernel written by hand.
+  std::unique_ptr<tritium::CompiledKernel> hand_written;
+  tritium::CompiledKernel* compiled = nullptr;
+  bool have_jit = true;
+  try {
+    kernel[{1}](x, n, 128); // trace, compile, load, first launch
+    dev.synchronize();
+    compiled = &kernel.compiled(x, n, 128);
+  } catch (const tritium::Error& e) {
+    fmt::print("jit unavailable ({}): timing the backend on hand-written PTX\n", e.what());
+    have_jit = false;
+    hand_written = tritium::cuda::load_kernel(
+        dev.backend(), {"tiny",
+                        kTinyPtx,
+                        128,
+                        0,
+                        {tritium::ir::DType::pointer_to(tritium::ir::ScalarKind::F32),
+                         tritium::ir::DType(tritium::ir::ScalarKind::I32)},
+                        {}});
+    compiled = hand_written.get();
+    compiled->launch({1}, std::array<tritium::ArgSlot, 2>{reinterpret_cast<uintptr_t>(x.data()),
+                                                          tritium::ArgSlot{128}});
+  }
+  tritium::ArgSlot slots[2] = {reinterpret_cast<uintptr_t>(x.data()),
+                               static_cast<tritium::ArgSlot>(n)};
+  CUdeviceptr xp = reinterpret_cast<CUdeviceptr>(x.data());
+  void* params[2] = {&xp, &n};
+
+  auto time_loop = [&](auto&& launch_once) {
+    dev.synchronize();
+    raw.check(raw.api.cuStreamSynchronize(raw.stream), "cuStreamSynchronize");
+    auto t0 = Clock::now();
+    for (int i = 0; i < launches; ++i)
+      launch_once();
+    auto t1 = Clock::now();
+    dev.synchronize();
+    raw.check(raw.api.cuStreamSynchronize(raw.stream), "cuStreamSynchronize");
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / launches;
+  };
+  auto raw_once = [&] {
+    raw.check(raw.api.cuLaunchKernel(raw.tiny, 1, 1, 1, 128, 1, 1, 0, raw.stream, params, nullptr),
+              "cuLaunchKernel");
+  };
+  auto backend_once = [&] { compiled->launch({1}, slots); };
+  auto jit_once = [&] { kernel[{1}](x, n, 128); };
+
+  // Warm-up of every path, then alternating rounds.
+  time_loop(raw_once);
+  time_loop(backend_once);
+  if (have_jit)
+    time_loop(jit_once);
+  std::vector<double> r, b, j;
+  for (int k = 0; k < rounds; ++k) {
+    r.push_back(time_loop(raw_once));
+    b.push_back(time_loop(backend_once));
+    if (have_jit)
+      j.push_back(time_loop(jit_once));
+  }
+  // Every launch added 1 to each element: check the count.
+  auto got = x.to_host();
+  double want = 1.0 + (have_jit ? 3.0 : 2.0) * launches * (rounds + 1);
+  for (float v : got)
+    if (v != static_cast<float>(want))
+      throw tritium::Error(fmt::format("launch benchmark: x = {}, expected {}", v, want));
+  return {median(r), median(b), have_jit ? median(j) : 0.0};
+}
+
+// Fills `n` floats with a cheap deterministic pattern in [-1, 1).
+void fill(std::vector<float>& v, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = static_cast<float>(static_cast<int32_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
+  }
+}
+
+struct VaddResult {
+  int log2n;
+  double gbps;
+  double us;
+};
+
+std::vector<VaddResult> bench_vadd(Device dev, Raw& raw) {
+  auto kernel = tritium::jit(add_kernel, "add_kernel");
+  const size_t max_n = size_t{1} << 28;
+  std::vector<float> hx(max_n), hy(max_n);
+  fill(hx, 1);
+  fill(hy, 2);
+  std::vector<VaddResult> results;
+  CUevent start = nullptr, stop = nullptr;
+  raw.check(raw.api.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  raw.check(raw.api.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  for (int lg = 20; lg <= 28; lg += 2) {
+    size_t n = size_t{1} << lg;
+    // Enough input copies that the set in use was evicted from L2 (50 MB) since its last use.
+    size_t bytes_per_set = 3 * n * sizeof(float);
+    size_t sets = std::max<size_t>(1, (size_t{256} << 20) / bytes_per_set);
+    std::vector<Buffer<float>> xs, ys, outs;
+    for (size_t s = 0; s < sets; ++s) {
+      xs.push_back(dev.from_host(std::span<const float>(hx.data(), n)));
+      ys.push_back(dev.from_host(std::span<const float>(hy.data(), n)));
+      outs.push_back(dev.alloc<float>(n));
+    }
+    int ni = static_cast<int>(n);
+    tritium::LaunchGrid grid{tritium::cdiv(static_cast<int64_t>(n), 1024)};
+    for (size_t s = 0; s < sets; ++s) // warm-up: compile once, touch every set
+      kernel[grid](xs[s], ys[s], outs[s], ni, 1024);
+    dev.synchronize();
+    std::vector<double> times;
+    int reps = std::max(20, static_cast<int>(std::min<size_t>(200, sets * 10)));
+    for (int r = 0; r < reps; ++r) {
+      size_t s = static_cast<size_t>(r) % sets;
+      raw.check(raw.api.cuEventRecord(start, raw.stream), "cuEventRecord");
+      kernel[grid](xs[s], ys[s], outs[s], ni, 1024);
+      raw.check(raw.api.cuEventRecord(stop, raw.stream), "cuEventRecord");
+      raw.check(raw.api.cuEventSynchronize(stop), "cuEventSynchronize");
+      float ms = 0;
+      raw.check(raw.api.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+      times.push_back(ms * 1e3);
+    }
+    dev.synchronize();
+    for (size_t s = 0; s < sets; s += std::max<size_t>(1, sets / 3)) {
+      auto got = outs[s].to_host();
+      for (size_t i = 0; i < n; ++i)
+        if (got[i] != hx[i] + hy[i])
+          throw tritium::Error(fmt::format("vector add 2^{}: out[{}] = {}, expected {}", lg, i,
+                                           got[i], hx[i] + hy[i]));
+    }
+    double us = median(times);
+    results.push_back({lg, bytes_per_set / (us * 1e-6) / 1e9, us});
+  }
+  return results;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bool do_launch = false, do_vadd = false;
+  std::string csv;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "launch")
+      do_launch = true;
+    else if (a == "vadd")
+      do_vadd = true;
+    else if (a == "--csv" && i + 1 < argc)
+      csv = argv[++i];
+  }
+  if (!do_launch && !do_vadd)
+    do_launch = do_vadd = true;
+  try {
+    Device dev;
+    try {
+      dev = tritium::device("cuda");
+    } catch (const tritium::Error& e) {
+      fmt::print("bench_gpu: no CUDA GPU, nothing to measure ({})\n", e.what());
+      return 0;
+    }
+    Raw raw;
+    raw.init(dev.backend());
+    FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
+    fmt::print("device: cuda ({})\n", dev.target());
+    if (do_launch) {
+      auto r = bench_launch(dev, raw, 20000, 7);
+      fmt::print("host time per launch, tiny kernel, 20000 launches, median of 7 rounds:\n");
+      fmt::print("  raw cuLaunchKernel          {:6.2f} us\n", r.raw_us);
+      fmt::print("  tritium compiled.launch()   {:6.2f} us  ({:.3f}x raw)\n", r.backend_us,
+                 r.backend_us / r.raw_us);
+      if (r.jit_us > 0)
+        fmt::print("  tritium jit kernel[grid]()  {:6.2f} us  ({:.3f}x raw)\n", r.jit_us,
+                   r.jit_us / r.raw_us);
+      if (out) {
+        std::fprintf(out, "launch,raw,%.3f\nlaunch,tritium_backend,%.3f\n", r.raw_us, r.backend_us);
+        if (r.jit_us > 0)
+          std::fprintf(out, "launch,tritium,%.3f\n", r.jit_us);
+      }
+    }
+    if (do_vadd) {
+      fmt::print("vector add fp32 (BLOCK 1024, 4 warps), median device time per launch:\n");
+      std::vector<VaddResult> results;
+      try {
+        results = bench_vadd(dev, raw);
+      } catch (const tritium::Error& e) {
+        fmt::print("  not measured: {}\n", e.what());
+      }
+      for (const auto& v : results) {
+        fmt::print("  2^{}  {:9.1f} us  {:7.0f} GB/s\n", v.log2n, v.us, v.gbps);
+        if (out)
+          std::fprintf(out, "vadd_%d,tritium,%.1f\n", v.log2n, v.gbps);
+      }
+    }
+    if (out)
+      std::fclose(out);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_gpu: error: {}\n", e.what());
+    return 1;
+  }
+}
