@@ -7,7 +7,9 @@
 //            warm-up, inputs rotated through enough copies to defeat the 50 MB L2, median of
 //            the launches; every output checked against x + y on the host.
 //
-// Usage: bench_gpu [launch] [vadd] [--csv FILE]   (both when none is named)
+//   first    time to the first result of a kernel new to the process (cold or warm cache).
+//
+// Usage: bench_gpu [launch] [vadd] [first] [--csv FILE]   (launch and vadd when none is named)
 // bench/compare/*.py time Triton and PyTorch on the same workloads in the same run.
 #include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
@@ -256,10 +258,35 @@ std::vector<VaddResult> bench_vadd(Device dev, Raw& raw) {
   return results;
 }
 
+// Time to the first result of a kernel never launched in this process: trace, LLVM, PTX, then
+// the driver's JIT or the on-disk cubin cache. Run twice with one TRITIUM_CACHE_DIR to see a
+// cold and a warm process.
+void bench_first_launch(Device dev) {
+  const int n = 1 << 20;
+  std::vector<float> hx(n), hy(n);
+  fill(hx, 3);
+  fill(hy, 4);
+  auto x = dev.from_host(hx), y = dev.from_host(hy);
+  auto out = dev.alloc<float>(n);
+  auto kernel = tritium::jit(add_kernel, "add_kernel");
+  auto t0 = Clock::now();
+  kernel[{n / 1024}](x, y, out, n, 1024);
+  dev.synchronize();
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  auto got = out.to_host();
+  for (int i = 0; i < n; ++i)
+    if (got[i] != hx[i] + hy[i])
+      throw tritium::Error(
+          fmt::format("first launch: out[{}] = {}, expected {}", i, got[i], hx[i] + hy[i]));
+  fmt::print("first launch of add_kernel (trace + compile + load + run): {:.1f} ms, cubin cache: "
+             "{}\n",
+             ms, kernel.compiled(x, y, out, n, 1024).artifact("cache"));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  bool do_launch = false, do_vadd = false;
+  bool do_launch = false, do_vadd = false, do_first = false;
   std::string csv;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -267,10 +294,12 @@ int main(int argc, char** argv) {
       do_launch = true;
     else if (a == "vadd")
       do_vadd = true;
+    else if (a == "first")
+      do_first = true;
     else if (a == "--csv" && i + 1 < argc)
       csv = argv[++i];
   }
-  if (!do_launch && !do_vadd)
+  if (!do_launch && !do_vadd && !do_first)
     do_launch = do_vadd = true;
   try {
     Device dev;
@@ -284,6 +313,13 @@ int main(int argc, char** argv) {
     raw.init(dev.backend());
     FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
     fmt::print("device: cuda ({})\n", dev.target());
+    if (do_first) {
+      try {
+        bench_first_launch(dev);
+      } catch (const tritium::Error& e) {
+        fmt::print("first launch not measured: {}\n", e.what());
+      }
+    }
     if (do_launch) {
       auto r = bench_launch(dev, raw, 20000, 7);
       fmt::print("host time per launch, tiny kernel, 20000 launches, median of 7 rounds:\n");

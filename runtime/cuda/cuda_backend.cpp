@@ -50,7 +50,6 @@ struct CudaDevice {
   int driver_version = 0;
   std::string device_name;
   bool launch_blocking = false;
-  gpu::BinaryCache cache{"cuda"};
 
   // Names of every kernel loaded, stable for the process's life, so that the last launch can
   // be recorded as a pointer and named in a later error.
@@ -295,14 +294,16 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
   // Everything that shapes the cubin: the PTX, the chip, the driver's compiler, its options.
   gpu::CacheKey key;
   key.add("cubin/1").add(image.ptx).add(dev.arch()).add(dev.driver_version).add("O4");
+  // Opened per load (loads are rare), so TRITIUM_CACHE_DIR set after start-up still counts.
+  gpu::BinaryCache cache("cuda");
   CUmodule module = nullptr;
-  std::string cache_state = dev.cache.enabled() ? "hit" : "off";
-  if (auto cubin = dev.cache.load(key);
+  std::string cache_state = cache.enabled() ? "hit" : "off";
+  if (auto cubin = cache.load(key);
       !cubin || api.cuModuleLoadDataEx(&module, cubin->data(), 0, nullptr, nullptr) != 0) {
     module = nullptr;
     std::string fresh = jit_ptx(dev, image);
-    dev.cache.store(key, fresh);
-    if (dev.cache.enabled())
+    cache.store(key, fresh);
+    if (cache.enabled())
       cache_state = "miss";
     dev.check(api.cuModuleLoadDataEx(&module, fresh.data(), 0, nullptr, nullptr),
               fmt::format("loading kernel '{}'", image.name));

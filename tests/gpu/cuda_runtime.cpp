@@ -332,6 +332,9 @@ TEST_CASE("cuda: a device fault becomes an Error naming the kernel") {
       output += buf;
     ::pclose(p);
     CAPTURE(output);
+    if (auto at = output.find("FAULT-CHILD: "); at != std::string::npos)
+      MESSAGE("TRITIUM_LAUNCH_BLOCKING=" << blocking << ": "
+                                         << output.substr(at, output.find('\n', at) - at));
     CHECK(output.find("FAULT-CHILD: cuda: device error") != std::string::npos);
     CHECK(output.find("'faulty_store'") != std::string::npos);
     CHECK(output.find("CUDA_ERROR_ILLEGAL_ADDRESS") != std::string::npos);
