@@ -60,4 +60,15 @@ fi
 
 echo "== running the test suite"
 cd "$build"
-ctest --output-on-failure --timeout 1500 -j "$jobs" 2>&1 | tee ctest.log
+set +e
+ctest --output-on-failure --timeout 1500 -j "$jobs" > ctest.log 2>&1
+status=$?
+set -e
+grep -v -E '^\s+Start ' ctest.log || true
+# Each doctest program's own summary, from CTest's log of the whole run.
+echo "== doctest summaries"
+awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /\[doctest\] (test cases|assertions|Status)/{print name ": " $0}' \
+  Testing/Temporary/LastTest.log
+echo "== CTest summary"
+grep -E "tests passed|tests failed out of|Total Test time" ctest.log
+exit $status
