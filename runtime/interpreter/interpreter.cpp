@@ -602,7 +602,8 @@ private:
       return set(op.result(), std::move(r));
     }
     case OpKind::ExpandDims:
-    case OpKind::Reshape: {
+    case OpKind::Reshape:
+    case OpKind::ConvertLayout: {
       Tensor r{result_type(), get(o[0]).data};
       return set(op.result(), std::move(r));
     }

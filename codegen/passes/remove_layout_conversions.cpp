@@ -1,0 +1,122 @@
+// Removal of redundant layout conversions. A conversion costs a round trip through shared
+// memory; most disappear because their operand is cheap to compute in the wanted layout:
+// constants, aranges and splats, elementwise ops, broadcasts and pointer arithmetic are
+// rematerialized (cloned right after the original, in the new layout, with conversions pushed
+// onto their operands), until the conversions meet a load, a reduction or a block argument.
+// Conversions of conversions fold; conversions to the layout a value already has vanish;
+// dead ops are erased.
+#include "gpu/layout.hpp"
+#include "passes/passes.hpp"
+#include "passes/rewrite.hpp"
+
+#include <map>
+#include <string>
+
+namespace tritium::gpu {
+namespace {
+
+using ir::OpCategory;
+using ir::OpKind;
+
+bool rematerializable(const ir::Op& op) {
+  if (op.results.size() != 1 || !op.regions.empty())
+    return false;
+  switch (op_category(op.kind)) {
+  case OpCategory::Source:
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Ternary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+  case OpCategory::Hint:
+    return true;
+  default:
+    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast ||
+           op.kind == OpKind::AddPtr || op.kind == OpKind::ExpandDims;
+  }
+}
+
+class Remover {
+public:
+  explicit Remover(ir::Function& f) : f_(f) {}
+
+  void run() {
+    for (int round = 0; round < 64; ++round) {
+      changed_ = false;
+      memo_.clear(); // erased clones must not be handed out again
+      block(f_.entry());
+      erase_dead_ops(f_);
+      if (!changed_)
+        break;
+    }
+  }
+
+private:
+  void block(ir::Block& b) {
+    for (size_t i = 0; i < b.ops.size(); ++i) {
+      ir::Op& op = *b.ops[i];
+      for (auto& r : op.regions)
+        block(*r->block);
+      if (op.kind == OpKind::ConvertLayout)
+        convert(op);
+    }
+  }
+
+  void replace(ir::Op& c, ir::Value* with) {
+    f_.replace_all_uses(c.result(), with);
+    changed_ = true;
+  }
+
+  void convert(ir::Op& c) {
+    ir::Value* x = c.operands[0];
+    const ir::LayoutPtr& want = c.result()->type.layout;
+    if (same_layout(x->type.layout, want))
+      return replace(c, x);
+    ir::Op* def = x->def;
+    if (!def)
+      return;
+    if (def->kind == OpKind::ConvertLayout) {
+      c.operands[0] = def->operands[0];
+      changed_ = true;
+      return;
+    }
+    if (!rematerializable(*def))
+      return;
+    // An expand_dims can only move its conversion up as a slice of a blocked layout.
+    if (def->kind == OpKind::ExpandDims && !dynamic_cast<const BlockedLayout*>(want.get()))
+      return;
+    replace(c, rematerialize(*def, want));
+  }
+
+  ir::Value* rematerialize(ir::Op& def, const ir::LayoutPtr& want) {
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(def.result())) + want->str();
+    if (auto it = memo_.find(key); it != memo_.end())
+      return it->second;
+    ir::Block& b = *def.parent;
+    size_t at = index_in_block(def) + 1;
+    std::vector<ir::Value*> operands;
+    for (ir::Value* v : def.operands) {
+      ir::LayoutPtr l = want;
+      if (def.kind == OpKind::ExpandDims)
+        l = slice_layout(static_cast<int>(def.int_attr("axis")), want);
+      operands.push_back(convert_to(f_, b, at, v, l, def.loc));
+    }
+    ir::Type t = def.result()->type;
+    t.layout = want;
+    ir::Op& clone = insert_op(f_, b, at, def.kind, operands, {t}, def.loc);
+    clone.attrs = def.attrs;
+    memo_[key] = clone.result();
+    return clone.result();
+  }
+
+  ir::Function& f_;
+  bool changed_ = false;
+  std::map<std::string, ir::Value*> memo_;
+};
+
+} // namespace
+
+void remove_layout_conversions(ir::Function& f) { Remover(f).run(); }
+
+} // namespace tritium::gpu
