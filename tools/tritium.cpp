@@ -101,14 +101,13 @@ int main(int argc, char** argv) {
     if (target.arch == "host")
       throw Error("the host target is compiled by the CPU backend (codegen/targets/cpu); this "
                   "tool compiles GPU targets");
+    target.dump_dir = dump;
     gpu::GpuKernelBinary bin = gpu::compile_for_gpu(*f, target, options);
     if (dump.empty()) {
       std::cout << bin.assembly;
     } else {
       namespace fs = std::filesystem;
       fs::create_directories(dump);
-      for (const auto& [stage, text] : bin.stages)
-        std::ofstream(fs::path(dump) / fmt::format("{}.{}", bin.name, stage)) << text;
       if (!bin.binary.empty())
         std::ofstream(fs::path(dump) / fmt::format("{}.hsaco", bin.name), std::ios::binary)
             .write(reinterpret_cast<const char*>(bin.binary.data()),

@@ -20,6 +20,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 namespace tritium::gpu {
@@ -62,6 +64,11 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target,
   for (const ir::Value* a : f.args())
     out.params.push_back(a->type.elem);
   auto keep = [&](std::string stage, std::function<std::string()> text) {
+    if (!target.dump_dir.empty()) {
+      std::filesystem::create_directories(target.dump_dir);
+      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.{}", f.name, stage))
+          << text();
+    }
     if (target.keep_stages)
       out.stages.emplace_back(std::move(stage), text());
   };
@@ -94,7 +101,13 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target,
   keep("ll.opt", [&] { return print_module(*m); });
 
   // make_ptx / make_amdgcn (+ the HSACO).
+  size_t before = out.stages.size();
   ti->emit(*m, out);
+  if (!target.dump_dir.empty())
+    for (size_t i = before; i < out.stages.size(); ++i)
+      std::ofstream(std::filesystem::path(target.dump_dir) /
+                    fmt::format("{}.{}", f.name, out.stages[i].first))
+          << out.stages[i].second;
   if (!target.keep_stages)
     out.stages.clear();
   return out;

@@ -31,6 +31,9 @@ struct GpuTarget {
   std::string arch;        // "sm_80", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"
   int code_object = 5;     // AMDGPU code object version: 5 (default) or 4
   bool keep_stages = true; // fill GpuKernelBinary::stages (IR after each pass, LLVM IR, …)
+  // When set, each stage is also written to <dump_dir>/<kernel>.<stage> as soon as it is
+  // produced, so that a failing compilation leaves the stages before the failure behind.
+  std::string dump_dir;
 
   bool is_amdgpu() const { return arch.rfind("gfx", 0) == 0; }
   bool is_nvptx() const { return arch.rfind("sm_", 0) == 0; }

@@ -121,7 +121,12 @@ private:
     if (it != bases_.end())
       return it->second;
     llvm::IRBuilder<>::InsertPointGuard guard(b_);
-    b_.SetInsertPoint(llvm::cast<llvm::Instruction>(warp_)->getNextNode());
+    // Right after the thread ids, so that every use is dominated.
+    auto* w = llvm::cast<llvm::Instruction>(warp_);
+    if (llvm::Instruction* next = w->getNextNode())
+      b_.SetInsertPoint(next);
+    else
+      b_.SetInsertPoint(w->getParent());
     Regs base;
     for (int k = 0; k < d.rank(); ++k) {
       LV* l = b_.CreateAnd(b_.CreateLShr(lane_, std::countr_zero(unsigned(d.lane_stride[k]))),

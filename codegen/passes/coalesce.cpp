@@ -11,8 +11,6 @@
 #include <numeric>
 
 namespace tritium::gpu {
-namespace {
-
 using ir::OpKind;
 
 ir::LayoutPtr coalesced_layout(const ir::Value* ptr, const AxisInfo& info, int num_warps,
@@ -37,6 +35,8 @@ ir::LayoutPtr coalesced_layout(const ir::Value* ptr, const AxisInfo& info, int n
     --vec;
   return blocked_layout(shape, order, static_cast<int>(vec), num_warps, warp_size);
 }
+
+namespace {
 
 void visit(ir::Function& f, ir::Block& b, const AxisInfoMap& info, int num_warps,
            int warp_size) {

@@ -3,6 +3,8 @@
 // constants, aranges and splats, elementwise ops, broadcasts and pointer arithmetic are
 // rematerialized (cloned right after the original, in the new layout, with conversions pushed
 // onto their operands), until the conversions meet a load, a reduction or a block argument.
+// Ops that read their operands through shared memory or in any layout (dot, reductions, scans,
+// reshapes, transposes, joins, splits, concatenations) take the unconverted operand.
 // Conversions of conversions fold; conversions to the layout a value already has vanish;
 // dead ops are erased.
 #include "gpu/layout.hpp"
@@ -60,6 +62,68 @@ private:
         block(*r->block);
       if (op.kind == OpKind::ConvertLayout)
         convert(op);
+      else
+        skip_operand_conversions(b, i);
+    }
+  }
+
+  static ir::Value* unconverted(ir::Value* v) {
+    return v->def && v->def->kind == OpKind::ConvertLayout ? v->def->operands[0] : v;
+  }
+
+  void skip_operand_conversions(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    switch (op.kind) {
+    case OpKind::Dot:
+      for (size_t k = 0; k < 2; ++k)
+        if (ir::Value* x = unconverted(op.operands[k]); x != op.operands[k]) {
+          op.operands[k] = x;
+          changed_ = true;
+        }
+      return;
+    case OpKind::Reshape:
+    case OpKind::Trans:
+    case OpKind::Join:
+    case OpKind::Split:
+    case OpKind::Cat:
+      for (auto& v : op.operands)
+        if (ir::Value* x = unconverted(v); x != v && x->type.layout) {
+          v = x;
+          changed_ = true;
+        }
+      return;
+    case OpKind::Reduce:
+    case OpKind::Scan: {
+      // All operands must come from one layout; the results follow it and are converted back
+      // for their users.
+      ir::Value* x0 = unconverted(op.operands[0]);
+      if (x0 == op.operands[0] || !x0->type.layout)
+        return;
+      for (ir::Value* v : op.operands)
+        if (!same_layout(unconverted(v)->type.layout, x0->type.layout))
+          return;
+      for (auto& v : op.operands)
+        v = unconverted(v);
+      ir::LayoutPtr l = x0->type.layout;
+      int axis = static_cast<int>(op.int_attr("axis"));
+      size_t at = i + 1;
+      for (ir::Value* r : op.results) {
+        if (r->type.is_scalar())
+          continue;
+        ir::LayoutPtr old = r->type.layout;
+        r->type.layout = op.kind == OpKind::Scan ? l : slice_layout(axis, l);
+        ir::Type back = r->type;
+        back.layout = old;
+        ir::Op& c = insert_op(f_, b, at++, OpKind::ConvertLayout, {r}, {back}, op.loc);
+        f_.replace_all_uses(r, c.result());
+        c.operands[0] = r;
+      }
+      i = at - 1;
+      changed_ = true;
+      return;
+    }
+    default:
+      return;
     }
   }
 
