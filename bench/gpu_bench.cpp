@@ -1,6 +1,7 @@
 // GPU benchmarks, side by side with the baselines they must beat (bench/RESULTS.md):
 //
-//   launch   host time per cached launch of a tiny kernel, 20 000 launches: tritium::jit, the
+//   launch   host time per cached launch of a tiny kernel (add_kernel on 128 elements), 20 000
+//            launches: tritium::jit, the
 //            compiled kernel's own launch (no jit layer), and a raw cuLaunchKernel loop on the
 //            same stream, alternated so that drift hits all three alike; medians of 7 rounds.
 //   vadd     vector add fp32, 2^20 … 2^28 elements: device events around each launch after
@@ -22,6 +23,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -44,34 +46,35 @@ void add_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::ptr<float> outpu
   tl::store(output_ptr + offsets, x + y, mask);
 }
 
-// The tiny kernel whose launches are timed: adds 1 to n <= BLOCK floats.
-void tiny_kernel(tl::ptr<float> x_ptr, tl::i32 n, tl::constexpr_<int> BLOCK) {
-  auto offs = tl::arange(0, BLOCK);
-  auto mask = offs < n;
-  tl::store(x_ptr + offs, tl::load(x_ptr + offs, mask) + 1.0f, mask);
-}
-
-// The raw baseline's kernel: the same work and the same parameters, written by hand.
-constexpr const char* kTinyPtx = R"(
+// The raw baseline's kernel: add_kernel's work and parameters, written by hand.
+constexpr const char* kAddPtx = R"(
 .version 7.0
 .target sm_80
 .address_size 64
-.visible .entry tiny(.param .u64 x, .param .u32 n)
+.visible .entry vec_add(.param .u64 x, .param .u64 y, .param .u64 out, .param .u32 n)
 {
   .reg .pred %p;
-  .reg .b32 %r<3>;
-  .reg .f32 %f<3>;
-  .reg .b64 %rd<4>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
   ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [y];
+  ld.param.u64 %rd3, [out];
   ld.param.u32 %r1, [n];
-  mov.u32 %r2, %tid.x;
-  setp.ge.s32 %p, %r2, %r1;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.s32 %p, %r5, %r1;
   @%p bra DONE;
-  mul.wide.s32 %rd2, %r2, 4;
-  add.s64 %rd3, %rd1, %rd2;
-  ld.global.f32 %f1, [%rd3];
-  add.f32 %f2, %f1, 0f3F800000;
-  st.global.f32 [%rd3], %f2;
+  mul.wide.s32 %rd4, %r5, 4;
+  add.s64 %rd5, %rd1, %rd4;
+  add.s64 %rd6, %rd2, %rd4;
+  add.s64 %rd7, %rd3, %rd4;
+  ld.global.f32 %f1, [%rd5];
+  ld.global.f32 %f2, [%rd6];
+  add.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd7], %f3;
 DONE:
   ret;
 }
@@ -90,7 +93,7 @@ struct Raw {
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
   CUmodule module = nullptr;
-  CUfunction tiny = nullptr;
+  CUfunction add = nullptr;
 
   void check(CUresult r, const char* what) {
     if (r != CUDA_SUCCESS)
@@ -108,65 +111,77 @@ struct Raw {
     check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     // tritium's own stream, so that raw launches and events queue exactly as tritium's do.
     stream = static_cast<CUstream>(tritium::cuda::native_stream(backend));
-    check(api.cuModuleLoadDataEx(&module, kTinyPtx, 0, nullptr, nullptr), "cuModuleLoadDataEx");
-    check(api.cuModuleGetFunction(&tiny, module, "tiny"), "cuModuleGetFunction");
+    check(api.cuModuleLoadDataEx(&module, kAddPtx, 0, nullptr, nullptr), "cuModuleLoadDataEx");
+    check(api.cuModuleGetFunction(&add, module, "vec_add"), "cuModuleGetFunction");
   }
 };
+
+// Fills `n` floats with a cheap deterministic pattern in [-1, 1).
+void fill(std::vector<float>& v, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = static_cast<float>(static_cast<int32_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
+  }
+}
 
 struct LaunchResult {
   double raw_us, backend_us, jit_us;
 };
 
+// The tiny kernel is the tutorial's add_kernel on 128 elements (one program): four
+// parameters, as most small kernels have, and no work to speak of.
 LaunchResult bench_launch(Device dev, Raw& raw, int launches, int rounds) {
-  auto x = dev.from_host(std::vector<float>(128, 0.f));
   int n = 128;
-  auto kernel = tritium::jit(tiny_kernel, "tiny_kernel");
+  std::vector<float> hx(n), hy(n);
+  fill(hx, 5);
+  fill(hy, 6);
+  auto x = dev.from_host(hx), y = dev.from_host(hy);
+  auto out = dev.alloc<float>(n), raw_out = dev.alloc<float>(n);
+  auto kernel = tritium::jit(add_kernel, "add_kernel");
   // Without the GPU code generator in this build, the backend's launch is still timed, on the
   // same kernel written by hand.
   std::unique_ptr<tritium::CompiledKernel> hand_written;
   tritium::CompiledKernel* compiled = nullptr;
   bool have_jit = true;
   try {
-    kernel[{1}](x, n, 128); // trace, compile, load, first launch
+    kernel[{1}](x, y, out, n, 1024); // trace, compile, load, first launch
     dev.synchronize();
-    compiled = &kernel.compiled(x, n, 128);
+    compiled = &kernel.compiled(x, y, out, n, 1024);
   } catch (const tritium::Error& e) {
     fmt::print("jit unavailable ({}): timing the backend on hand-written PTX\n", e.what());
     have_jit = false;
+    auto f32p = tritium::ir::DType::pointer_to(tritium::ir::ScalarKind::F32);
     hand_written = tritium::cuda::load_kernel(
-        dev.backend(), {"tiny",
-                        kTinyPtx,
-                        128,
-                        0,
-                        {tritium::ir::DType::pointer_to(tritium::ir::ScalarKind::F32),
-                         tritium::ir::DType(tritium::ir::ScalarKind::I32)},
-                        {}});
+        dev.backend(),
+        {"vec_add", kAddPtx, 128, 0, {f32p, f32p, f32p, tritium::ir::ScalarKind::I32}, {}});
     compiled = hand_written.get();
-    compiled->launch({1}, std::array<tritium::ArgSlot, 2>{reinterpret_cast<uintptr_t>(x.data()),
-                                                          tritium::ArgSlot{128}});
   }
-  tritium::ArgSlot slots[2] = {reinterpret_cast<uintptr_t>(x.data()),
-                               static_cast<tritium::ArgSlot>(n)};
+  tritium::ArgSlot slots[4] = {
+      reinterpret_cast<uintptr_t>(x.data()), reinterpret_cast<uintptr_t>(y.data()),
+      reinterpret_cast<uintptr_t>(out.data()), static_cast<tritium::ArgSlot>(n)};
   CUdeviceptr xp = reinterpret_cast<CUdeviceptr>(x.data());
-  void* params[2] = {&xp, &n};
+  CUdeviceptr yp = reinterpret_cast<CUdeviceptr>(y.data());
+  CUdeviceptr op = reinterpret_cast<CUdeviceptr>(raw_out.data());
+  void* params[4] = {&xp, &yp, &op, &n};
 
   auto time_loop = [&](auto&& launch_once) {
     dev.synchronize();
-    raw.check(raw.api.cuStreamSynchronize(raw.stream), "cuStreamSynchronize");
     auto t0 = Clock::now();
     for (int i = 0; i < launches; ++i)
       launch_once();
     auto t1 = Clock::now();
     dev.synchronize();
-    raw.check(raw.api.cuStreamSynchronize(raw.stream), "cuStreamSynchronize");
     return std::chrono::duration<double, std::micro>(t1 - t0).count() / launches;
   };
   auto raw_once = [&] {
-    raw.check(raw.api.cuLaunchKernel(raw.tiny, 1, 1, 1, 128, 1, 1, 0, raw.stream, params, nullptr),
+    raw.check(raw.api.cuLaunchKernel(raw.add, 1, 1, 1, 128, 1, 1, 0, raw.stream, params, nullptr),
               "cuLaunchKernel");
   };
   auto backend_once = [&] { compiled->launch({1}, slots); };
-  auto jit_once = [&] { kernel[{1}](x, n, 128); };
+  auto jit_once = [&] { kernel[{1}](x, y, out, n, 1024); };
 
   // Warm-up of every path, then alternating rounds.
   time_loop(raw_once);
@@ -180,24 +195,12 @@ LaunchResult bench_launch(Device dev, Raw& raw, int launches, int rounds) {
     if (have_jit)
       j.push_back(time_loop(jit_once));
   }
-  // Every launch added 1 to each element: check the count.
-  auto got = x.to_host();
-  double want = 1.0 + (have_jit ? 3.0 : 2.0) * launches * (rounds + 1);
-  for (float v : got)
-    if (v != static_cast<float>(want))
-      throw tritium::Error(fmt::format("launch benchmark: x = {}, expected {}", v, want));
+  for (const auto& result : {out.to_host(), raw_out.to_host()})
+    for (int i = 0; i < n; ++i)
+      if (result[i] != hx[i] + hy[i])
+        throw tritium::Error(fmt::format("launch benchmark: out[{}] = {}, expected {}", i,
+                                         result[i], hx[i] + hy[i]));
   return {median(r), median(b), have_jit ? median(j) : 0.0};
-}
-
-// Fills `n` floats with a cheap deterministic pattern in [-1, 1).
-void fill(std::vector<float>& v, uint64_t seed) {
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = static_cast<float>(static_cast<int32_t>(s >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
-  }
 }
 
 struct VaddResult {
@@ -278,9 +281,37 @@ void bench_first_launch(Device dev) {
     if (got[i] != hx[i] + hy[i])
       throw tritium::Error(
           fmt::format("first launch: out[{}] = {}, expected {}", i, got[i], hx[i] + hy[i]));
+  tritium::CompiledKernel& compiled = kernel.compiled(x, y, out, n, 1024);
   fmt::print("first launch of add_kernel (trace + compile + load + run): {:.1f} ms, cubin cache: "
              "{}\n",
-             ms, kernel.compiled(x, y, out, n, 1024).artifact("cache"));
+             ms, compiled.artifact("cache"));
+  // The module load alone, from the same PTX: through the driver's JIT (cache off), then from
+  // the disk cache.
+  auto f32p = tritium::ir::DType::pointer_to(tritium::ir::ScalarKind::F32);
+  tritium::cuda::KernelImage image{"add_kernel",
+                                   compiled.artifact("ptx"),
+                                   128,
+                                   0,
+                                   {f32p, f32p, f32p, tritium::ir::ScalarKind::I32},
+                                   {}};
+  const char* dir = std::getenv("TRITIUM_CACHE_DIR");
+  std::string saved = dir ? dir : "";
+  auto time_load = [&] {
+    auto t = Clock::now();
+    auto k = tritium::cuda::load_kernel(dev.backend(), image);
+    return std::pair(std::chrono::duration<double, std::milli>(Clock::now() - t).count(),
+                     k->artifact("cache"));
+  };
+  ::setenv("TRITIUM_CACHE_DIR", "off", 1);
+  auto [jit_ms, s1] = time_load();
+  if (saved.empty())
+    ::unsetenv("TRITIUM_CACHE_DIR");
+  else
+    ::setenv("TRITIUM_CACHE_DIR", saved.c_str(), 1);
+  auto [cached_ms, s2] = time_load();
+  fmt::print("module load from PTX: driver JIT {:.2f} ms (cache {}), from the disk cache {:.2f} "
+             "ms (cache {})\n",
+             jit_ms, s1, cached_ms, s2);
 }
 
 } // namespace
