@@ -4,8 +4,11 @@
 
 #include <tritium/tritium.hpp>
 
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace tl = tritium::tl;
@@ -211,5 +214,43 @@ TEST_CASE("gpu: a cached launch reuses the compiled kernel") {
       kernel[{4}](x, y, out, 4096, 1024);
     d.synchronize();
     CHECK(kernel.num_compiled() == before + 1);
+  }
+}
+
+TEST_CASE("gpu: threads launch one cached kernel concurrently") {
+  TRITIUM_REQUIRE_GPU(gpus);
+  auto kernel = tritium::jit(add_kernel, "add_kernel");
+  const int n = 1 << 16, threads = 4, launches = 200;
+  for (Device d : gpus) {
+    auto hx = random_floats(n, 9), hy = random_floats(n, 10);
+    auto x = d.from_host(hx), y = d.from_host(hy);
+    std::vector<Buffer<float>> outs;
+    for (int t = 0; t < threads; ++t)
+      outs.push_back(poisoned<float>(d, n));
+    size_t before = kernel.num_compiled();
+    kernel[{n / 1024}](x, y, outs[0], n, 1024); // compiled once, before the threads start
+    std::vector<std::thread> pool;
+    std::atomic<int> errors{0};
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          for (int i = 0; i < launches; ++i)
+            kernel[{n / 1024}](x, y, outs[t], n, 1024);
+        } catch (const std::exception&) {
+          ++errors;
+        }
+      });
+    for (auto& th : pool)
+      th.join();
+    d.synchronize();
+    CHECK(errors == 0);
+    CHECK(kernel.num_compiled() == before + 1);
+    for (int t = 0; t < threads; ++t) {
+      auto got = outs[t].to_host();
+      int bad = 0;
+      for (int i = 0; i < n; ++i)
+        bad += got[i] != hx[i] + hy[i];
+      CHECK_MESSAGE(bad == 0, "thread " << t << ": " << bad << " wrong elements");
+    }
   }
 }
