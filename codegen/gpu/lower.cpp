@@ -300,6 +300,7 @@ private:
     case OpKind::Cat:
       return through_smem(op);
     case OpKind::AddPtr: {
+      track_base_offset(op);
       const Regs &p = get(op.operand(0)), &o = get(op.operand(1));
       DType ot = op.operand(1)->type.elem;
       llvm::Type* et = mem_type(op.operand(0)->type.elem.element_of_pointer());
@@ -659,6 +660,73 @@ private:
   }
 
   // --- memory --------------------------------------------------------------------------
+  // Whether an integer value is known to be >= 0 (i32 arithmetic is assumed not to overflow,
+  // as Triton's AMD buffer-op conversion assumes).
+  bool nonneg(const ir::Value* v) {
+    if (auto it = nonneg_.find(v); it != nonneg_.end())
+      return it->second;
+    bool r = false;
+    if (const ir::Op* d = v->def) {
+      auto all = [&] {
+        for (const ir::Value* o : d->operands)
+          if (!nonneg(o))
+            return false;
+        return true;
+      };
+      switch (d->kind) {
+      case OpKind::ProgramId:
+      case OpKind::NumPrograms: r = true; break;
+      case OpKind::Arange: r = d->int_attr("start") >= 0; break;
+      case OpKind::Constant:
+        r = std::holds_alternative<int64_t>(d->attrs.at("value")) &&
+            std::get<int64_t>(d->attrs.at("value")) >= 0;
+        break;
+      case OpKind::Splat:
+      case OpKind::Broadcast:
+      case OpKind::ExpandDims:
+      case OpKind::ConvertLayout:
+      case OpKind::Hint:
+      case OpKind::Add:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Rem:
+      case OpKind::Min:
+      case OpKind::Max: r = all(); break;
+      case OpKind::And: r = nonneg(d->operands[0]) || nonneg(d->operands[1]); break;
+      default: break;
+      }
+    } else if (v->block == &f_.entry()) {
+      const ir::ArgInfo& a = f_.arg_info.at(v->index);
+      r = a.is_constant && a.constant >= 0;
+    }
+    return nonneg_[v] = r;
+  }
+
+  // Pointers known as (uniform base, non-negative i32 element offsets): what buffer
+  // instructions take.
+  struct BaseOffset {
+    LV* base;
+    Regs offsets;
+  };
+  void track_base_offset(const ir::Op& op) {
+    const ir::Value *p = op.operand(0), *o = op.operand(1);
+    if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32 || !nonneg(o))
+      return;
+    const Regs& off = get(o);
+    if (p->def && p->def->kind == OpKind::Splat) {
+      split_[op.result()] = {get(p->def->operand(0))[0], off};
+    } else if (auto it = split_.find(p); it != split_.end()) {
+      BaseOffset s = it->second;
+      for (size_t i = 0; i < off.size(); ++i)
+        s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", true, true);
+      split_[op.result()] = std::move(s);
+    }
+  }
+  LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
+    return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", true,
+                        true);
+  }
+
   // Elements per vector access: contiguity and alignment of the pointers (AxisInfo), the
   // layout's run per thread, the mask's constancy, at most 128 bits.
   int vector_width(const ir::Op& op, const Dist& d, DType elem) {
@@ -745,10 +813,18 @@ private:
           fallback = vec == 1 ? o : b_.CreateInsertElement(fallback, o, k);
         }
       }
-      LV* v = guarded(mask ? (*mask)[r] : nullptr, [&] {
-        auto* l = b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec), vol);
-        return static_cast<LV*>(l);
-      }, fallback);
+      LV* v = nullptr;
+      if (auto it = split_.find(ptr); it != split_.end() && !vol) {
+        v = ti_.buffer_load(b_, vt, it->second.base, byte_offset(it->second, r, eb),
+                            mask ? (*mask)[r] : nullptr);
+        if (v && other && mask)
+          v = b_.CreateSelect((*mask)[r], v, fallback);
+      }
+      if (!v)
+        v = guarded(mask ? (*mask)[r] : nullptr, [&] {
+          auto* l = b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec), vol);
+          return static_cast<LV*>(l);
+        }, fallback);
       for (int k = 0; k < vec; ++k)
         out[r + k] = from_mem(vec == 1 ? v : b_.CreateExtractElement(v, k), e);
     }
@@ -762,15 +838,23 @@ private:
     const Regs* mask = op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
     int vec = ptr->type.is_scalar() ? 1 : vector_width(op, dist(ptr), e);
     int64_t eb = mem_bytes(e);
+    auto split = ptr->type.is_scalar() ? split_.end() : split_.find(ptr);
     for (size_t r = 0; r < p.size(); r += vec) {
-      guarded(mask ? (*mask)[r] : nullptr, [&]() -> LV* {
+      auto value = [&] {
         LV* v = to_mem(val[r], e);
         if (vec > 1) {
           v = llvm::PoisonValue::get(llvm::FixedVectorType::get(mem_type(e), vec));
           for (int k = 0; k < vec; ++k)
             v = b_.CreateInsertElement(v, to_mem(val[r + k], e), k);
         }
-        b_.CreateAlignedStore(v, p[r], llvm::Align(eb * vec));
+        return v;
+      };
+      if (split != split_.end() &&
+          ti_.buffer_store(b_, value(), split->second.base, byte_offset(split->second, r, eb),
+                           mask ? (*mask)[r] : nullptr))
+        continue;
+      guarded(mask ? (*mask)[r] : nullptr, [&]() -> LV* {
+        b_.CreateAlignedStore(value(), p[r], llvm::Align(eb * vec));
         return nullptr;
       }, nullptr);
     }
@@ -933,8 +1017,10 @@ private:
       // smem[operand][warp along axis][result element]
       int64_t out_numel = x0->type.numel() / len;
       ti_.barrier(b_);
+      // Warps beyond the axis's extent replicate the first ones: they share their slots.
       LV* warp_axis = b_.CreateAnd(
-          b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[axis]))), d.wpc[axis] - 1);
+          b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[axis]))),
+          static_cast<uint64_t>(warps - 1));
       std::vector<int64_t> base;
       int64_t off = 0;
       for (size_t k = 0; k < n; ++k) {
@@ -1274,6 +1360,8 @@ private:
   AxisInfoMap axis_;
   std::unordered_map<const ir::Value*, Regs> vals_;
   std::map<std::string, Regs> bases_;
+  std::unordered_map<const ir::Value*, bool> nonneg_;
+  std::unordered_map<const ir::Value*, BaseOffset> split_;
   int64_t shared_bytes_ = 0;
 };
 

@@ -44,6 +44,19 @@ public:
   virtual llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind,
                             std::vector<llvm::Value*> args, const ir::Op& op) = 0;
 
+  // Global loads and stores through a uniform base pointer and non-negative 32-bit byte
+  // offsets, masked without branches (AMD's buffer instructions: an out-of-range offset reads 0
+  // and writes nothing). A null mask means all lanes. Targets without such instructions return
+  // null / false and the lowering branches around ordinary loads and stores instead.
+  virtual llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                                   llvm::Value* byte_offset, llvm::Value* mask) {
+    return nullptr;
+  }
+  virtual bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
+                            llvm::Value* byte_offset, llvm::Value* mask) {
+    return false;
+  }
+
   // The synchronization scope of an atomic with Triton's scope name ("gpu", "cta", "sys").
   virtual llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
 

@@ -210,9 +210,12 @@ TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the
   REQUIRE(bin.binary.size() > 4);
   CHECK(bin.binary[0] == 0x7f);
   CHECK(bin.binary[1] == 'E');
-  CHECK(count(bin.assembly, "global_load_dwordx4") == 2);
-  CHECK(count(bin.assembly, "global_store_dwordx4") == 1);
-  CHECK(count(bin.assembly, "global_load_dword ") == 0);
+  // Masked accesses become buffer instructions (out-of-range offsets for masked-off lanes):
+  // no branches.
+  CHECK(count(bin.assembly, "buffer_load_dwordx4") == 2);
+  CHECK(count(bin.assembly, "buffer_store_dwordx4") == 1);
+  CHECK(count(bin.assembly, "global_load_dword") == 0);
+  CHECK(count(bin.assembly, "s_cbranch") == 0);
   const std::string& meta = *bin.stage("hsaco.meta");
   CHECK(meta_int(meta, "wavefront_size") == 64);
   CHECK(meta_int(meta, "kernarg_segment_size") == 28); // 3 pointers + i32, no hidden args used
@@ -223,8 +226,10 @@ TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the
   const int insns = amdgcn_instructions(bin.assembly, "vector_add");
   MESSAGE("gfx942 vector add: " << insns << " instructions, " << vgprs
                                 << " VGPRs (Triton 3.6: 22 instructions, 10 VGPRs)");
+  // Fewer VGPRs than Triton; more instructions (29: the three buffer descriptors cost SGPR
+  // moves). Golden upper bounds, so that a regression shows.
   CHECK(vgprs <= 10);
-  CHECK(insns <= 22);
+  CHECK(insns <= 29);
 }
 
 TEST_CASE("gfx1100 (wave32) and gfx90a; code object v4 on request") {
@@ -232,14 +237,14 @@ TEST_CASE("gfx1100 (wave32) and gfx90a; code object v4 on request") {
   auto b1100 = compile(*f, "gfx1100");
   CHECK(b1100.num_threads == 128);
   CHECK(meta_int(*b1100.stage("hsaco.meta"), "wavefront_size") == 32);
-  CHECK(count(b1100.assembly, "global_load_b128") == 4);
+  CHECK(count(b1100.assembly, "buffer_load_b128") == 4);
   MESSAGE("gfx1100 vector add: " << amdgcn_instructions(b1100.assembly, "vector_add")
                                  << " instructions, "
                                  << meta_int(*b1100.stage("hsaco.meta"), "vgpr_count")
                                  << " VGPRs (Triton 3.6: 68 instructions, 20 VGPRs)");
   auto b90a = compile(*f, "gfx90a");
   CHECK(meta_int(*b90a.stage("hsaco.meta"), "wavefront_size") == 64);
-  CHECK(count(b90a.assembly, "global_load_dwordx4") == 2);
+  CHECK(count(b90a.assembly, "buffer_load_dwordx4") == 2);
   auto v5 = compile(*f, "gfx942", 4, 5);
   auto v4 = compile(*f, "gfx942", 4, 4);
   CHECK(v5.stage("hsaco.meta")->find("- 1\n  - 2") != std::string::npos); // amdhsa.version 1.2

@@ -196,6 +196,56 @@ public:
     g->setAlignment(llvm::Align(16));
     return g;
   }
+  // Buffer descriptor (V#) of a raw buffer at `base` covering 2^31 - 2 bytes: any offset at or
+  // above 2^31 is out of range, which loads answer with 0 and stores ignore.
+  llvm::Value* resource(llvm::IRBuilder<>& b, llvm::Value* base) {
+    // Word 3: a non-zero data format (ignored by untyped accesses but required); RDNA also
+    // needs bit 24 and out-of-bounds checking against the offset (bits 28-29 = 3).
+    uint32_t flags = (7u << 12) | (4u << 15);
+    if (warp_ == 32)
+      flags |= (1u << 24) | (3u << 28);
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_make_buffer_rsrc, {base->getType()},
+                             {base, b.getInt16(0), b.getInt32(0x7ffffffe), b.getInt32(flags)});
+  }
+  // Buffer accesses move whole dwords (or one byte / short): other types travel as integers.
+  static llvm::Type* buffer_type(llvm::IRBuilder<>& b, llvm::Type* t, const llvm::DataLayout& dl) {
+    uint64_t bits = dl.getTypeSizeInBits(t);
+    if (bits == 8 || bits == 16)
+      return b.getIntNTy(static_cast<unsigned>(bits));
+    if (bits == 32)
+      return b.getInt32Ty();
+    if (bits % 32 == 0 && bits <= 128)
+      return llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(bits / 32));
+    return nullptr;
+  }
+  llvm::Value* masked_offset(llvm::IRBuilder<>& b, llvm::Value* off, llvm::Value* mask) {
+    return mask ? b.CreateSelect(mask, off, b.getInt32(0x80000000u)) : off;
+  }
+  llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                           llvm::Value* byte_offset, llvm::Value* mask) override {
+    const auto& dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::Type* bt = buffer_type(b, type, dl);
+    if (!bt)
+      return nullptr;
+    llvm::Value* v = b.CreateIntrinsic(
+        llvm::Intrinsic::amdgcn_raw_ptr_buffer_load, {bt},
+        {resource(b, base), masked_offset(b, byte_offset, mask), b.getInt32(0), b.getInt32(0)});
+    return type->isPointerTy() ? b.CreateIntToPtr(v, type) : b.CreateBitCast(v, type);
+  }
+  bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
+                    llvm::Value* byte_offset, llvm::Value* mask) override {
+    const auto& dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::Type* bt = buffer_type(b, value->getType(), dl);
+    if (!bt)
+      return false;
+    llvm::Value* v = value->getType()->isPointerTy() ? b.CreatePtrToInt(value, bt)
+                                                      : b.CreateBitCast(value, bt);
+    b.CreateIntrinsic(llvm::Intrinsic::amdgcn_raw_ptr_buffer_store, {bt},
+                      {v, resource(b, base), masked_offset(b, byte_offset, mask), b.getInt32(0),
+                       b.getInt32(0)});
+    return true;
+  }
+
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) override {
     if (scope == "cta")
       return ctx.getOrInsertSyncScopeID("workgroup");
