@@ -301,6 +301,33 @@ TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
 #include <tritium/ir/ops.def>
 }
 
+TEST_CASE("NVPTX without libdevice: math from PTX approximations and expansions") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(256)};
+  auto f = lang::trace(gpu_test::float_math, "float_math", s);
+  auto with = compile(*f, "sm_90");
+  ::setenv("TRITIUM_NO_LIBDEVICE", "1", 1);
+  gpu::GpuKernelBinary without;
+  CHECK_NOTHROW(without = compile(*f, "sm_90"));
+  ::unsetenv("TRITIUM_NO_LIBDEVICE");
+  CHECK(without.assembly.find("ex2.approx") != std::string::npos);
+  CHECK(without.assembly.find("__nv_") == std::string::npos);
+  check_ptxas(without.assembly, "sm_90");
+  if (std::filesystem::exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"))
+    CHECK(with.stage("ll.opt")->find("@__nv_") == std::string::npos); // linked and inlined
+}
+
+TEST_CASE("TRITIUM_DUMP writes every stage as it is produced") {
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("tritium-dump-{}", ::getpid());
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  auto f = sample("vector_add");
+  compile(*f, "gfx942");
+  ::unsetenv("TRITIUM_DUMP");
+  for (const char* stage : {"ir", "ir.assign_layouts", "ir.coalesce", "ir.remove_layout_conversions",
+                            "ir.opt", "ll", "ll.opt", "amdgcn", "hsaco.meta", "hsaco"})
+    CHECK_MESSAGE(std::filesystem::exists(dir / fmt::format("vector_add.{}", stage)), stage);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("errors name the kernel") {
   auto f = sample("vector_add");
   try {
