@@ -34,8 +34,8 @@ bool rematerializable(const ir::Op& op) {
   case OpCategory::Hint:
     return true;
   default:
-    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast ||
-           op.kind == OpKind::AddPtr || op.kind == OpKind::ExpandDims;
+    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::AddPtr ||
+           op.kind == OpKind::ExpandDims;
   }
 }
 
@@ -260,6 +260,8 @@ private:
 
 } // namespace
 
-void remove_layout_conversions(ir::Function& f) { Remover(f).run(); }
+void remove_layout_conversions(ir::Function& f) {
+  Remover(f).run();
+}
 
 } // namespace tritium::gpu

@@ -199,7 +199,7 @@ TEST_CASE("sm_90 and sm_80: the vector add uses 128-bit global loads and stores"
   auto g = lang::trace(samples::vector_add, "vector_add", s);
   auto bin = compile(*g, "sm_90");
   CHECK(count(bin.assembly, "ld.global.v4.f32") == 2); // y is still aligned
-  CHECK(count(bin.assembly, "ld.global.f32") == 8); // x: 8 scalar loads per thread
+  CHECK(count(bin.assembly, "ld.global.f32") == 8);    // x: 8 scalar loads per thread
 }
 
 TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the HSACO") {
@@ -295,7 +295,7 @@ TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
   // Ops the kernels above do not reach: convert_layout is made by the passes; print is not
   // lowered for GPUs yet (a clear error, tested below).
   const std::set<ir::OpKind> exempt = {ir::OpKind::ConvertLayout, ir::OpKind::Print};
-#define TRITIUM_OP(Kind, name, Category)                                                          \
+#define TRITIUM_OP(Kind, name, Category)                                                           \
   if (!exempt.count(ir::OpKind::Kind))                                                             \
     CHECK_MESSAGE(seen.count(ir::OpKind::Kind), "no GPU test kernel uses op '" << name << "'");
 #include <tritium/ir/ops.def>
@@ -322,8 +322,9 @@ TEST_CASE("TRITIUM_DUMP writes every stage as it is produced") {
   auto f = sample("vector_add");
   compile(*f, "gfx942");
   ::unsetenv("TRITIUM_DUMP");
-  for (const char* stage : {"ir", "ir.assign_layouts", "ir.coalesce", "ir.remove_layout_conversions",
-                            "ir.opt", "ll", "ll.opt", "amdgcn", "hsaco.meta", "hsaco"})
+  for (const char* stage :
+       {"ir", "ir.assign_layouts", "ir.coalesce", "ir.remove_layout_conversions", "ir.opt", "ll",
+        "ll.opt", "amdgcn", "hsaco.meta", "hsaco"})
     CHECK_MESSAGE(std::filesystem::exists(dir / fmt::format("vector_add.{}", stage)), stage);
   std::filesystem::remove_all(dir);
 }
