@@ -23,8 +23,8 @@ inline void vector_add(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, t
 }
 
 // C = A @ B (+ bias, ReLU) in fp16 with an f32 accumulator: Triton's tutorial 03 shape.
-inline void matmul(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c, tl::i32 M,
-                   tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_bk, tl::i32 stride_cm,
+inline void matmul(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c, tl::i32 M, tl::i32 N,
+                   tl::i32 K, tl::i32 stride_am, tl::i32 stride_bk, tl::i32 stride_cm,
                    tl::constexpr_<int> BM, tl::constexpr_<int> BN, tl::constexpr_<int> BK) {
   auto pid_m = tl::program_id(0);
   auto pid_n = tl::program_id(1);
@@ -86,9 +86,9 @@ inline std::map<std::string, std::function<std::unique_ptr<ir::Function>()>> sam
        }},
       {"matmul",
        [] {
-         lang::ArgSpec specs[] = {ptr_arg(), ptr_arg(), ptr_arg(), int_arg(), int_arg(),
-                                  int_arg(), int_arg(),  int_arg(),  int_arg(), const_arg(64),
-                                  const_arg(64), const_arg(32)};
+         lang::ArgSpec specs[] = {ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                                  int_arg(), int_arg(),     int_arg(),     int_arg(),
+                                  int_arg(), const_arg(64), const_arg(64), const_arg(32)};
          return lang::trace(matmul, "matmul", specs);
        }},
       {"softmax",

@@ -106,12 +106,6 @@ int main(int argc, char** argv) {
     if (dump.empty()) {
       std::cout << bin.assembly;
     } else {
-      namespace fs = std::filesystem;
-      fs::create_directories(dump);
-      if (!bin.binary.empty())
-        std::ofstream(fs::path(dump) / fmt::format("{}.hsaco", bin.name), std::ios::binary)
-            .write(reinterpret_cast<const char*>(bin.binary.data()),
-                   static_cast<std::streamsize>(bin.binary.size()));
       std::cout << fmt::format("{}: {} stages in {} ({} threads, {} bytes of shared memory)\n",
                                bin.name, bin.stages.size(), dump, bin.num_threads,
                                bin.shared_bytes);

@@ -20,6 +20,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -49,14 +50,19 @@ std::vector<std::string> supported_gpu_archs() {
   return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"};
 }
 
-GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target,
+GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_in,
                                 const CompileOptions& options) {
-  std::unique_ptr<TargetInfo> ti = make_target(target);
+  std::unique_ptr<TargetInfo> ti = make_target(target_in);
   const int warps = options.num_warps;
   if (warps < 1 || (warps & (warps - 1)) || warps * ti->warp_size() > 1024)
     throw Error(fmt::format("kernel '{}': num_warps = {} on {} (warp size {}): it must be a power "
                             "of two with num_warps x warp size <= 1024",
-                            f.name, warps, target.arch, ti->warp_size()));
+                            f.name, warps, target_in.arch, ti->warp_size()));
+  // TRITIUM_DUMP=dir from any program: every stage lands in dir as it is produced (the
+  // runtime's dump_artifacts adds what it asks CompiledKernel::artifact for).
+  GpuTarget target = target_in;
+  if (const char* dir = std::getenv("TRITIUM_DUMP"); dir && *dir && target.dump_dir.empty())
+    target.dump_dir = dir;
   GpuKernelBinary out;
   out.name = f.name;
   out.warp_size = ti->warp_size();
@@ -103,11 +109,17 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target,
   // make_ptx / make_amdgcn (+ the HSACO).
   size_t before = out.stages.size();
   ti->emit(*m, out);
-  if (!target.dump_dir.empty())
+  if (!target.dump_dir.empty()) {
+    if (!out.binary.empty())
+      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.hsaco", f.name),
+                    std::ios::binary)
+          .write(reinterpret_cast<const char*>(out.binary.data()),
+                 static_cast<std::streamsize>(out.binary.size()));
     for (size_t i = before; i < out.stages.size(); ++i)
       std::ofstream(std::filesystem::path(target.dump_dir) /
                     fmt::format("{}.{}", f.name, out.stages[i].first))
           << out.stages[i].second;
+  }
   if (!target.keep_stages)
     out.stages.clear();
   return out;

@@ -40,12 +40,12 @@ struct GpuTarget {
 };
 
 struct GpuKernelBinary {
-  std::string name;            // the kernel's symbol in the PTX / HSACO
-  std::string assembly;        // PTX text (NVPTX) or AMDGCN assembly (AMDGPU)
-  std::vector<uint8_t> binary; // the HSACO (AMDGPU); empty for NVPTX (load `assembly`)
-  int num_threads = 0;         // threads per block / work-group: num_warps * warp size
-  int warp_size = 32;          // 32, or 64 on gfx90a/gfx942
-  int shared_bytes = 0;        // dynamic shared memory (LDS) per block
+  std::string name;              // the kernel's symbol in the PTX / HSACO
+  std::string assembly;          // PTX text (NVPTX) or AMDGCN assembly (AMDGPU)
+  std::vector<uint8_t> binary;   // the HSACO (AMDGPU); empty for NVPTX (load `assembly`)
+  int num_threads = 0;           // threads per block / work-group: num_warps * warp size
+  int warp_size = 32;            // 32, or 64 on gfx90a/gfx942
+  int shared_bytes = 0;          // dynamic shared memory (LDS) per block
   std::vector<ir::DType> params; // one per kernel parameter, as described above
   // Every stage's artefact in pipeline order ("ir", "ir.<pass>", "ll", "ll.opt", "ptx" or
   // "amdgcn", "hsaco.meta"); keys are the stage names CompiledKernel::artifact() answers.

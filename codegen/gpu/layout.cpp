@@ -18,7 +18,9 @@ std::string SliceLayout::str() const {
   return fmt::format("#slice<dim={}, parent={}>", dim, parent->str());
 }
 
-bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+bool is_pow2(int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
 
 bool same_layout(const ir::LayoutPtr& a, const ir::LayoutPtr& b) {
   if (!a || !b)
@@ -146,8 +148,8 @@ ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vecto
   left = num_warps;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     int k = *it;
-    int64_t room = std::max<int64_t>(
-        1, shape[k] / (int64_t{b->size_per_thread[k]} * b->threads_per_warp[k]));
+    int64_t room =
+        std::max<int64_t>(1, shape[k] / (int64_t{b->size_per_thread[k]} * b->threads_per_warp[k]));
     int w = static_cast<int>(std::min<int64_t>(left, room));
     b->warps_per_cta[k] = w;
     left /= w;

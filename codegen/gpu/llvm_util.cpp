@@ -41,7 +41,8 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& trip
   auto* tm = target->createTargetMachine(triple, cpu, features, opts, llvm::Reloc::PIC_,
                                          std::nullopt, llvm::CodeGenOptLevel::Aggressive);
   if (!tm)
-    throw Error(fmt::format("GPU target {} ({}): LLVM cannot create a target machine", triple, cpu));
+    throw Error(
+        fmt::format("GPU target {} ({}): LLVM cannot create a target machine", triple, cpu));
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
 

@@ -82,16 +82,30 @@ private:
   // --- types ---------------------------------------------------------------------------
   llvm::Type* type(DType t) {
     switch (t.kind) {
-    case ScalarKind::I1: return b_.getInt1Ty();
-    case ScalarKind::I8: case ScalarKind::U8: return b_.getInt8Ty();
-    case ScalarKind::I16: case ScalarKind::U16: return b_.getInt16Ty();
-    case ScalarKind::I32: case ScalarKind::U32: return b_.getInt32Ty();
-    case ScalarKind::I64: case ScalarKind::U64: return b_.getInt64Ty();
-    case ScalarKind::F16: return b_.getHalfTy();
-    case ScalarKind::BF16: return b_.getBFloatTy();
-    case ScalarKind::F32: return b_.getFloatTy();
-    case ScalarKind::F64: return b_.getDoubleTy();
-    case ScalarKind::Ptr: return b_.getPtrTy(ti_.global_address_space());
+    case ScalarKind::I1:
+      return b_.getInt1Ty();
+    case ScalarKind::I8:
+    case ScalarKind::U8:
+      return b_.getInt8Ty();
+    case ScalarKind::I16:
+    case ScalarKind::U16:
+      return b_.getInt16Ty();
+    case ScalarKind::I32:
+    case ScalarKind::U32:
+      return b_.getInt32Ty();
+    case ScalarKind::I64:
+    case ScalarKind::U64:
+      return b_.getInt64Ty();
+    case ScalarKind::F16:
+      return b_.getHalfTy();
+    case ScalarKind::BF16:
+      return b_.getBFloatTy();
+    case ScalarKind::F32:
+      return b_.getFloatTy();
+    case ScalarKind::F64:
+      return b_.getDoubleTy();
+    case ScalarKind::Ptr:
+      return b_.getPtrTy(ti_.global_address_space());
     }
     return nullptr;
   }
@@ -105,8 +119,8 @@ private:
   const Regs& get(const ir::Value* v) {
     auto it = vals_.find(v);
     if (it == vals_.end())
-      throw Error(fmt::format("kernel '{}': internal error, a value used before it is lowered",
-                              f_.name));
+      throw Error(
+          fmt::format("kernel '{}': internal error, a value used before it is lowered", f_.name));
     return it->second;
   }
   void set(const ir::Value* v, Regs r) { vals_[v] = std::move(r); }
@@ -145,7 +159,8 @@ private:
     auto off = d.reg_offset(r);
     Regs c;
     for (int k = 0; k < d.rank(); ++k)
-      c.push_back(b_.CreateOr(base[k], b_.getInt32(static_cast<uint32_t>(off[k] & (d.shape[k] - 1)))));
+      c.push_back(
+          b_.CreateOr(base[k], b_.getInt32(static_cast<uint32_t>(off[k] & (d.shape[k] - 1)))));
     return c;
   }
 
@@ -162,9 +177,12 @@ private:
     for (int k = 0; k < d.rank(); ++k) {
       // Lanes/warps beyond the shape along k hold copies.
       int64_t real_lanes = std::clamp<int64_t>(d.shape[k] / d.spt[k], 1, d.tpw[k]);
-      int64_t real_warps = std::clamp<int64_t>(d.shape[k] / (int64_t{d.spt[k]} * d.tpw[k]), 1, d.wpc[k]);
-      LV* l = b_.CreateAnd(b_.CreateLShr(lane_, std::countr_zero(unsigned(d.lane_stride[k]))), d.tpw[k] - 1);
-      LV* w = b_.CreateAnd(b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[k]))), d.wpc[k] - 1);
+      int64_t real_warps =
+          std::clamp<int64_t>(d.shape[k] / (int64_t{d.spt[k]} * d.tpw[k]), 1, d.wpc[k]);
+      LV* l = b_.CreateAnd(b_.CreateLShr(lane_, std::countr_zero(unsigned(d.lane_stride[k]))),
+                           d.tpw[k] - 1);
+      LV* w = b_.CreateAnd(b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[k]))),
+                           d.wpc[k] - 1);
       ok = b_.CreateAnd(ok, b_.CreateICmpULT(l, b_.getInt32(static_cast<uint32_t>(real_lanes))));
       ok = b_.CreateAnd(ok, b_.CreateICmpULT(w, b_.getInt32(static_cast<uint32_t>(real_warps))));
     }
@@ -270,10 +288,10 @@ private:
       else if (t.is_ptr())
         c = b_.CreateIntToPtr(b_.getInt64(static_cast<uint64_t>(std::get<int64_t>(v))), type(t));
       else
-        c = llvm::ConstantInt::get(type(t), static_cast<uint64_t>(
-                                                std::holds_alternative<int64_t>(v)
-                                                    ? std::get<int64_t>(v)
-                                                    : static_cast<int64_t>(std::get<double>(v))));
+        c = llvm::ConstantInt::get(
+            type(t), static_cast<uint64_t>(std::holds_alternative<int64_t>(v)
+                                               ? std::get<int64_t>(v)
+                                               : static_cast<int64_t>(std::get<double>(v))));
       return set(op.result(), Regs(nregs(op.result()), c));
     }
     case OpKind::Arange: {
@@ -300,6 +318,7 @@ private:
     case OpKind::Cat:
       return through_smem(op);
     case OpKind::AddPtr: {
+      track_base_offset(op);
       const Regs &p = get(op.operand(0)), &o = get(op.operand(1));
       DType ot = op.operand(1)->type.elem;
       llvm::Type* et = mem_type(op.operand(0)->type.elem.element_of_pointer());
@@ -402,28 +421,45 @@ private:
     using I = llvm::Intrinsic::ID;
     if (t.is_float()) {
       switch (op.kind) {
-      case OpKind::Add: return b_.CreateFAdd(x, y);
-      case OpKind::Sub: return b_.CreateFSub(x, y);
-      case OpKind::Mul: return b_.CreateFMul(x, y);
-      case OpKind::Div: return b_.CreateFDiv(x, y);
-      case OpKind::Rem: return b_.CreateFRem(x, y);
-      case OpKind::Min: return b_.CreateBinaryIntrinsic(I(llvm::Intrinsic::minnum), x, y);
-      case OpKind::Max: return b_.CreateBinaryIntrinsic(I(llvm::Intrinsic::maxnum), x, y);
-      case OpKind::Pow: return math(op, t, {x, y});
-      default: fail(op, "not defined on floating-point values");
+      case OpKind::Add:
+        return b_.CreateFAdd(x, y);
+      case OpKind::Sub:
+        return b_.CreateFSub(x, y);
+      case OpKind::Mul:
+        return b_.CreateFMul(x, y);
+      case OpKind::Div:
+        return b_.CreateFDiv(x, y);
+      case OpKind::Rem:
+        return b_.CreateFRem(x, y);
+      case OpKind::Min:
+        return b_.CreateBinaryIntrinsic(I(llvm::Intrinsic::minnum), x, y);
+      case OpKind::Max:
+        return b_.CreateBinaryIntrinsic(I(llvm::Intrinsic::maxnum), x, y);
+      case OpKind::Pow:
+        return math(op, t, {x, y});
+      default:
+        fail(op, "not defined on floating-point values");
       }
     }
     const bool u = t.is_unsigned() || t.is_ptr();
     const unsigned bits = static_cast<unsigned>(t.bits());
     switch (op.kind) {
-    case OpKind::Add: return b_.CreateAdd(x, y);
-    case OpKind::Sub: return b_.CreateSub(x, y);
-    case OpKind::Mul: return b_.CreateMul(x, y);
-    case OpKind::Div: return u ? b_.CreateUDiv(x, y) : b_.CreateSDiv(x, y);
-    case OpKind::Rem: return u ? b_.CreateURem(x, y) : b_.CreateSRem(x, y);
-    case OpKind::And: return b_.CreateAnd(x, y);
-    case OpKind::Or: return b_.CreateOr(x, y);
-    case OpKind::Xor: return b_.CreateXor(x, y);
+    case OpKind::Add:
+      return b_.CreateAdd(x, y);
+    case OpKind::Sub:
+      return b_.CreateSub(x, y);
+    case OpKind::Mul:
+      return b_.CreateMul(x, y);
+    case OpKind::Div:
+      return u ? b_.CreateUDiv(x, y) : b_.CreateSDiv(x, y);
+    case OpKind::Rem:
+      return u ? b_.CreateURem(x, y) : b_.CreateSRem(x, y);
+    case OpKind::And:
+      return b_.CreateAnd(x, y);
+    case OpKind::Or:
+      return b_.CreateOr(x, y);
+    case OpKind::Xor:
+      return b_.CreateXor(x, y);
     case OpKind::Shl: {
       // Shifting by the width or more gives 0 (the interpreter's rule; LLVM's is poison).
       LV* big = b_.CreateICmpUGE(y, llvm::ConstantInt::get(y->getType(), bits));
@@ -437,15 +473,18 @@ private:
       return b_.CreateAShr(x, s);
     }
     case OpKind::Min:
-      return b_.CreateBinaryIntrinsic(u ? I(llvm::Intrinsic::umin) : I(llvm::Intrinsic::smin), x, y);
+      return b_.CreateBinaryIntrinsic(u ? I(llvm::Intrinsic::umin) : I(llvm::Intrinsic::smin), x,
+                                      y);
     case OpKind::Max:
-      return b_.CreateBinaryIntrinsic(u ? I(llvm::Intrinsic::umax) : I(llvm::Intrinsic::smax), x, y);
+      return b_.CreateBinaryIntrinsic(u ? I(llvm::Intrinsic::umax) : I(llvm::Intrinsic::smax), x,
+                                      y);
     case OpKind::Umulhi: {
       llvm::Type* wide = b_.getIntNTy(2 * bits);
       LV* p = b_.CreateMul(b_.CreateZExt(x, wide), b_.CreateZExt(y, wide));
       return b_.CreateTrunc(b_.CreateLShr(p, bits), x->getType());
     }
-    default: fail(op, "not defined on integers");
+    default:
+      fail(op, "not defined on integers");
     }
   }
 
@@ -453,39 +492,55 @@ private:
     const std::string& p = op.str_attr("pred");
     using P = llvm::CmpInst::Predicate;
     if (t.is_float()) {
-      P pr = p == "eq" ? P::FCMP_OEQ : p == "ne" ? P::FCMP_UNE : p == "lt" ? P::FCMP_OLT
-           : p == "le" ? P::FCMP_OLE : p == "gt" ? P::FCMP_OGT : P::FCMP_OGE;
+      P pr = p == "eq"   ? P::FCMP_OEQ
+             : p == "ne" ? P::FCMP_UNE
+             : p == "lt" ? P::FCMP_OLT
+             : p == "le" ? P::FCMP_OLE
+             : p == "gt" ? P::FCMP_OGT
+                         : P::FCMP_OGE;
       return b_.CreateFCmp(pr, x, y);
     }
     bool u = t.is_unsigned() || t.is_ptr();
-    P pr = p == "eq" ? P::ICMP_EQ : p == "ne" ? P::ICMP_NE
-         : p == "lt" ? (u ? P::ICMP_ULT : P::ICMP_SLT) : p == "le" ? (u ? P::ICMP_ULE : P::ICMP_SLE)
-         : p == "gt" ? (u ? P::ICMP_UGT : P::ICMP_SGT) : (u ? P::ICMP_UGE : P::ICMP_SGE);
+    P pr = p == "eq"   ? P::ICMP_EQ
+           : p == "ne" ? P::ICMP_NE
+           : p == "lt" ? (u ? P::ICMP_ULT : P::ICMP_SLT)
+           : p == "le" ? (u ? P::ICMP_ULE : P::ICMP_SLE)
+           : p == "gt" ? (u ? P::ICMP_UGT : P::ICMP_SGT)
+                       : (u ? P::ICMP_UGE : P::ICMP_SGE);
     return b_.CreateICmp(pr, x, y);
   }
 
   LV* unary(const ir::Op& op, DType t, LV* x) {
     if (!t.is_float()) {
       switch (op.kind) {
-      case OpKind::Neg: return b_.CreateNeg(x);
-      case OpKind::Not: return b_.CreateNot(x);
+      case OpKind::Neg:
+        return b_.CreateNeg(x);
+      case OpKind::Not:
+        return b_.CreateNot(x);
       case OpKind::Abs:
         return t.is_unsigned() ? x
                                : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
-      default: fail(op, "not defined on integers");
+      default:
+        fail(op, "not defined on integers");
       }
     }
     using I = llvm::Intrinsic::ID;
     auto intr = [&](I id) { return b_.CreateUnaryIntrinsic(id, x); };
     switch (op.kind) {
-    case OpKind::Neg: return b_.CreateFNeg(x);
-    case OpKind::Abs: return intr(llvm::Intrinsic::fabs);
-    case OpKind::Floor: return intr(llvm::Intrinsic::floor);
-    case OpKind::Ceil: return intr(llvm::Intrinsic::ceil);
-    case OpKind::Sqrt: return intr(llvm::Intrinsic::sqrt);
+    case OpKind::Neg:
+      return b_.CreateFNeg(x);
+    case OpKind::Abs:
+      return intr(llvm::Intrinsic::fabs);
+    case OpKind::Floor:
+      return intr(llvm::Intrinsic::floor);
+    case OpKind::Ceil:
+      return intr(llvm::Intrinsic::ceil);
+    case OpKind::Sqrt:
+      return intr(llvm::Intrinsic::sqrt);
     case OpKind::Rsqrt:
       return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intr(llvm::Intrinsic::sqrt));
-    default: return math(op, t, {x});
+    default:
+      return math(op, t, {x});
     }
   }
 
@@ -643,9 +698,9 @@ private:
           LV* pa = smem_ptr(idx, offsets[0], mem_bytes(src->type.elem));
           LV* pb = smem_ptr(b_.CreateSub(idx, b_.getInt32(static_cast<uint32_t>(na))), offsets[1],
                             mem_bytes(src->type.elem));
-          out.push_back(from_mem(
-              b_.CreateLoad(mem_type(src->type.elem), b_.CreateSelect(in_b, pb, pa)),
-              src->type.elem));
+          out.push_back(
+              from_mem(b_.CreateLoad(mem_type(src->type.elem), b_.CreateSelect(in_b, pb, pa)),
+                       src->type.elem));
           continue;
         }
         default: // reshape, expand_dims, convert_layout: the same row-major index
@@ -659,6 +714,82 @@ private:
   }
 
   // --- memory --------------------------------------------------------------------------
+  // Whether an integer value is known to be >= 0 (i32 arithmetic is assumed not to overflow,
+  // as Triton's AMD buffer-op conversion assumes).
+  bool nonneg(const ir::Value* v) {
+    if (auto it = nonneg_.find(v); it != nonneg_.end())
+      return it->second;
+    bool r = false;
+    if (const ir::Op* d = v->def) {
+      auto all = [&] {
+        for (const ir::Value* o : d->operands)
+          if (!nonneg(o))
+            return false;
+        return true;
+      };
+      switch (d->kind) {
+      case OpKind::ProgramId:
+      case OpKind::NumPrograms:
+        r = true;
+        break;
+      case OpKind::Arange:
+        r = d->int_attr("start") >= 0;
+        break;
+      case OpKind::Constant:
+        r = std::holds_alternative<int64_t>(d->attrs.at("value")) &&
+            std::get<int64_t>(d->attrs.at("value")) >= 0;
+        break;
+      case OpKind::Splat:
+      case OpKind::Broadcast:
+      case OpKind::ExpandDims:
+      case OpKind::ConvertLayout:
+      case OpKind::Hint:
+      case OpKind::Add:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Rem:
+      case OpKind::Min:
+      case OpKind::Max:
+        r = all();
+        break;
+      case OpKind::And:
+        r = nonneg(d->operands[0]) || nonneg(d->operands[1]);
+        break;
+      default:
+        break;
+      }
+    } else if (v->block == &f_.entry()) {
+      const ir::ArgInfo& a = f_.arg_info.at(v->index);
+      r = a.is_constant && a.constant >= 0;
+    }
+    return nonneg_[v] = r;
+  }
+
+  // Pointers known as (uniform base, non-negative i32 element offsets): what buffer
+  // instructions take.
+  struct BaseOffset {
+    LV* base;
+    Regs offsets;
+  };
+  void track_base_offset(const ir::Op& op) {
+    const ir::Value *p = op.operand(0), *o = op.operand(1);
+    if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32 || !nonneg(o))
+      return;
+    const Regs& off = get(o);
+    if (p->def && p->def->kind == OpKind::Splat) {
+      split_[op.result()] = {get(p->def->operand(0))[0], off};
+    } else if (auto it = split_.find(p); it != split_.end()) {
+      BaseOffset s = it->second;
+      for (size_t i = 0; i < off.size(); ++i)
+        s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", true, true);
+      split_[op.result()] = std::move(s);
+    }
+  }
+  LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
+    return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", true,
+                        true);
+  }
+
   // Elements per vector access: contiguity and alignment of the pointers (AxisInfo), the
   // layout's run per thread, the mask's constancy, at most 128 bits.
   int vector_width(const ir::Op& op, const Dist& d, DType elem) {
@@ -669,8 +800,8 @@ private:
     int64_t run = std::min<int64_t>(d.spt[k], d.regs_per_dim[k]);
     const AxisInfo& pi = axis_info(ptr);
     int64_t eb = mem_bytes(elem);
-    int64_t v = std::min<int64_t>({run, pi.contiguity[k], std::max<int64_t>(1, pi.divisibility[k] / eb),
-                                   16 / eb});
+    int64_t v = std::min<int64_t>(
+        {run, pi.contiguity[k], std::max<int64_t>(1, pi.divisibility[k] / eb), 16 / eb});
     const ir::Value* mask = nullptr;
     if (op.kind == OpKind::Load && op.operands.size() > 1)
       mask = op.operand(1);
@@ -725,10 +856,13 @@ private:
     bool vol = op.int_attr("volatile", 0) != 0;
     if (ptr->type.is_scalar()) {
       LV* zero = llvm::Constant::getNullValue(type(e));
-      LV* v = guarded(mask ? (*mask)[0] : nullptr, [&] {
-        auto* l = b_.CreateLoad(mem_type(e), p[0], vol);
-        return from_mem(l, e);
-      }, other ? (*other)[0] : zero);
+      LV* v = guarded(
+          mask ? (*mask)[0] : nullptr,
+          [&] {
+            auto* l = b_.CreateLoad(mem_type(e), p[0], vol);
+            return from_mem(l, e);
+          },
+          other ? (*other)[0] : zero);
       return set(op.result(), {v});
     }
     Dist d = dist(ptr);
@@ -745,10 +879,21 @@ private:
           fallback = vec == 1 ? o : b_.CreateInsertElement(fallback, o, k);
         }
       }
-      LV* v = guarded(mask ? (*mask)[r] : nullptr, [&] {
-        auto* l = b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec), vol);
-        return static_cast<LV*>(l);
-      }, fallback);
+      LV* v = nullptr;
+      if (auto it = split_.find(ptr); it != split_.end() && !vol) {
+        v = ti_.buffer_load(b_, vt, it->second.base, byte_offset(it->second, r, eb),
+                            mask ? (*mask)[r] : nullptr);
+        if (v && other && mask)
+          v = b_.CreateSelect((*mask)[r], v, fallback);
+      }
+      if (!v)
+        v = guarded(
+            mask ? (*mask)[r] : nullptr,
+            [&] {
+              auto* l = b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec), vol);
+              return static_cast<LV*>(l);
+            },
+            fallback);
       for (int k = 0; k < vec; ++k)
         out[r + k] = from_mem(vec == 1 ? v : b_.CreateExtractElement(v, k), e);
     }
@@ -762,17 +907,28 @@ private:
     const Regs* mask = op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
     int vec = ptr->type.is_scalar() ? 1 : vector_width(op, dist(ptr), e);
     int64_t eb = mem_bytes(e);
+    auto split = ptr->type.is_scalar() ? split_.end() : split_.find(ptr);
     for (size_t r = 0; r < p.size(); r += vec) {
-      guarded(mask ? (*mask)[r] : nullptr, [&]() -> LV* {
+      auto value = [&] {
         LV* v = to_mem(val[r], e);
         if (vec > 1) {
           v = llvm::PoisonValue::get(llvm::FixedVectorType::get(mem_type(e), vec));
           for (int k = 0; k < vec; ++k)
             v = b_.CreateInsertElement(v, to_mem(val[r + k], e), k);
         }
-        b_.CreateAlignedStore(v, p[r], llvm::Align(eb * vec));
-        return nullptr;
-      }, nullptr);
+        return v;
+      };
+      if (split != split_.end() &&
+          ti_.buffer_store(b_, value(), split->second.base, byte_offset(split->second, r, eb),
+                           mask ? (*mask)[r] : nullptr))
+        continue;
+      guarded(
+          mask ? (*mask)[r] : nullptr,
+          [&]() -> LV* {
+            b_.CreateAlignedStore(value(), p[r], llvm::Align(eb * vec));
+            return nullptr;
+          },
+          nullptr);
     }
   }
 
@@ -787,7 +943,7 @@ private:
     const Regs* mask = !cas && op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
     std::string sem = op.has_attr("sem") ? op.str_attr("sem") : "acq_rel";
     std::string scope = op.has_attr("scope") ? op.str_attr("scope") : "gpu";
-    auto ordering = sem == "relaxed" ? llvm::AtomicOrdering::Monotonic
+    auto ordering = sem == "relaxed"   ? llvm::AtomicOrdering::Monotonic
                     : sem == "acquire" ? llvm::AtomicOrdering::Acquire
                     : sem == "release" ? llvm::AtomicOrdering::Release
                                        : llvm::AtomicOrdering::AcquireRelease;
@@ -805,42 +961,52 @@ private:
     for (size_t r = 0; r < p.size(); ++r) {
       LV* cond = mask ? b_.CreateAnd(owner, (*mask)[r]) : owner;
       LV* zero = llvm::Constant::getNullValue(type(e));
-      out.push_back(guarded(cond, [&]() -> LV* {
-        if (cas) {
-          auto* x = b_.CreateAtomicCmpXchg(p[r], (*cmp)[r], val[r], llvm::MaybeAlign(),
-                                           ordering == llvm::AtomicOrdering::Release
-                                               ? llvm::AtomicOrdering::Release
-                                               : ordering,
-                                           ordering == llvm::AtomicOrdering::AcquireRelease ||
-                                                   ordering == llvm::AtomicOrdering::Release
-                                               ? llvm::AtomicOrdering::Acquire
-                                               : llvm::AtomicOrdering::Monotonic,
-                                           ssid);
-          if (ordering == llvm::AtomicOrdering::Release)
-            x->setFailureOrdering(llvm::AtomicOrdering::Monotonic);
-          return b_.CreateExtractValue(x, 0);
-        }
-        return b_.CreateAtomicRMW(rmw_kind(op, e), p[r], val[r], llvm::MaybeAlign(), ordering, ssid);
-      }, zero));
+      out.push_back(guarded(
+          cond,
+          [&]() -> LV* {
+            if (cas) {
+              auto* x = b_.CreateAtomicCmpXchg(p[r], (*cmp)[r], val[r], llvm::MaybeAlign(),
+                                               ordering == llvm::AtomicOrdering::Release
+                                                   ? llvm::AtomicOrdering::Release
+                                                   : ordering,
+                                               ordering == llvm::AtomicOrdering::AcquireRelease ||
+                                                       ordering == llvm::AtomicOrdering::Release
+                                                   ? llvm::AtomicOrdering::Acquire
+                                                   : llvm::AtomicOrdering::Monotonic,
+                                               ssid);
+              if (ordering == llvm::AtomicOrdering::Release)
+                x->setFailureOrdering(llvm::AtomicOrdering::Monotonic);
+              return b_.CreateExtractValue(x, 0);
+            }
+            return b_.CreateAtomicRMW(rmw_kind(op, e), p[r], val[r], llvm::MaybeAlign(), ordering,
+                                      ssid);
+          },
+          zero));
     }
     // The old values reach the replicas through shared memory.
     ti_.barrier(b_);
     int64_t eb = mem_bytes(e);
     if (ptr->type.is_scalar()) {
-      guarded(owner, [&]() -> LV* {
-        b_.CreateStore(to_mem(out[0], e), smem_ptr(b_.getInt32(0), 0, eb));
-        return nullptr;
-      }, nullptr);
+      guarded(
+          owner,
+          [&]() -> LV* {
+            b_.CreateStore(to_mem(out[0], e), smem_ptr(b_.getInt32(0), 0, eb));
+            return nullptr;
+          },
+          nullptr);
       need_shared(16);
       ti_.barrier(b_);
       return set(res, {from_smem(e, b_.getInt32(0), 0)});
     }
     for (int r = 0; r < d.num_regs(); ++r) {
       LV* idx = linear(coords(d, ptr->type, r), ptr->type.shape);
-      guarded(owner, [&]() -> LV* {
-        b_.CreateStore(to_mem(out[r], e), smem_ptr(idx, 0, eb));
-        return nullptr;
-      }, nullptr);
+      guarded(
+          owner,
+          [&]() -> LV* {
+            b_.CreateStore(to_mem(out[r], e), smem_ptr(idx, 0, eb));
+            return nullptr;
+          },
+          nullptr);
     }
     need_shared(align16(ptr->type.numel() * eb));
     ti_.barrier(b_);
@@ -854,13 +1020,20 @@ private:
     using B = llvm::AtomicRMWInst::BinOp;
     const std::string& k = op.str_attr("op");
     bool f = e.is_float(), u = e.is_unsigned();
-    if (k == "add") return f ? B::FAdd : B::Add;
-    if (k == "max") return f ? B::FMax : u ? B::UMax : B::Max;
-    if (k == "min") return f ? B::FMin : u ? B::UMin : B::Min;
-    if (k == "and") return B::And;
-    if (k == "or") return B::Or;
-    if (k == "xor") return B::Xor;
-    if (k == "xchg") return B::Xchg;
+    if (k == "add")
+      return f ? B::FAdd : B::Add;
+    if (k == "max")
+      return f ? B::FMax : u ? B::UMax : B::Max;
+    if (k == "min")
+      return f ? B::FMin : u ? B::UMin : B::Min;
+    if (k == "and")
+      return B::And;
+    if (k == "or")
+      return B::Or;
+    if (k == "xor")
+      return B::Xor;
+    if (k == "xchg")
+      return B::Xchg;
     fail(op, "unknown atomic op " + k);
   }
 
@@ -933,8 +1106,10 @@ private:
       // smem[operand][warp along axis][result element]
       int64_t out_numel = x0->type.numel() / len;
       ti_.barrier(b_);
-      LV* warp_axis = b_.CreateAnd(
-          b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[axis]))), d.wpc[axis] - 1);
+      // Warps beyond the axis's extent replicate the first ones: they share their slots.
+      LV* warp_axis =
+          b_.CreateAnd(b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[axis]))),
+                       static_cast<uint64_t>(warps - 1));
       std::vector<int64_t> base;
       int64_t off = 0;
       for (size_t k = 0; k < n; ++k) {
@@ -951,8 +1126,8 @@ private:
         out_idx.push_back(linear(c, os));
         for (size_t k = 0; k < n; ++k) {
           DType e = op.operand(k)->type.elem;
-          LV* slot = b_.CreateAdd(b_.CreateMul(warp_axis, b_.getInt32(static_cast<uint32_t>(out_numel))),
-                                  out_idx[g]);
+          LV* slot = b_.CreateAdd(
+              b_.CreateMul(warp_axis, b_.getInt32(static_cast<uint32_t>(out_numel))), out_idx[g]);
           b_.CreateStore(to_mem(acc[g][k], e), smem_ptr(slot, base[k], mem_bytes(e)));
         }
       }
@@ -1109,8 +1284,8 @@ private:
     for (int r = 0; r < d.num_regs(); ++r) {
       const Regs& cc = coord[r];
       Regs ai = cc, bi = cc;
-      ai[rank - 1] = k;  // a[..., i, k]
-      bi[rank - 2] = k;  // b[..., k, j]
+      ai[rank - 1] = k; // a[..., i, k]
+      bi[rank - 2] = k; // b[..., k, j]
       LV* x = from_smem(in, linear(ai, as), off_a);
       LV* y = from_smem(in, linear(bi, bs), off_b);
       next.push_back(fma_acc(x, y, phis[r], in, acc));
@@ -1135,7 +1310,8 @@ private:
         unsigned vb = v->getType()->getPrimitiveSizeInBits(), cb = ct->getPrimitiveSizeInBits();
         return vb == cb ? v : vb < cb ? b_.CreateFPExt(v, ct) : b_.CreateFPTrunc(v, ct);
       };
-      LV* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {conv(x, in), conv(y, in), conv(s, acc)});
+      LV* r =
+          b_.CreateIntrinsic(llvm::Intrinsic::fma, {ct}, {conv(x, in), conv(y, in), conv(s, acc)});
       return r->getType() == type(acc) ? r : b_.CreateFPTrunc(r, type(acc));
     }
     llvm::Type* at = type(acc);
@@ -1274,6 +1450,8 @@ private:
   AxisInfoMap axis_;
   std::unordered_map<const ir::Value*, Regs> vals_;
   std::map<std::string, Regs> bases_;
+  std::unordered_map<const ir::Value*, bool> nonneg_;
+  std::unordered_map<const ir::Value*, BaseOffset> split_;
   int64_t shared_bytes_ = 0;
 };
 

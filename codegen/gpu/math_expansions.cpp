@@ -50,14 +50,14 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
   }
   case ir::OpKind::Pow: {
     Value* y = args[1];
-    Value* mag = ti.math(b, ir::OpKind::Exp2,
-                         {b.CreateFMul(y, ti.math(b, ir::OpKind::Log2, {ax}, op))}, op);
+    Value* mag =
+        ti.math(b, ir::OpKind::Exp2, {b.CreateFMul(y, ti.math(b, ir::OpKind::Log2, {ax}, op))}, op);
     // x < 0: defined for integral y, negative for odd y.
     Value* yi = b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, y);
     Value* integral = b.CreateFCmpOEQ(yi, y);
     Value* half = b.CreateFMul(y, c(0.5));
-    Value* odd = b.CreateAnd(integral,
-                             b.CreateFCmpONE(b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, half), half));
+    Value* odd = b.CreateAnd(
+        integral, b.CreateFCmpONE(b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, half), half));
     Value* neg = b.CreateSelect(integral, b.CreateSelect(odd, b.CreateFNeg(mag), mag),
                                 llvm::ConstantFP::getNaN(t));
     Value* r = b.CreateSelect(b.CreateFCmpOLT(x, c(0.0)), neg, mag);

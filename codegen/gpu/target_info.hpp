@@ -41,8 +41,21 @@ public:
   virtual llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) = 0;
   // A math library call or expansion of `kind` (exp, exp2, log, log2, sin, cos, tanh, erf,
   // pow) on f32 or f64 operands. Targets answer from a device library when they have one.
-  virtual llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind,
-                            std::vector<llvm::Value*> args, const ir::Op& op) = 0;
+  virtual llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
+                            const ir::Op& op) = 0;
+
+  // Global loads and stores through a uniform base pointer and non-negative 32-bit byte
+  // offsets, masked without branches (AMD's buffer instructions: an out-of-range offset reads 0
+  // and writes nothing). A null mask means all lanes. Targets without such instructions return
+  // null / false and the lowering branches around ordinary loads and stores instead.
+  virtual llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                                   llvm::Value* byte_offset, llvm::Value* mask) {
+    return nullptr;
+  }
+  virtual bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
+                            llvm::Value* byte_offset, llvm::Value* mask) {
+    return false;
+  }
 
   // The synchronization scope of an atomic with Triton's scope name ("gpu", "cta", "sys").
   virtual llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
@@ -69,9 +82,8 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
 // emitting assembly / object code.
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
-std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& triple,
-                                                         const std::string& cpu,
-                                                         const std::string& features);
+std::unique_ptr<llvm::TargetMachine>
+make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
 
 // Lowers a function whose tensors carry layouts to an LLVM module with one kernel.
 // Returns the dynamic shared memory the kernel needs in *shared_bytes.

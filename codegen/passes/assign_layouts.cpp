@@ -220,8 +220,7 @@ private:
     // Elementwise, broadcast, memory and debug ops: the class's anchor decides, else the
     // first tensor operand.
     ir::LayoutPtr l;
-    if (!o.results.empty() && !o.result()->type.is_scalar() &&
-        anchor_.count(find(o.result())))
+    if (!o.results.empty() && !o.result()->type.is_scalar() && anchor_.count(find(o.result())))
       l = preferred(o.result());
     else if (o.results.empty() && !o.operands.empty() && !o.operands[0]->type.is_scalar() &&
              anchor_.count(find(o.operands[0])))

@@ -24,7 +24,9 @@ int64_t pow2_divisor(int64_t v) {
   return p;
 }
 
-int64_t gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
+int64_t gcd(int64_t a, int64_t b) {
+  return std::gcd(a, b);
+}
 
 class Analysis {
 public:
@@ -35,7 +37,8 @@ public:
     for (size_t i = 0; i < args.size(); ++i) {
       const ir::ArgInfo& a = f_.arg_info.at(i);
       AxisInfo info = unknown(args[i]->type);
-      info.divisibility[0] = a.is_constant ? pow2_divisor(a.constant) : std::max<int64_t>(1, a.divisibility);
+      info.divisibility[0] =
+          a.is_constant ? pow2_divisor(a.constant) : std::max<int64_t>(1, a.divisibility);
       if (a.is_constant)
         info.constant = a.constant;
       map_[args[i]] = info;
@@ -213,7 +216,7 @@ private:
         else if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
           vals = *v;
         for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
-          auto& slot = key[4] == 'i' ? r.divisibility[d]
+          auto& slot = key[4] == 'i'   ? r.divisibility[d]
                        : key[4] == 'c' ? r.contiguity[d]
                                        : r.constancy[d];
           slot = std::max(slot, vals[d]);
@@ -293,9 +296,9 @@ private:
         const AxisInfo& run = lhs_run ? a : b;
         const AxisInfo& other = lhs_run ? b : a;
         if ((lhs_run || rhs_run) && run.contiguity[d] > 1 && !t.is_scalar())
-          r.constancy[d] = std::max(
-              r.constancy[d],
-              gcd(run.contiguity[d], gcd(run.divisibility[d], other.divisibility[d])));
+          r.constancy[d] =
+              std::max(r.constancy[d],
+                       gcd(run.contiguity[d], gcd(run.divisibility[d], other.divisibility[d])));
       }
       return r;
     }
@@ -335,6 +338,8 @@ private:
 
 } // namespace
 
-AxisInfoMap analyze_axis_info(const ir::Function& f) { return Analysis(f).run(); }
+AxisInfoMap analyze_axis_info(const ir::Function& f) {
+  return Analysis(f).run();
+}
 
 } // namespace tritium::gpu

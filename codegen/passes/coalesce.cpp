@@ -20,9 +20,8 @@ ir::LayoutPtr coalesced_layout(const ir::Value* ptr, const AxisInfo& info, int n
   std::vector<int> order;
   for (int d = rank - 1; d >= 0; --d)
     order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return info.contiguity[a] > info.contiguity[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return info.contiguity[a] > info.contiguity[b]; });
   int d0 = order[0];
   int64_t elem_bytes = std::max(1, ptr->type.elem.element_of_pointer().bits() / 8);
   int64_t align = std::max<int64_t>(1, info.divisibility[d0] / elem_bytes);
@@ -38,8 +37,7 @@ ir::LayoutPtr coalesced_layout(const ir::Value* ptr, const AxisInfo& info, int n
 
 namespace {
 
-void visit(ir::Function& f, ir::Block& b, const AxisInfoMap& info, int num_warps,
-           int warp_size) {
+void visit(ir::Function& f, ir::Block& b, const AxisInfoMap& info, int num_warps, int warp_size) {
   for (size_t i = 0; i < b.ops.size(); ++i) {
     ir::Op& op = *b.ops[i];
     for (auto& r : op.regions)

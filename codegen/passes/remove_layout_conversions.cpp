@@ -34,8 +34,8 @@ bool rematerializable(const ir::Op& op) {
   case OpCategory::Hint:
     return true;
   default:
-    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast ||
-           op.kind == OpKind::AddPtr || op.kind == OpKind::ExpandDims;
+    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::AddPtr ||
+           op.kind == OpKind::ExpandDims;
   }
 }
 
@@ -71,6 +71,35 @@ private:
     return v->def && v->def->kind == OpKind::ConvertLayout ? v->def->operands[0] : v;
   }
 
+  // Whether `v` can be recomputed in any layout from scalars alone (its conversion would be
+  // rematerialized away).
+  static bool cheap(const ir::Value* v, int depth = 0) {
+    if (v->type.is_scalar())
+      return true;
+    const ir::Op* d = v->def;
+    if (!d || depth > 16 || !rematerializable(*d))
+      return false;
+    for (const ir::Value* o : d->operands)
+      if (!cheap(o, depth + 1))
+        return false;
+    return true;
+  }
+
+  // store(ptr, convert(x), mask) with cheap pointers and mask: store x where it is, computing
+  // the pointers in its layout, instead of moving the data through shared memory.
+  void store_in_value_layout(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    ir::Value* x = unconverted(op.operands[1]);
+    if (x == op.operands[1] || !x->type.layout)
+      return;
+    for (size_t k = 0; k < op.operands.size(); ++k)
+      if (k != 1 && !cheap(op.operands[k]))
+        return;
+    for (size_t k = 0; k < op.operands.size(); ++k)
+      op.operands[k] = k == 1 ? x : convert_to(f_, b, i, op.operands[k], x->type.layout, op.loc);
+    changed_ = true;
+  }
+
   void skip_operand_conversions(ir::Block& b, size_t& i) {
     ir::Op& op = *b.ops[i];
     switch (op.kind) {
@@ -80,6 +109,14 @@ private:
           op.operands[k] = x;
           changed_ = true;
         }
+      return;
+    case OpKind::Store:
+      return store_in_value_layout(b, i);
+    default:
+      if (op.results.size() == 1 && rematerializable(op) && op.kind != OpKind::ExpandDims &&
+          op.kind != OpKind::Broadcast && op_category(op.kind) != ir::OpCategory::Source &&
+          op.kind != OpKind::Splat)
+        forward(b, i);
       return;
     case OpKind::Reshape:
     case OpKind::Trans:
@@ -122,9 +159,41 @@ private:
       changed_ = true;
       return;
     }
-    default:
-      return;
     }
+  }
+
+  // op(convert(x: S -> L), ...) with every other operand cheap or also converted from S:
+  // compute op in S and convert its one result instead of its operands.
+  void forward(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    // Only data worth keeping in place pulls: a converted operand that is not cheap.
+    ir::LayoutPtr from;
+    for (ir::Value* v : op.operands)
+      if (ir::Value* x = unconverted(v); x != v && x->type.layout && !cheap(x)) {
+        from = x->type.layout;
+        break;
+      }
+    if (!from || op.result()->type.is_scalar())
+      return;
+    for (ir::Value* v : op.operands) {
+      ir::Value* x = unconverted(v);
+      if (!(x != v && same_layout(x->type.layout, from)) && !cheap(v))
+        return;
+    }
+    for (auto& v : op.operands) {
+      ir::Value* x = unconverted(v);
+      v = x != v ? x : convert_to(f_, b, i, v, from, op.loc);
+    }
+    ir::Value* r = op.result();
+    ir::LayoutPtr old = r->type.layout;
+    r->type.layout = from;
+    ir::Type back = r->type;
+    back.layout = old;
+    ir::Op& c = insert_op(f_, b, i + 1, OpKind::ConvertLayout, {r}, {back}, op.loc);
+    f_.replace_all_uses(r, c.result());
+    c.operands[0] = r;
+    ++i;
+    changed_ = true;
   }
 
   void replace(ir::Op& c, ir::Value* with) {
@@ -147,6 +216,16 @@ private:
     }
     if (!rematerializable(*def))
       return;
+    // Only when that removes conversions: every operand is cheap, already in the layout, or a
+    // conversion from it. (Otherwise forward propagation below may have just put it here.)
+    for (const ir::Value* v : def->operands) {
+      ir::LayoutPtr need = want;
+      if (def->kind == OpKind::ExpandDims)
+        need = slice_layout(static_cast<int>(def->int_attr("axis")), want);
+      if (!cheap(v) && !same_layout(v->type.layout, need) &&
+          !same_layout(unconverted(const_cast<ir::Value*>(v))->type.layout, need))
+        return;
+    }
     // An expand_dims can only move its conversion up as a slice of a blocked layout.
     if (def->kind == OpKind::ExpandDims && !dynamic_cast<const BlockedLayout*>(want.get()))
       return;
@@ -181,6 +260,8 @@ private:
 
 } // namespace
 
-void remove_layout_conversions(ir::Function& f) { Remover(f).run(); }
+void remove_layout_conversions(ir::Function& f) {
+  Remover(f).run();
+}
 
 } // namespace tritium::gpu

@@ -199,7 +199,7 @@ TEST_CASE("sm_90 and sm_80: the vector add uses 128-bit global loads and stores"
   auto g = lang::trace(samples::vector_add, "vector_add", s);
   auto bin = compile(*g, "sm_90");
   CHECK(count(bin.assembly, "ld.global.v4.f32") == 2); // y is still aligned
-  CHECK(count(bin.assembly, "ld.global.f32") == 8); // x: 8 scalar loads per thread
+  CHECK(count(bin.assembly, "ld.global.f32") == 8);    // x: 8 scalar loads per thread
 }
 
 TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the HSACO") {
@@ -210,9 +210,12 @@ TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the
   REQUIRE(bin.binary.size() > 4);
   CHECK(bin.binary[0] == 0x7f);
   CHECK(bin.binary[1] == 'E');
-  CHECK(count(bin.assembly, "global_load_dwordx4") == 2);
-  CHECK(count(bin.assembly, "global_store_dwordx4") == 1);
-  CHECK(count(bin.assembly, "global_load_dword ") == 0);
+  // Masked accesses become buffer instructions (out-of-range offsets for masked-off lanes):
+  // no branches.
+  CHECK(count(bin.assembly, "buffer_load_dwordx4") == 2);
+  CHECK(count(bin.assembly, "buffer_store_dwordx4") == 1);
+  CHECK(count(bin.assembly, "global_load_dword") == 0);
+  CHECK(count(bin.assembly, "s_cbranch") == 0);
   const std::string& meta = *bin.stage("hsaco.meta");
   CHECK(meta_int(meta, "wavefront_size") == 64);
   CHECK(meta_int(meta, "kernarg_segment_size") == 28); // 3 pointers + i32, no hidden args used
@@ -223,8 +226,10 @@ TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the
   const int insns = amdgcn_instructions(bin.assembly, "vector_add");
   MESSAGE("gfx942 vector add: " << insns << " instructions, " << vgprs
                                 << " VGPRs (Triton 3.6: 22 instructions, 10 VGPRs)");
+  // Fewer VGPRs than Triton; more instructions (29: the three buffer descriptors cost SGPR
+  // moves). Golden upper bounds, so that a regression shows.
   CHECK(vgprs <= 10);
-  CHECK(insns <= 22);
+  CHECK(insns <= 29);
 }
 
 TEST_CASE("gfx1100 (wave32) and gfx90a; code object v4 on request") {
@@ -232,14 +237,14 @@ TEST_CASE("gfx1100 (wave32) and gfx90a; code object v4 on request") {
   auto b1100 = compile(*f, "gfx1100");
   CHECK(b1100.num_threads == 128);
   CHECK(meta_int(*b1100.stage("hsaco.meta"), "wavefront_size") == 32);
-  CHECK(count(b1100.assembly, "global_load_b128") == 4);
+  CHECK(count(b1100.assembly, "buffer_load_b128") == 4);
   MESSAGE("gfx1100 vector add: " << amdgcn_instructions(b1100.assembly, "vector_add")
                                  << " instructions, "
                                  << meta_int(*b1100.stage("hsaco.meta"), "vgpr_count")
                                  << " VGPRs (Triton 3.6: 68 instructions, 20 VGPRs)");
   auto b90a = compile(*f, "gfx90a");
   CHECK(meta_int(*b90a.stage("hsaco.meta"), "wavefront_size") == 64);
-  CHECK(count(b90a.assembly, "global_load_dwordx4") == 2);
+  CHECK(count(b90a.assembly, "buffer_load_dwordx4") == 2);
   auto v5 = compile(*f, "gfx942", 4, 5);
   auto v4 = compile(*f, "gfx942", 4, 4);
   CHECK(v5.stage("hsaco.meta")->find("- 1\n  - 2") != std::string::npos); // amdhsa.version 1.2
@@ -290,10 +295,38 @@ TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
   // Ops the kernels above do not reach: convert_layout is made by the passes; print is not
   // lowered for GPUs yet (a clear error, tested below).
   const std::set<ir::OpKind> exempt = {ir::OpKind::ConvertLayout, ir::OpKind::Print};
-#define TRITIUM_OP(Kind, name, Category)                                                          \
+#define TRITIUM_OP(Kind, name, Category)                                                           \
   if (!exempt.count(ir::OpKind::Kind))                                                             \
     CHECK_MESSAGE(seen.count(ir::OpKind::Kind), "no GPU test kernel uses op '" << name << "'");
 #include <tritium/ir/ops.def>
+}
+
+TEST_CASE("NVPTX without libdevice: math from PTX approximations and expansions") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(256)};
+  auto f = lang::trace(gpu_test::float_math, "float_math", s);
+  auto with = compile(*f, "sm_90");
+  ::setenv("TRITIUM_NO_LIBDEVICE", "1", 1);
+  gpu::GpuKernelBinary without;
+  CHECK_NOTHROW(without = compile(*f, "sm_90"));
+  ::unsetenv("TRITIUM_NO_LIBDEVICE");
+  CHECK(without.assembly.find("ex2.approx") != std::string::npos);
+  CHECK(without.assembly.find("__nv_") == std::string::npos);
+  check_ptxas(without.assembly, "sm_90");
+  if (std::filesystem::exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"))
+    CHECK(with.stage("ll.opt")->find("@__nv_") == std::string::npos); // linked and inlined
+}
+
+TEST_CASE("TRITIUM_DUMP writes every stage as it is produced") {
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("tritium-dump-{}", ::getpid());
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  auto f = sample("vector_add");
+  compile(*f, "gfx942");
+  ::unsetenv("TRITIUM_DUMP");
+  for (const char* stage :
+       {"ir", "ir.assign_layouts", "ir.coalesce", "ir.remove_layout_conversions", "ir.opt", "ll",
+        "ll.opt", "amdgcn", "hsaco.meta", "hsaco"})
+    CHECK_MESSAGE(std::filesystem::exists(dir / fmt::format("vector_add.{}", stage)), stage);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("errors name the kernel") {

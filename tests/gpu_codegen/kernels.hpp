@@ -42,18 +42,19 @@ inline void int_math(tl::ptr<int32_t> x, tl::ptr<uint32_t> out, tl::i32 n, tl::c
   tl::store(out + offs, u, mask & (a != 0));
 }
 
-inline void shapes(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M, tl::constexpr_<int> N) {
+inline void shapes(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
+                   tl::constexpr_<int> N) {
   auto rm = tl::arange(0, M);
   auto rn = tl::arange(0, N);
   auto offs = tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0);
-  auto a = tl::load(x + offs);                              // [M, N]
-  auto t = tl::trans(a);                                    // [N, M]
-  auto r = tl::reshape(t, {M, N});                          // [M, N]
-  auto j = tl::join(a, r);                                  // [M, N, 2]
+  auto a = tl::load(x + offs);     // [M, N]
+  auto t = tl::trans(a);           // [N, M]
+  auto r = tl::reshape(t, {M, N}); // [M, N]
+  auto j = tl::join(a, r);         // [M, N, 2]
   auto [p, q] = tl::split(j);
-  auto c = tl::cat(p, q);                                   // [2M, N]
+  auto c = tl::cat(p, q); // [2M, N]
   auto back = tl::reshape(c, {2, M, N});
-  auto s = tl::sum(back, 0);                                // [M, N]
+  auto s = tl::sum(back, 0); // [M, N]
   auto row = tl::broadcast_to(tl::expand_dims(tl::max(s, 1), 1), {M, N});
   tl::store(out + offs, s - row);
 }
@@ -111,7 +112,8 @@ inline void control(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constex
   auto total = tl::sum(acc, 0);
   tl::i32 i = tl::program_id(0);
   tl::while_([&] { return i < n; }, [&] { i = i + 1024; });
-  tl::if_(total > 0.0f, [&] { acc = acc * 2.0f; }, [&] { acc = acc - 1.0f; });
+  tl::if_(
+      total > 0.0f, [&] { acc = acc * 2.0f; }, [&] { acc = acc - 1.0f; });
   tl::assume(n > 0);
   tl::device_assert(acc == acc, "no NaN");
   tl::debug_barrier();

@@ -21,12 +21,12 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -53,10 +53,11 @@ std::vector<uint8_t> link_hsaco(const std::string& object, const std::string& ke
                  fmt::format("tritium-lld-{}-{}", ::getpid(), counter.fetch_add(1));
   fs::create_directories(dir);
   fs::path in = dir / "kernel.o", out = dir / "kernel.hsaco", err = dir / "lld.err";
-  std::ofstream(in, std::ios::binary).write(object.data(), static_cast<std::streamsize>(object.size()));
+  std::ofstream(in, std::ios::binary)
+      .write(object.data(), static_cast<std::streamsize>(object.size()));
   std::string lld = find_lld();
-  std::vector<std::string> args = {lld, "-flavor", "gnu", "-shared", "--no-undefined", "-o",
-                                   out.string(), in.string()};
+  std::vector<std::string> args = {lld,  "-flavor",    "gnu",      "-shared", "--no-undefined",
+                                   "-o", out.string(), in.string()};
   if (lld.find("ld.lld") != std::string::npos)
     args.erase(args.begin() + 1, args.begin() + 3);
   std::vector<char*> argv;
@@ -77,8 +78,8 @@ std::vector<uint8_t> link_hsaco(const std::string& object, const std::string& ke
   errs << std::ifstream(err).rdbuf();
   if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     fs::remove_all(dir);
-    throw Error(fmt::format("kernel '{}': linking the HSACO with {} failed: {}", kernel, lld,
-                            errs.str()));
+    throw Error(
+        fmt::format("kernel '{}': linking the HSACO with {} failed: {}", kernel, lld, errs.str()));
   }
   std::ifstream f(out, std::ios::binary);
   std::vector<uint8_t> hsaco((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -112,7 +113,8 @@ std::string hsaco_metadata(const std::vector<uint8_t>& hsaco) {
         continue;
       auto desc = note.getDesc(ph.p_align);
       llvm::msgpack::Document doc;
-      if (!doc.readFromBlob(llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()), false))
+      if (!doc.readFromBlob(
+              llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()), false))
         continue;
       std::string text;
       llvm::raw_string_ostream os(text);
@@ -133,11 +135,12 @@ public:
     else if (arch_ == "gfx1100" || arch_ == "gfx1101" || arch_ == "gfx1102")
       warp_ = 32;
     else
-      throw Error(fmt::format("AMDGPU: unsupported architecture '{}' (gfx90a, gfx942, gfx1100)",
-                              arch_));
+      throw Error(
+          fmt::format("AMDGPU: unsupported architecture '{}' (gfx90a, gfx942, gfx1100)", arch_));
     if (code_object_ != 4 && code_object_ != 5)
       throw Error(fmt::format("AMDGPU: code object version {} (4 or 5)", code_object_));
-    tm_ = make_target_machine(triple(), arch_, warp_ == 64 ? "+wavefrontsize64" : "+wavefrontsize32");
+    tm_ =
+        make_target_machine(triple(), arch_, warp_ == 64 ? "+wavefrontsize64" : "+wavefrontsize32");
   }
 
   std::string arch() const override { return arch_; }
@@ -167,9 +170,11 @@ public:
     // v4: the HSA dispatch packet's grid size (in work-items) over the work-group size.
     llvm::Value* p = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_dispatch_ptr, {}, {});
     llvm::Value* grid = b.CreateAlignedLoad(
-        b.getInt32Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), p, 12 + 4 * axis), llvm::Align(4));
+        b.getInt32Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), p, 12 + 4 * axis),
+        llvm::Align(4));
     llvm::Value* wg = b.CreateAlignedLoad(
-        b.getInt16Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), p, 4 + 2 * axis), llvm::Align(2));
+        b.getInt16Ty(), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), p, 4 + 2 * axis),
+        llvm::Align(2));
     return b.CreateUDiv(grid, b.CreateZExt(wg, b.getInt32Ty()));
   }
   void barrier(llvm::IRBuilder<>& b) override {
@@ -191,11 +196,61 @@ public:
     // Dynamic LDS, sized by the launch (hipModuleLaunchKernel's sharedMemBytes).
     auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
     auto* g = new llvm::GlobalVariable(*m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
-                                       "tritium_smem", nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, shared_address_space());
+                                       "tritium_smem", nullptr, llvm::GlobalValue::NotThreadLocal,
+                                       shared_address_space());
     g->setAlignment(llvm::Align(16));
     return g;
   }
+  // Buffer descriptor (V#) of a raw buffer at `base` covering 2^31 - 2 bytes: any offset at or
+  // above 2^31 is out of range, which loads answer with 0 and stores ignore.
+  llvm::Value* resource(llvm::IRBuilder<>& b, llvm::Value* base) {
+    // Word 3: a non-zero data format (ignored by untyped accesses but required); RDNA also
+    // needs bit 24 and out-of-bounds checking against the offset (bits 28-29 = 3).
+    uint32_t flags = (7u << 12) | (4u << 15);
+    if (warp_ == 32)
+      flags |= (1u << 24) | (3u << 28);
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_make_buffer_rsrc, {base->getType()},
+                             {base, b.getInt16(0), b.getInt32(0x7ffffffe), b.getInt32(flags)});
+  }
+  // Buffer accesses move whole dwords (or one byte / short): other types travel as integers.
+  static llvm::Type* buffer_type(llvm::IRBuilder<>& b, llvm::Type* t, const llvm::DataLayout& dl) {
+    uint64_t bits = dl.getTypeSizeInBits(t);
+    if (bits == 8 || bits == 16)
+      return b.getIntNTy(static_cast<unsigned>(bits));
+    if (bits == 32)
+      return b.getInt32Ty();
+    if (bits % 32 == 0 && bits <= 128)
+      return llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(bits / 32));
+    return nullptr;
+  }
+  llvm::Value* masked_offset(llvm::IRBuilder<>& b, llvm::Value* off, llvm::Value* mask) {
+    return mask ? b.CreateSelect(mask, off, b.getInt32(0x80000000u)) : off;
+  }
+  llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                           llvm::Value* byte_offset, llvm::Value* mask) override {
+    const auto& dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::Type* bt = buffer_type(b, type, dl);
+    if (!bt)
+      return nullptr;
+    llvm::Value* v = b.CreateIntrinsic(
+        llvm::Intrinsic::amdgcn_raw_ptr_buffer_load, {bt},
+        {resource(b, base), masked_offset(b, byte_offset, mask), b.getInt32(0), b.getInt32(0)});
+    return type->isPointerTy() ? b.CreateIntToPtr(v, type) : b.CreateBitCast(v, type);
+  }
+  bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
+                    llvm::Value* byte_offset, llvm::Value* mask) override {
+    const auto& dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::Type* bt = buffer_type(b, value->getType(), dl);
+    if (!bt)
+      return false;
+    llvm::Value* v =
+        value->getType()->isPointerTy() ? b.CreatePtrToInt(value, bt) : b.CreateBitCast(value, bt);
+    b.CreateIntrinsic(
+        llvm::Intrinsic::amdgcn_raw_ptr_buffer_store, {bt},
+        {v, resource(b, base), masked_offset(b, byte_offset, mask), b.getInt32(0), b.getInt32(0)});
+    return true;
+  }
+
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) override {
     if (scope == "cta")
       return ctx.getOrInsertSyncScopeID("workgroup");
@@ -210,13 +265,26 @@ public:
     bool f64 = x->getType()->isDoubleTy();
     llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
     switch (kind) {
-    case ir::OpKind::Exp: id = llvm::Intrinsic::exp; break;
-    case ir::OpKind::Exp2: id = llvm::Intrinsic::exp2; break;
-    case ir::OpKind::Log: id = llvm::Intrinsic::log; break;
-    case ir::OpKind::Log2: id = llvm::Intrinsic::log2; break;
-    case ir::OpKind::Sin: id = llvm::Intrinsic::sin; break;
-    case ir::OpKind::Cos: id = llvm::Intrinsic::cos; break;
-    default: return expand_math(b, kind, args, *this, op);
+    case ir::OpKind::Exp:
+      id = llvm::Intrinsic::exp;
+      break;
+    case ir::OpKind::Exp2:
+      id = llvm::Intrinsic::exp2;
+      break;
+    case ir::OpKind::Log:
+      id = llvm::Intrinsic::log;
+      break;
+    case ir::OpKind::Log2:
+      id = llvm::Intrinsic::log2;
+      break;
+    case ir::OpKind::Sin:
+      id = llvm::Intrinsic::sin;
+      break;
+    case ir::OpKind::Cos:
+      id = llvm::Intrinsic::cos;
+      break;
+    default:
+      return expand_math(b, kind, args, *this, op);
     }
     if (f64)
       throw Error(fmt::format("{}: op '{}' on f64 needs ROCm's ocml, which this build does not "

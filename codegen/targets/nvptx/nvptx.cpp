@@ -93,8 +93,8 @@ public:
     // Dynamic shared memory: `extern .shared .align 16 .b8 tritium_smem[]`, sized at launch.
     auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
     auto* g = new llvm::GlobalVariable(*m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
-                                       "tritium_smem", nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, shared_address_space());
+                                       "tritium_smem", nullptr, llvm::GlobalValue::NotThreadLocal,
+                                       shared_address_space());
     g->setAlignment(llvm::Align(16));
     return g;
   }
@@ -109,16 +109,35 @@ public:
     if (!libdevice_.empty()) {
       const char* base = nullptr;
       switch (kind) {
-      case ir::OpKind::Exp: base = "exp"; break;
-      case ir::OpKind::Exp2: base = "exp2"; break;
-      case ir::OpKind::Log: base = "log"; break;
-      case ir::OpKind::Log2: base = "log2"; break;
-      case ir::OpKind::Sin: base = "sin"; break;
-      case ir::OpKind::Cos: base = "cos"; break;
-      case ir::OpKind::Tanh: base = "tanh"; break;
-      case ir::OpKind::Erf: base = "erf"; break;
-      case ir::OpKind::Pow: base = "pow"; break;
-      default: break;
+      case ir::OpKind::Exp:
+        base = "exp";
+        break;
+      case ir::OpKind::Exp2:
+        base = "exp2";
+        break;
+      case ir::OpKind::Log:
+        base = "log";
+        break;
+      case ir::OpKind::Log2:
+        base = "log2";
+        break;
+      case ir::OpKind::Sin:
+        base = "sin";
+        break;
+      case ir::OpKind::Cos:
+        base = "cos";
+        break;
+      case ir::OpKind::Tanh:
+        base = "tanh";
+        break;
+      case ir::OpKind::Erf:
+        base = "erf";
+        break;
+      case ir::OpKind::Pow:
+        base = "pow";
+        break;
+      default:
+        break;
       }
       if (base) {
         std::string name = fmt::format("__nv_{}{}", base, f64 ? "" : "f");
@@ -137,17 +156,22 @@ public:
       return b.CreateIntrinsic(id, {}, {v});
     };
     switch (kind) {
-    case ir::OpKind::Exp2: return approx(llvm::Intrinsic::nvvm_ex2_approx_f, x);
-    case ir::OpKind::Log2: return approx(llvm::Intrinsic::nvvm_lg2_approx_f, x);
+    case ir::OpKind::Exp2:
+      return approx(llvm::Intrinsic::nvvm_ex2_approx_f, x);
+    case ir::OpKind::Log2:
+      return approx(llvm::Intrinsic::nvvm_lg2_approx_f, x);
     case ir::OpKind::Exp:
       return approx(llvm::Intrinsic::nvvm_ex2_approx_f,
                     b.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634)));
     case ir::OpKind::Log:
       return b.CreateFMul(approx(llvm::Intrinsic::nvvm_lg2_approx_f, x),
                           llvm::ConstantFP::get(x->getType(), 0.6931471805599453));
-    case ir::OpKind::Sin: return approx(llvm::Intrinsic::nvvm_sin_approx_f, x);
-    case ir::OpKind::Cos: return approx(llvm::Intrinsic::nvvm_cos_approx_f, x);
-    default: return expand_math(b, kind, args, *this, op);
+    case ir::OpKind::Sin:
+      return approx(llvm::Intrinsic::nvvm_sin_approx_f, x);
+    case ir::OpKind::Cos:
+      return approx(llvm::Intrinsic::nvvm_cos_approx_f, x);
+    default:
+      return expand_math(b, kind, args, *this, op);
     }
   }
 
@@ -160,9 +184,9 @@ public:
     };
     md->addOperand(llvm::MDNode::get(
         ctx, {llvm::ConstantAsMetadata::get(&f), llvm::MDString::get(ctx, "kernel"), i32(1)}));
-    md->addOperand(llvm::MDNode::get(
-        ctx, {llvm::ConstantAsMetadata::get(&f), llvm::MDString::get(ctx, "maxntidx"),
-              i32(num_threads)}));
+    md->addOperand(
+        llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(&f),
+                                llvm::MDString::get(ctx, "maxntidx"), i32(num_threads)}));
   }
 
   void prepare_module(llvm::Module& m) override {
