@@ -333,7 +333,7 @@ TEST_CASE("cuda: a device fault becomes an Error naming the kernel") {
     ::pclose(p);
     CAPTURE(output);
     if (auto at = output.find("FAULT-CHILD: "); at != std::string::npos)
-      MESSAGE("TRITIUM_LAUNCH_BLOCKING=" << blocking << ": "
+      MESSAGE("TRITIUM_LAUNCH_BLOCKING=" << std::string(blocking) << ": "
                                          << output.substr(at, output.find('\n', at) - at));
     CHECK(output.find("FAULT-CHILD: cuda: device error") != std::string::npos);
     CHECK(output.find("'faulty_store'") != std::string::npos);
