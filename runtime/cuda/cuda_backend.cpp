@@ -45,7 +45,6 @@ struct CudaDevice {
   CUstream stream = nullptr;
   int ordinal = 0;
   int sm = 0; // compute capability as 10 * major + minor
-  int num_sms = 0;
   int max_shared_optin = 0;
   int driver_version = 0;
   std::string device_name;
@@ -96,11 +95,10 @@ struct CudaDevice {
 
 class CudaKernel final : public CompiledKernel {
 public:
-  CudaKernel(CudaDevice& dev, const KernelImage& image, CUmodule module, CUfunction fn,
-             std::string cache_state)
+  CudaKernel(CudaDevice& dev, const KernelImage& image, std::vector<gpu::ParamKind> kinds,
+             CUmodule module, CUfunction fn, std::string cache_state)
       : dev_(dev), module_(module), fn_(fn), name_(dev.intern(image.name)),
-        kinds_(gpu::param_kinds(image.params, image.name)),
-        threads_(static_cast<unsigned>(image.num_threads)),
+        kinds_(std::move(kinds)), threads_(static_cast<unsigned>(image.num_threads)),
         shared_(static_cast<unsigned>(image.shared_bytes)), stages_(image.stages), ptx_(image.ptx),
         cache_state_(std::move(cache_state)) {}
 
@@ -268,7 +266,6 @@ std::unique_ptr<Backend> make_cuda_backend(std::string* why) {
   dev->device_name = name;
   dev->sm = 10 * attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
             attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-  dev->num_sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   dev->max_shared_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   dev->check(api.cuDriverGetVersion(&dev->driver_version), "cuDriverGetVersion");
   dev->check(api.cuDevicePrimaryCtxRetain(&dev->context, dev->device), "cuDevicePrimaryCtxRetain");
@@ -289,6 +286,7 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
                             image.name, backend.name()));
   CudaDevice& dev = cuda->device();
   const CudaApi& api = dev.api;
+  std::vector<gpu::ParamKind> kinds = gpu::param_kinds(image.params, image.name);
   dev.make_current();
 
   // Everything that shapes the cubin: the PTX, the chip, the driver's compiler, its options.
@@ -339,7 +337,8 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
         r != CUDA_SUCCESS)
       unload_and_throw(fmt::format("kernel '{}': cannot raise its shared memory to {} bytes: {}",
                                    image.name, total_shared, api.describe(r)));
-  return std::make_unique<CudaKernel>(dev, image, module, fn, std::move(cache_state));
+  return std::make_unique<CudaKernel>(dev, image, std::move(kinds), module, fn,
+                                      std::move(cache_state));
 }
 
 void* native_stream(Backend& backend) {

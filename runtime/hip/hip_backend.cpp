@@ -83,10 +83,10 @@ struct HipDevice {
 class HipKernel final : public CompiledKernel {
 public:
   HipKernel(HipDevice& dev, hipModule_t module, hipFunction_t fn, std::string name,
-            std::span<const ir::DType> params, int num_threads, int shared_bytes,
+            std::vector<gpu::ParamKind> kinds, int num_threads, int shared_bytes,
             std::vector<std::pair<std::string, std::string>> stages)
-      : dev_(dev), module_(module), fn_(fn), name_(dev.intern(name)),
-        kinds_(gpu::param_kinds(params, name)), threads_(static_cast<unsigned>(num_threads)),
+      : dev_(dev), module_(module), fn_(fn), name_(dev.intern(std::move(name))),
+        kinds_(std::move(kinds)), threads_(static_cast<unsigned>(num_threads)),
         shared_(static_cast<unsigned>(shared_bytes)), stages_(std::move(stages)) {}
 
   ~HipKernel() override { (void)dev_.api.hipModuleUnload(module_); }
@@ -175,6 +175,10 @@ public:
       throw Error(fmt::format("kernel '{}': needs {} bytes of LDS but {} has {} per work-group: "
                               "use smaller blocks or fewer stages",
                               bin.name, bin.shared_bytes, dev_.device_name, dev_.max_shared));
+    std::vector<gpu::ParamKind> kinds = gpu::param_kinds(bin.params, bin.name);
+    if (bin.binary.empty())
+      throw Error(fmt::format("kernel '{}': the GPU compiler returned no code object for {}",
+                              bin.name, dev_.arch));
     dev_.make_current();
     hipModule_t module = nullptr;
     if (hipError_t r = dev_.api.hipModuleLoadData(&module, bin.binary.data()); r != hipSuccess)
@@ -188,8 +192,8 @@ public:
       throw Error(fmt::format("kernel '{}': not found in its code object: {}", bin.name,
                               dev_.api.describe(r)));
     }
-    return std::make_unique<HipKernel>(dev_, module, fn, bin.name, bin.params, bin.num_threads,
-                                       bin.shared_bytes, std::move(bin.stages));
+    return std::make_unique<HipKernel>(dev_, module, fn, bin.name, std::move(kinds),
+                                       bin.num_threads, bin.shared_bytes, std::move(bin.stages));
 #else
     (void)options;
     throw Error("kernel '" + f->name +
