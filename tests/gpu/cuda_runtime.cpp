@@ -347,13 +347,11 @@ TEST_CASE("gpu: devices that are present are chosen, absent ones say why") {
     CAPTURE(name);
     CAPTURE(state);
     CHECK(!state.empty());
-    // An unusable GPU backend says which piece is missing: the vendor library or the GPU.
+    // An unusable GPU backend says what is missing, naming the vendor's driver or GPU.
     if (name == "cuda" && state.rfind("available", 0) != 0)
-      CHECK((state.find("libcuda.so.1") != std::string::npos ||
-             state.find("NVIDIA GPU") != std::string::npos));
+      CHECK((state.find("CUDA") != std::string::npos || state.find("NVIDIA") != std::string::npos));
     if (name == "hip" && state.rfind("available", 0) != 0)
-      CHECK((state.find("libamdhip64") != std::string::npos ||
-             state.find("AMD GPU") != std::string::npos));
+      CHECK((state.find("HIP") != std::string::npos || state.find("AMD") != std::string::npos));
   }
   auto gpus = tritium::testing::gpu_devices();
   if (gpus.empty()) {
