@@ -489,6 +489,13 @@ private:
                               : bits == 16 ? same16
                               : bits == 64 ? same64
                                            : nullptr;
+      if (set && x->type.elem.is_float()) {
+        // NaN payloads and signs are unspecified (libm and vector libm differ); a bitcast would
+        // expose them as integers, so NaNs become 0 first.
+        Value* nan = b_->create1(OpKind::Cmp, {x, x}, x->type.with_elem(ScalarKind::I1),
+                                 {{"pred", std::string("ne")}});
+        x = b_->create1(OpKind::Select, {nan, b_->constant_float(0.0, x->type), x}, x->type);
+      }
       r = set ? b_->create1(OpKind::Bitcast, {x}, x->type.with_elem(set[pick(3)])) : unary(x);
       break;
     }
