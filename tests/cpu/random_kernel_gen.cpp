@@ -227,8 +227,13 @@ private:
                             {{"axis", int64_t{axis}}, {"keep_dims", int64_t{keep}}}, 1);
     combine_region(op, {x->type.elem});
     Value* r = op.result();
-    if (rs.empty())
+    if (rs.empty()) {
+      if (pick(3) == 0) { // a shape op on a scalar
+        r = b_->create1(OpKind::ExpandDims, {r}, Type(x->type.elem, {1}), {{"axis", int64_t{0}}});
+        return b_->create1(OpKind::Broadcast, {r}, x->type);
+      }
       return coin() ? r : splat(r);
+    }
     if (!keep) {
       auto es = rs;
       es.insert(es.begin() + axis, 1);

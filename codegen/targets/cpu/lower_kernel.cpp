@@ -187,6 +187,12 @@ void KernelLowering::copy(const View& src, const View& dst, DType) {
 const View& KernelLowering::view(const ir::Value* v) {
   if (group_.defines.count(v))
     flush();
+  if (is_rank0(v) && !values_[v].view.base) {
+    // A shape op on a scalar (expand_dims, join, …): a one-element buffer.
+    View w = new_buffer(v->type.elem, {});
+    builder_.CreateStore(to_scratch(scalar(v), v->type.elem), w.base);
+    values_[v].view = w;
+  }
   auto it = values_.find(v);
   if (it == values_.end() || !it->second.view.base)
     throw Error(
