@@ -25,8 +25,7 @@ void optimize_module(llvm::Module& m, const CpuTarget& target) {
   llvm::PassBuilder pb(target.machine.get(), tuning);
   llvm::Triple triple(target.triple);
   llvm::TargetLibraryInfoImpl tlii(triple);
-  if (target.libmvec)
-    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+  tlii.addVectorizableFunctionsFromVecLib(target.vector_library, triple);
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);

@@ -52,8 +52,9 @@ CpuTarget detect() {
   t.vector_bits = std::max<int>(128, static_cast<int>(bits.getFixedValue()));
   // glibc's libmvec names are x86-64 only in LLVM 19's tables; elsewhere math stays scalar.
   llvm::Triple triple(t.triple);
-  t.libmvec = triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
-              !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+  if (triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
+      !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1"))
+    t.vector_library = llvm::TargetLibraryInfoImpl::LIBMVEC_X86;
   return t;
 }
 

@@ -2,6 +2,7 @@
 // compiles for. Everything else asks it for the triple, the CPU, and the SIMD width.
 #pragma once
 
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <memory>
@@ -14,9 +15,10 @@ struct CpuTarget {
   std::string cpu;       // e.g. znver3, neoverse-v1
   std::string features;  // +avx2,+fma,… as LLVM spells them
   int vector_bits = 128; // the widest fixed-width vector register LLVM will use
-  // A vector math library the loop vectorizer may call for exp/log/sin/cos/pow (glibc's
-  // libmvec on x86-64 Linux, loaded into the process); false where there is none.
-  bool libmvec = false;
+  // The vector math library the loop vectorizer may call for exp/log/sin/cos/pow (glibc's
+  // libmvec on x86-64 Linux, loaded into the process), or NoLibrary.
+  llvm::TargetLibraryInfoImpl::VectorLibrary vector_library =
+      llvm::TargetLibraryInfoImpl::NoLibrary;
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 
