@@ -34,7 +34,6 @@ struct CpuTarget;
 inline constexpr const char* kFailFn = "tritium_cpu_fail";
 inline constexpr const char* kPrintBeginFn = "tritium_cpu_print_begin";
 inline constexpr const char* kPrintIntFn = "tritium_cpu_print_int";
-inline constexpr const char* kPrintUintFn = "tritium_cpu_print_uint";
 inline constexpr const char* kPrintFloatFn = "tritium_cpu_print_float";
 inline constexpr const char* kPrintTensorFn = "tritium_cpu_print_next_tensor";
 inline constexpr const char* kPrintEndFn = "tritium_cpu_print_end";

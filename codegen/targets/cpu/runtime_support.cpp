@@ -51,10 +51,6 @@ extern "C" void tritium_cpu_print_int(int64_t v) {
   separator();
   print_line += fmt::format("{}", v);
 }
-extern "C" void tritium_cpu_print_uint(uint64_t v) {
-  separator();
-  print_line += fmt::format("{}", v);
-}
 extern "C" void tritium_cpu_print_float(double v) {
   separator();
   print_line += fmt::format("{}", v);
@@ -73,7 +69,6 @@ std::vector<std::pair<const char*, void*>> runtime_symbols() {
       {kPrintBeginFn, reinterpret_cast<void*>(&tritium_cpu_print_begin)},
       {kPrintTensorFn, reinterpret_cast<void*>(&tritium_cpu_print_next_tensor)},
       {kPrintIntFn, reinterpret_cast<void*>(&tritium_cpu_print_int)},
-      {kPrintUintFn, reinterpret_cast<void*>(&tritium_cpu_print_uint)},
       {kPrintFloatFn, reinterpret_cast<void*>(&tritium_cpu_print_float)},
       {kPrintEndFn, reinterpret_cast<void*>(&tritium_cpu_print_end)},
   };
