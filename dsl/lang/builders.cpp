@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace tritium::lang::detail {
@@ -18,7 +19,9 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-std::string shape_str(const std::vector<int64_t>& s) { return ir::shape_string(s); }
+std::string shape_str(const std::vector<int64_t>& s) {
+  return ir::shape_string(s);
+}
 
 bool fits(int64_t v, DType t) {
   switch (t.kind) {
@@ -92,8 +95,8 @@ Value* arange(int64_t start, int64_t end, const Loc& loc) {
   if (start < std::numeric_limits<int32_t>::min() || end > std::numeric_limits<int32_t>::max())
     fail(loc, fmt::format("arange({}, {}) does not fit in int32", start, end));
   if (n > (1 << 20))
-    fail(loc, fmt::format("arange({}, {}) has {} elements; a block holds at most 2^20", start, end,
-                          n));
+    fail(loc,
+         fmt::format("arange({}, {}) has {} elements; a block holds at most 2^20", start, end, n));
   return create1(OpKind::Arange, {}, Type(ScalarKind::I32, {n}), loc,
                  {{"start", start}, {"end", end}});
 }
@@ -217,8 +220,8 @@ Value* add_ptr(Value* p, Value* offset, const Loc& loc) {
   if (!p->type.elem.is_ptr())
     fail(loc, "pointer arithmetic on a value that is not a pointer");
   if (!offset->type.elem.is_int() || offset->type.elem.is_bool())
-    fail(loc, fmt::format("pointer offsets must be integers, got {}",
-                          ir::to_string(offset->type.elem)));
+    fail(loc,
+         fmt::format("pointer offsets must be integers, got {}", ir::to_string(offset->type.elem)));
   auto [x, y] = broadcast_pair(p, offset, loc);
   return create1(OpKind::AddPtr, {x, y}, x->type, loc);
 }
@@ -255,9 +258,9 @@ Value* load(Value* p, Value* mask, Value* other, const LoadOptions& o, const Loc
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "load's mask must be i1");
-    if (mask->type.rank() > p->type.rank() || (mask->type.rank() == p->type.rank() &&
-                                               mask->type.shape != p->type.shape &&
-                                               common_shape(s, mask->type.shape, loc) != s))
+    if (mask->type.rank() > p->type.rank() ||
+        (mask->type.rank() == p->type.rank() && mask->type.shape != p->type.shape &&
+         common_shape(s, mask->type.shape, loc) != s))
       fail(loc, fmt::format("load's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     s = common_shape(s, mask->type.shape, loc);
@@ -293,33 +296,59 @@ void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc
   builder(loc).create(OpKind::Store, ops, {}, memory_attrs(o, loc));
 }
 
-Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::string_view sem,
-                  std::string_view scope, const Loc& loc) {
+namespace {
+void check_atomic_options(std::string_view sem, std::string_view scope, const Loc& loc) {
   static const char* sems[] = {"relaxed", "acquire", "release", "acq_rel"};
   static const char* scopes[] = {"gpu", "cta", "sys"};
   if (std::find(std::begin(sems), std::end(sems), sem) == std::end(sems))
     fail(loc, fmt::format("unknown atomic sem '{}' (relaxed, acquire, release, acq_rel)", sem));
   if (std::find(std::begin(scopes), std::end(scopes), scope) == std::end(scopes))
     fail(loc, fmt::format("unknown atomic scope '{}' (gpu, cta, sys)", scope));
+}
+} // namespace
+
+Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::string_view sem,
+                  std::string_view scope, const Loc& loc) {
+  check_atomic_options(sem, scope, loc);
   DType elem = p->type.elem.element_of_pointer();
   if ((op == "and" || op == "or" || op == "xor") && !elem.is_int())
     fail(loc, fmt::format("atomic_{} needs integer elements", op));
+  // As Triton: 32- and 64-bit elements, and 16-bit floats for add and xchg only.
+  bool ok = elem.bits() >= 32 || (elem.is_float() && (op == "add" || op == "xchg"));
+  if (!ok)
+    fail(loc, fmt::format("atomic_{} on {} elements is not supported (atomics take 32- and "
+                          "64-bit elements; f16 and bf16 only with add and xchg)",
+                          op, ir::to_string(elem)));
   const auto& s = p->type.shape;
+  if (v->type.rank() > p->type.rank() || common_shape(s, v->type.shape, loc) != s)
+    fail(loc, fmt::format("atomic_{} of values of shape {} through pointers of shape {}", op,
+                          shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
-  if (mask)
+  if (mask) {
+    if (!mask->type.elem.is_bool())
+      fail(loc, "an atomic's mask must be i1");
+    if (mask->type.rank() > p->type.rank() || common_shape(s, mask->type.shape, loc) != s)
+      fail(loc, fmt::format("atomic_{}'s mask has shape {} but the pointers have shape {}", op,
+                            shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));
-  return create1(OpKind::AtomicRmw, ops, Type(elem, s), loc,
-                 {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
+  }
+  return create1(
+      OpKind::AtomicRmw, ops, Type(elem, s), loc,
+      {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
 }
 
 Value* atomic_cas(Value* p, Value* cmp, Value* v, std::string_view sem, std::string_view scope,
                   const Loc& loc) {
+  check_atomic_options(sem, scope, loc);
   DType elem = p->type.elem.element_of_pointer();
+  if (elem.bits() < 16)
+    fail(loc,
+         fmt::format("atomic_cas needs 16-, 32- or 64-bit elements, got {}", ir::to_string(elem)));
   const auto& s = p->type.shape;
-  return create1(OpKind::AtomicCas,
-                 {p, broadcast_to(cast(cmp, elem, loc), s, loc),
-                  broadcast_to(cast(v, elem, loc), s, loc)},
-                 Type(elem, s), loc, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
+  return create1(
+      OpKind::AtomicCas,
+      {p, broadcast_to(cast(cmp, elem, loc), s, loc), broadcast_to(cast(v, elem, loc), s, loc)},
+      Type(elem, s), loc, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
 }
 
 Value* expand_dims(Value* v, int axis, const Loc& loc) {
@@ -327,8 +356,8 @@ Value* expand_dims(Value* v, int axis, const Loc& loc) {
   if (axis < 0)
     axis += rank + 1;
   if (axis < 0 || axis > rank)
-    fail(loc, fmt::format("expand_dims axis {} is out of range for a tensor of rank {}", axis,
-                          rank));
+    fail(loc,
+         fmt::format("expand_dims axis {} is out of range for a tensor of rank {}", axis, rank));
   auto s = v->type.shape;
   s.insert(s.begin() + axis, 1);
   return create1(OpKind::ExpandDims, {v}, v->type.with_shape(s), loc, {{"axis", int64_t{axis}}});
@@ -376,21 +405,73 @@ std::pair<Value*, Value*> split(Value* v, const Loc& loc) {
   if (s.empty() || s.back() != 2)
     fail(loc, fmt::format("split needs a last dimension of 2, got shape {}", shape_str(s)));
   s.pop_back();
-  ir::Op& op = builder(loc).create(OpKind::Split, {v}, {v->type.with_shape(s), v->type.with_shape(s)});
+  ir::Op& op =
+      builder(loc).create(OpKind::Split, {v}, {v->type.with_shape(s), v->type.with_shape(s)});
   return {op.results[0], op.results[1]};
 }
 
 Value* cat(Value* a, Value* b, const Loc& loc) {
   const auto& sa = a->type.shape;
   const auto& sb = b->type.shape;
-  if (sa.empty() || sa.size() != sb.size() ||
-      !std::equal(sa.begin() + 1, sa.end(), sb.begin() + 1))
+  if (sa.empty() || sa.size() != sb.size() || !std::equal(sa.begin() + 1, sa.end(), sb.begin() + 1))
     fail(loc, fmt::format("cat needs tensors whose shapes differ only in dimension 0, got {} and "
                           "{}",
                           shape_str(sa), shape_str(sb)));
   auto s = sa;
   s[0] += sb[0];
   return create1(OpKind::Cat, {a, b}, a->type.with_shape(s), loc);
+}
+
+Value* flip(Value* v, int axis, const Loc& loc) {
+  int rank = v->type.rank();
+  if (rank == 0)
+    fail(loc, "flip needs a tensor, got a scalar");
+  if (axis < 0)
+    axis += rank;
+  check_axis(axis, rank, loc);
+  int64_t n = v->type.shape[axis];
+  if ((n & (n - 1)) != 0)
+    fail(loc, fmt::format("flip needs a power-of-two dimension, dimension {} is {}", axis, n));
+  if (n == 1)
+    return v;
+  // Move `axis` last, so that each step works on the minor dimension.
+  std::vector<int64_t> order, inverse(rank);
+  for (int d = 0; d < rank; ++d)
+    if (d != axis)
+      order.push_back(d);
+  order.push_back(axis);
+  for (int d = 0; d < rank; ++d)
+    inverse[order[d]] = d;
+  Value* x = axis == rank - 1 ? v : trans(v, order, loc);
+  std::vector<int64_t> outer = x->type.shape;
+  outer.pop_back();
+  for (int64_t lo = 1; lo < n; lo *= 2) {
+    // View the index as (hi, bit, lo) and swap the two values of `bit`.
+    std::vector<int64_t> s = outer;
+    s.insert(s.end(), {n / (2 * lo), 2, lo});
+    x = reshape(x, s, loc);
+    std::vector<int64_t> swap_last(s.size());
+    for (size_t d = 0; d < s.size(); ++d)
+      swap_last[d] = static_cast<int64_t>(d);
+    std::swap(swap_last[s.size() - 1], swap_last[s.size() - 2]);
+    if (lo > 1)
+      x = trans(x, swap_last, loc);
+    else
+      x = reshape(x, std::vector<int64_t>(s.begin(), s.end() - 1), loc);
+    auto [a, b] = split(x, loc);
+    x = join(b, a, loc);
+    if (lo > 1)
+      x = trans(x, swap_last, loc);
+    std::vector<int64_t> back = outer;
+    back.push_back(n);
+    x = reshape(x, back, loc);
+  }
+  return axis == rank - 1 ? x : trans(x, inverse, loc);
+}
+
+void static_print(const std::string& text, const Loc& loc) {
+  builder(loc); // only inside a kernel being traced
+  std::fputs(fmt::format("{}:{}: {}\n", loc.file_name(), loc.line(), text).c_str(), stdout);
 }
 
 Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, const Loc& loc) {
@@ -407,8 +488,7 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, con
                           shape_str(a->type.shape), shape_str(b->type.shape)));
   if (acc->type.shape[r - 2] != m || acc->type.shape[r - 1] != n ||
       (r == 3 && (acc->type.shape[0] != a->type.shape[0] || b->type.shape[0] != a->type.shape[0])))
-    fail(loc, fmt::format("dot's accumulator has shape {}, expected {}",
-                          shape_str(acc->type.shape),
+    fail(loc, fmt::format("dot's accumulator has shape {}, expected {}", shape_str(acc->type.shape),
                           shape_str(r == 3 ? std::vector<int64_t>{a->type.shape[0], m, n}
                                            : std::vector<int64_t>{m, n})));
   if (m < 16 || n < 16 || k < 16)
@@ -514,8 +594,8 @@ std::vector<Value*> collective(OpKind kind, std::vector<Value*> xs, int axis, ir
 }
 } // namespace
 
-std::vector<Value*> reduce(std::vector<Value*> xs, int axis, bool keep_dims,
-                           const Combine& combine, const Loc& loc) {
+std::vector<Value*> reduce(std::vector<Value*> xs, int axis, bool keep_dims, const Combine& combine,
+                           const Loc& loc) {
   ir::Attrs attrs;
   if (keep_dims)
     attrs["keep_dims"] = int64_t{1};

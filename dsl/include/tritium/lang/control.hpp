@@ -50,11 +50,14 @@ inline auto static_range(int64_t begin, int64_t end, int64_t step = 1) {
   return std::views::iota(int64_t{0}, (end - begin + step - 1) / step) |
          std::views::transform([=](int64_t i) { return begin + i * step; });
 }
-inline auto static_range(int64_t end) { return static_range(0, end, 1); }
+inline auto static_range(int64_t end) {
+  return static_range(0, end, 1);
+}
 
 // if (cond) then_fn() else else_fn(), with cond a traced i1 scalar.
-inline void if_(const i1& cond, const std::function<void()>& then_fn,
-                const std::function<void()>& else_fn = [] {}, Loc loc = Loc::current()) {
+inline void if_(
+    const i1& cond, const std::function<void()>& then_fn,
+    const std::function<void()>& else_fn = [] {}, Loc loc = Loc::current()) {
   detail::if_op(cond.use(loc), then_fn, else_fn, loc);
 }
 

@@ -92,11 +92,14 @@ ir::Value* trans(ir::Value* v, std::vector<int64_t> order, const Loc& loc);
 ir::Value* join(ir::Value* a, ir::Value* b, const Loc& loc);
 std::pair<ir::Value*, ir::Value*> split(ir::Value* v, const Loc& loc);
 ir::Value* cat(ir::Value* a, ir::Value* b, const Loc& loc);
+// Reverses v along `axis` (negative counts from the end) using reshape/trans/split/join.
+ir::Value* flip(ir::Value* v, int axis, const Loc& loc);
+// Writes "file:line: text" to stdout while tracing (tl::static_print).
+void static_print(const std::string& text, const Loc& loc);
 ir::Value* dot(ir::Value* a, ir::Value* b, ir::Value* acc, std::string_view input_precision,
                const Loc& loc);
 ir::Value* hint(ir::Value* v, std::string_view name, int64_t value, const Loc& loc);
-void debug_op(ir::OpKind kind, std::vector<ir::Value*> operands, ir::Attrs attrs,
-              const Loc& loc);
+void debug_op(ir::OpKind kind, std::vector<ir::Value*> operands, ir::Attrs attrs, const Loc& loc);
 
 // A reduction or scan along `axis` whose combine function is traced from `combine`, which
 // receives 2N scalar values and returns N.
