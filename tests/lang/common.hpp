@@ -94,3 +94,49 @@ std::string capture_stdout(F fn) {
 }
 
 } // namespace lang_test
+
+namespace lang_test {
+
+template <class T>
+double as_double(T v) {
+  if constexpr (std::is_same_v<T, tritium::half> || std::is_same_v<T, tritium::bfloat16>)
+    return static_cast<float>(v);
+  else
+    return static_cast<double>(v);
+}
+
+// Runs fn(x, y) as one program on every test device, with x holding `in`, and compares y with
+// `expect` (exactly when rel == 0).
+template <class In, class Out>
+void expect_io(void (*fn)(tl::ptr<In>, tl::ptr<Out>), const std::vector<In>& in,
+               const std::vector<Out>& expect, double rel = 0) {
+  for (Device dev : devices()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto k = tritium::jit(fn, "io_kernel");
+    auto x = dev.from_host(in);
+    auto y = dev.alloc<Out>(expect.size());
+    launch(k, {1}, x, y);
+    auto got = y.to_host();
+    for (size_t i = 0; i < expect.size(); ++i) {
+      CAPTURE(i);
+      if (rel == 0)
+        CHECK_MESSAGE(same_float(as_double(got[i]), as_double(expect[i])),
+                      "got " << as_double(got[i]) << ", expected " << as_double(expect[i]));
+      else
+        CHECK_MESSAGE(near(as_double(got[i]), as_double(expect[i]), rel, rel),
+                      "got " << as_double(got[i]) << ", expected " << as_double(expect[i]));
+    }
+  }
+}
+
+// 0, 1, ..., n-1 as T.
+template <class T>
+std::vector<T> iota(int n, int start = 0) {
+  std::vector<T> v;
+  for (int i = 0; i < n; ++i)
+    v.push_back(static_cast<T>(start + i));
+  return v;
+}
+
+} // namespace lang_test

@@ -34,14 +34,6 @@ void map2_kernel(tl::ptr<A> x, tl::ptr<B> y, tl::ptr<Out> z, tl::i32 n, tl::cons
   tl::store(z + offs, Op(tl::load(x + offs, mask, 1), tl::load(y + offs, mask, 1)), mask);
 }
 
-template <class T>
-double as_double(T v) {
-  if constexpr (std::is_same_v<T, tritium::half> || std::is_same_v<T, tritium::bfloat16>)
-    return static_cast<float>(v);
-  else
-    return static_cast<double>(v);
-}
-
 // Runs Op on every test device and compares with `expect` (exactly when rel == 0).
 template <class In, class Out, auto Op>
 void check_map(const std::vector<In>& in, const std::vector<Out>& expect, double rel = 0) {
@@ -56,9 +48,11 @@ void check_map(const std::vector<In>& in, const std::vector<Out>& expect, double
     for (size_t i = 0; i < in.size(); ++i) {
       CAPTURE(i);
       if (rel == 0)
-        CHECK(same_float(as_double(got[i]), as_double(expect[i])));
+        CHECK_MESSAGE(same_float(as_double(got[i]), as_double(expect[i])),
+                      "got " << as_double(got[i]) << ", expected " << as_double(expect[i]));
       else
-        CHECK(near(as_double(got[i]), as_double(expect[i]), rel, rel));
+        CHECK_MESSAGE(near(as_double(got[i]), as_double(expect[i]), rel, rel),
+                      "got " << as_double(got[i]) << ", expected " << as_double(expect[i]));
     }
   }
 }
@@ -78,9 +72,11 @@ void check_map2(const std::vector<A>& a, const std::vector<B>& b, const std::vec
     for (size_t i = 0; i < a.size(); ++i) {
       CAPTURE(i);
       if (rel == 0)
-        CHECK(same_float(as_double(got[i]), as_double(expect[i])));
+        CHECK_MESSAGE(same_float(as_double(got[i]), as_double(expect[i])),
+                      "got " << as_double(got[i]) << ", expected " << as_double(expect[i]));
       else
-        CHECK(near(as_double(got[i]), as_double(expect[i]), rel, rel));
+        CHECK_MESSAGE(near(as_double(got[i]), as_double(expect[i]), rel, rel),
+                      "got " << as_double(got[i]) << ", expected " << as_double(expect[i]));
     }
   }
 }

@@ -344,6 +344,12 @@ void store(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> value
 }
 // A value of another element type is converted to the pointee type, as Triton does.
 template <Element E, Element V>
+  requires(!std::same_as<E, V>)
+void store(const basic_tensor<pointer<E>>& p, const basic_tensor<V>& value, StoreOptions opts = {},
+           Loc loc = Loc::current()) {
+  detail::store(p.use(loc), detail::cast(value.use(loc), dtype_of<E>(), loc), nullptr, opts, loc);
+}
+template <Element E, Element V>
 requires(!std::same_as<E, V>) void store(const basic_tensor<pointer<E>>& p,
                                          const basic_tensor<V>& value, const i1& mask,
                                          LoadOptions opts = {}, Loc loc = Loc::current()) {
