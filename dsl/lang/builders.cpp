@@ -62,6 +62,18 @@ std::vector<int64_t> common_shape(const std::vector<int64_t>& a, const std::vect
   return out;
 }
 
+// Whether `from` broadcasts to exactly `to` (Triton's rules, aligned at the right).
+bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size())
+    return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1)
+      return false;
+  }
+  return true;
+}
+
 Value* create1(OpKind k, std::vector<Value*> ops, Type t, const Loc& loc, ir::Attrs attrs = {}) {
   return builder(loc).create1(k, std::move(ops), std::move(t), std::move(attrs));
 }
@@ -258,9 +270,8 @@ Value* load(Value* p, Value* mask, Value* other, const LoadOptions& o, const Loc
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "load's mask must be i1");
-    if (mask->type.rank() > p->type.rank() ||
-        (mask->type.rank() == p->type.rank() && mask->type.shape != p->type.shape &&
-         common_shape(s, mask->type.shape, loc) != s))
+    // The mask broadcasts to the pointers' shape (or a scalar pointer to the mask's).
+    if (!s.empty() && !broadcasts_to(mask->type.shape, s))
       fail(loc, fmt::format("load's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     s = common_shape(s, mask->type.shape, loc);
@@ -281,14 +292,14 @@ void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc
     fail(loc, "store needs pointers");
   DType elem = p->type.elem.element_of_pointer();
   const auto& s = p->type.shape;
-  if (v->type.rank() > p->type.rank() || common_shape(s, v->type.shape, loc) != s)
+  if (!broadcasts_to(v->type.shape, s))
     fail(loc, fmt::format("store of a value of shape {} through pointers of shape {}",
                           shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "store's mask must be i1");
-    if (mask->type.rank() > p->type.rank() || common_shape(s, mask->type.shape, loc) != s)
+    if (!broadcasts_to(mask->type.shape, s))
       fail(loc, fmt::format("store's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));
@@ -320,14 +331,14 @@ Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::str
                           "64-bit elements; f16 and bf16 only with add and xchg)",
                           op, ir::to_string(elem)));
   const auto& s = p->type.shape;
-  if (v->type.rank() > p->type.rank() || common_shape(s, v->type.shape, loc) != s)
+  if (!broadcasts_to(v->type.shape, s))
     fail(loc, fmt::format("atomic_{} of values of shape {} through pointers of shape {}", op,
                           shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "an atomic's mask must be i1");
-    if (mask->type.rank() > p->type.rank() || common_shape(s, mask->type.shape, loc) != s)
+    if (!broadcasts_to(mask->type.shape, s))
       fail(loc, fmt::format("atomic_{}'s mask has shape {} but the pointers have shape {}", op,
                             shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));

@@ -26,8 +26,8 @@ TEST_CASE("masked loads read `other` (or zero) and masked stores write nothing")
     auto y = dev.from_host(std::vector<float>(24, 42.f));
     launch(k, {1}, x, y, 5);
     auto got = y.to_host();
-    std::vector<float> expect{1, 2, 3, 4, 5, 42, -1, -1, 1, 2, 3, 4, 5, 0, 0, 0,
-                              1, 9, 9, 9, 5, 9, 9, 9};
+    std::vector<float> expect{1, 2, 3, 4, 5, 42, -1, -1, 1, 2, 3, 4,
+                              5, 0, 0, 0, 1, 9,  9,  9,  5, 9, 9, 9};
     CHECK(got == expect);
   }
 }
@@ -37,7 +37,8 @@ TEST_CASE("load and store options are carried in the IR") {
       +[](tl::ptr<float> x, tl::ptr<float> y) {
         auto offs = tl::arange(0, 4);
         auto v = tl::load(x + offs, {.cache_modifier = ".cg", .eviction_policy = "evict_last"});
-        auto w = tl::load(x + offs, offs < 2, 0.f, {.eviction_policy = "evict_first", .is_volatile = true});
+        auto w = tl::load(x + offs, offs < 2, 0.f,
+                          {.eviction_policy = "evict_first", .is_volatile = true});
         tl::store(y + offs, v + w, {.cache_modifier = ".wt"});
       },
       "options");
@@ -73,8 +74,8 @@ TEST_CASE("atomics with masks, sem and scope") {
           // Returned old values.
           auto o = tl::atomic_xchg(c + 7 + offs % 1 * 0 + tl::arange(0, 8) % 1, offs, offs == 3);
           tl::store(old + offs, o, offs == 3);
-          tl::store(old + 8, tl::atomic_cas(c + 8, 0, 5));  // 0 == 0: swapped
-          tl::store(old + 9, tl::atomic_cas(c + 9, 1, 6));  // 3 != 1: kept
+          tl::store(old + 8, tl::atomic_cas(c + 8, 0, 5)); // 0 == 0: swapped
+          tl::store(old + 9, tl::atomic_cas(c + 9, 1, 6)); // 3 != 1: kept
           tl::store(old + 10, tl::atomic_or(c + 10, 6));
           tl::store(old + 11, tl::atomic_and(c + 11, 6));
           tl::store(old + 12, tl::atomic_xor(c + 12, 6));
@@ -146,8 +147,8 @@ TEST_CASE("tl::range carries values; static_range unrolls") {
           // step, nested loops, a value not changed by the body stays as it was
           auto s = tl::scalar<int32_t>(0);
           auto unchanged = tl::scalar<int32_t>(77);
-          for (auto i : tl::range(1, 10, 3))     // 1 4 7
-            for (auto j : tl::range(0, i)) {     // i iterations
+          for (auto i : tl::range(1, 10, 3)) // 1 4 7
+            for (auto j : tl::range(0, i)) { // i iterations
               s = s + j + unchanged * 0;
             }
           tl::store(y + 5, s);

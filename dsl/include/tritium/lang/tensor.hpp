@@ -149,17 +149,18 @@ public:
   basic_tensor operator[](Indices idx) const {
     detail::Loc loc = idx.loc;
     ir::Value* v = use(loc);
-    int axis = 0, kept = 0;
+    int kept = 0;
+    for (const Index& i : idx.items)
+      kept += std::holds_alternative<all_t>(i) ? 1 : 0;
+    if (kept != v->type.rank())
+      detail::fail(loc, "x[{...}] must name each dimension of x with tl::_ (x has rank " +
+                            std::to_string(v->type.rank()) + ")");
+    int axis = 0;
     for (const Index& i : idx.items) {
-      if (std::holds_alternative<newaxis_t>(i)) {
+      if (std::holds_alternative<newaxis_t>(i))
         v = detail::expand_dims(v, axis, loc);
-      } else {
-        ++kept;
-      }
       ++axis;
     }
-    if (kept != static_cast<int>(use(loc)->type.rank()))
-      detail::fail(loc, "x[{...}] must name each dimension of x with tl::_");
     return basic_tensor(v);
   }
 
