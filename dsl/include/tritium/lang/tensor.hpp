@@ -412,11 +412,18 @@ template <Literal S, ScalarElement EB>
 struct mixed_elem<S, basic_tensor<EB>> {
   using type = promote_t<EB, literal_elem_t<EB, S>>;
 };
+// A tl::constexpr_ parameter stands where a literal of its type may.
+template <ScalarElement EA, Literal S>
+struct mixed_elem<basic_tensor<EA>, constexpr_<S>> : mixed_elem<basic_tensor<EA>, S> {};
+template <Literal S, ScalarElement EB>
+struct mixed_elem<constexpr_<S>, basic_tensor<EB>> : mixed_elem<S, basic_tensor<EB>> {};
 
 template <class E, class T>
 ir::Value* operand_value(const T& x, const Loc& loc) {
   if constexpr (TensorOperand<T>)
     return x.use(loc);
+  else if constexpr (is_constexpr_param<T>::value)
+    return operand_value<E>(x.value, loc);
   else if constexpr (std::floating_point<T>)
     return constant_float(static_cast<double>(x), dtype_of<E>(), {}, loc);
   else if constexpr (dtype_traits<E>::is_float)
