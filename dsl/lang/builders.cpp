@@ -480,6 +480,66 @@ Value* flip(Value* v, int axis, const Loc& loc) {
   return axis == rank - 1 ? x : trans(x, inverse, loc);
 }
 
+Value* histogram(Value* v, Value* mask, int num_bins, const Loc& loc) {
+  if (v->type.rank() != 1 || !v->type.elem.is_int() || v->type.elem.is_bool())
+    fail(loc, fmt::format("histogram needs a 1-D integer tensor, got {}", ir::to_string(v->type)));
+  if (num_bins <= 0 || (num_bins & (num_bins - 1)) != 0)
+    fail(loc, fmt::format("histogram's num_bins must be a power of two, got {}", num_bins));
+  DType i32(ScalarKind::I32);
+  // One-hot: hit[i][b] = (v[i] == b), summed over i.
+  Value* bins = expand_dims(arange(0, num_bins, loc), 0, loc);
+  Value* hit = compare("eq", expand_dims(v, 1, loc), bins, v->type.elem, loc);
+  if (mask) {
+    if (!(mask->type == ir::Type(ScalarKind::I1, v->type.shape)))
+      fail(loc, fmt::format("histogram's mask has type {}, expected {}", ir::to_string(mask->type),
+                            ir::to_string(ir::Type(ScalarKind::I1, v->type.shape))));
+    hit = arith(OpKind::And, hit, expand_dims(mask, 1, loc), DType(ScalarKind::I1), loc);
+  }
+  return reduce_simple(cast(hit, i32, loc), 0, false, OpKind::Add, loc);
+}
+
+Value* gather(Value* src, Value* index, int axis, const Loc& loc) {
+  int rank = src->type.rank();
+  if (rank == 0 || index->type.rank() != rank)
+    fail(loc, fmt::format("gather needs src and index of one rank (1 or more), got {} and {}",
+                          ir::to_string(src->type), ir::to_string(index->type)));
+  if (!index->type.elem.is_int() || index->type.elem.is_bool())
+    fail(loc, "gather's index must be integers");
+  if (axis < 0)
+    axis += rank;
+  check_axis(axis, rank, loc);
+  for (int d = 0; d < rank; ++d)
+    if (d != axis && src->type.shape[d] != index->type.shape[d])
+      fail(loc, fmt::format("gather's src {} and index {} differ in dimension {} (only the "
+                            "gathered axis {} may differ)",
+                            shape_str(src->type.shape), shape_str(index->type.shape), d, axis));
+  int64_t n = src->type.shape[axis];
+  if ((n & (n - 1)) != 0)
+    fail(loc,
+         fmt::format("gather needs a power-of-two source dimension, dimension {} is {}", axis, n));
+  // Move `axis` last in both, then compare every index with every source position:
+  // picked[..., j, s] = (index[..., j] == s) ? src[..., s] : 0, summed over s.
+  std::vector<int64_t> order, inverse(rank);
+  for (int d = 0; d < rank; ++d)
+    if (d != axis)
+      order.push_back(d);
+  order.push_back(axis);
+  for (int d = 0; d < rank; ++d)
+    inverse[order[d]] = d;
+  bool moved = axis != rank - 1;
+  Value* s = moved ? trans(src, order, loc) : src;
+  Value* i = moved ? trans(index, order, loc) : index;
+  i = cast(i, DType(ScalarKind::I32), loc);
+  Value* positions = arange(0, n, loc);
+  Value* hit = compare("eq", expand_dims(i, rank, loc), positions, DType(ScalarKind::I32), loc);
+  Value* zero = src->type.elem.is_float() ? constant_float(0.0, src->type.elem, {}, loc)
+                                          : constant_int(0, src->type.elem, {}, loc);
+  Value* picked = select(hit, expand_dims(s, rank - 1, loc), zero, src->type.elem, loc);
+  Value* out =
+      reduce_simple(picked, rank, false, src->type.elem.is_bool() ? OpKind::Or : OpKind::Add, loc);
+  return moved ? trans(out, inverse, loc) : out;
+}
+
 void static_print(const std::string& text, const Loc& loc) {
   builder(loc); // only inside a kernel being traced
   std::fputs(fmt::format("{}:{}: {}\n", loc.file_name(), loc.line(), text).c_str(), stdout);

@@ -206,7 +206,8 @@ std::unique_ptr<ir::Function> TraceSession::finish() {
 
 // --- loops --------------------------------------------------------------------------------
 
-ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& loc) {
+ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& loc,
+                     ir::Attrs attrs) {
   Tracer& t = tracer(loc);
   ir::Builder& b = builder(loc);
   // Bounds share the widest integer type among them (i32 unless one is i64).
@@ -223,7 +224,7 @@ ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& l
   step = cast(step, it, loc);
   LoopFrame frame;
   frame.outer = &b.block();
-  frame.op = &b.create(ir::OpKind::For, {lb, ub, step}, {}, {}, 1);
+  frame.op = &b.create(ir::OpKind::For, {lb, ub, step}, {}, std::move(attrs), 1);
   ir::Block& body = frame.op->body();
   ir::Value* iv = b.add_block_arg(body, ir::Type(it));
   frame.handles = t.live();
@@ -442,8 +443,24 @@ void while_op(const std::function<ir::Value*()>& cond_fn, const std::function<vo
 
 namespace tritium::lang {
 
-range::range(IntArg lo, IntArg hi, IntArg step, Loc loc)
-    : lo_(lo.v), hi_(hi.v), step_(step.v), loc_(loc) {}
+range::range(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc loc)
+    : lo_(lo.v), hi_(hi.v), step_(step.v), loc_(loc) {
+  if (opts.num_stages < -1 || opts.loop_unroll_factor < -1 || opts.num_stages == 0 ||
+      opts.loop_unroll_factor == 0)
+    detail::fail(loc, fmt::format("tl::range options must be positive (num_stages {}, "
+                                  "loop_unroll_factor {})",
+                                  opts.num_stages, opts.loop_unroll_factor));
+  if (opts.num_stages > 0)
+    attrs_["num_stages"] = int64_t{opts.num_stages};
+  if (opts.loop_unroll_factor > 0)
+    attrs_["loop_unroll_factor"] = int64_t{opts.loop_unroll_factor};
+  if (opts.warp_specialize)
+    attrs_["warp_specialize"] = int64_t{1};
+  if (opts.disallow_acc_multi_buffer)
+    attrs_["disallow_acc_multi_buffer"] = int64_t{1};
+  if (opts.flatten)
+    attrs_["flatten"] = int64_t{1};
+}
 
 range::~range() {
   if (state_ == State::InBody || state_ == State::BodyDone) {
@@ -459,7 +476,7 @@ range::~range() {
 bool range::advance() {
   switch (state_) {
   case State::Ready:
-    iv_ = detail::for_begin(lo_, hi_, step_, loc_);
+    iv_ = detail::for_begin(lo_, hi_, step_, loc_, attrs_);
     state_ = State::InBody;
     return true;
   case State::BodyDone:

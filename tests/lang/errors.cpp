@@ -112,6 +112,14 @@ TEST_CASE("errors: control flow") {
   expect_error(+[](tl::ptr<float>) { auto z = tl::zeros<float>({4, 4}); bad_line = __LINE__; for (auto i : tl::range(z.to<int32_t>(), 4)) { (void)i; } }, "integer scalars");
 }
 
+TEST_CASE("errors: gather, histogram, range options") {
+  expect_error(+[](tl::ptr<float>) { auto a = tl::arange(0, 8); bad_line = __LINE__; auto c = tl::gather(a, tl::reshape(a, {2, 4}), 0); (void)c; }, "one rank");
+  expect_error(+[](tl::ptr<float>) { auto a = tl::reshape(tl::arange(0, 8), {2, 4}); bad_line = __LINE__; auto c = tl::gather(a, tl::reshape(a, {4, 2}), 1); (void)c; }, "differ in dimension 0");
+  expect_error(+[](tl::ptr<float>) { auto a = tl::arange(0, 8); bad_line = __LINE__; auto c = tl::histogram(a, 6); (void)c; }, "power of two");
+  expect_error(+[](tl::ptr<float>) { auto a = tl::reshape(tl::arange(0, 8), {2, 4}); bad_line = __LINE__; auto c = tl::histogram(a, 4); (void)c; }, "1-D integer");
+  expect_error(+[](tl::ptr<float>) { bad_line = __LINE__; for (auto i : tl::range(0, 4, 1, {.num_stages = 0})) { (void)i; } }, "must be positive");
+}
+
 TEST_CASE("errors: static_assert_ and hints") {
   expect_error(+[](tl::ptr<float>) { bad_line = __LINE__; tl::static_assert_(2 + 2 == 5, "arithmetic"); }, "static assertion failed: arithmetic");
   expect_error(+[](tl::ptr<float>) { bad_line = __LINE__; auto v = tl::multiple_of(tl::arange(0, 4), 0); (void)v; }, "must be positive");

@@ -344,9 +344,9 @@ void store(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> value
 }
 // A value of another element type is converted to the pointee type, as Triton does.
 template <Element E, Element V>
-  requires(!std::same_as<E, V>)
-void store(const basic_tensor<pointer<E>>& p, const basic_tensor<V>& value, StoreOptions opts = {},
-           Loc loc = Loc::current()) {
+requires(!std::same_as<E, V>) void store(const basic_tensor<pointer<E>>& p,
+                                         const basic_tensor<V>& value, StoreOptions opts = {},
+                                         Loc loc = Loc::current()) {
   detail::store(p.use(loc), detail::cast(value.use(loc), dtype_of<E>(), loc), nullptr, opts, loc);
 }
 template <Element E, Element V>
@@ -425,6 +425,12 @@ basic_tensor<E> xor_sum(const basic_tensor<E>& x, std::optional<int> axis = std:
   return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Xor, loc));
 }
 
+template <IntElement E>
+basic_tensor<E> reduce_or(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt,
+                          bool keep_dims = false, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Or, loc));
+}
+
 // A reduction with a user combine function: combine(tensor<E> a, tensor<E> b) -> tensor<E>,
 // traced once on scalars. It must be associative and commutative, as in Triton.
 template <Element E, class F>
@@ -438,8 +444,8 @@ basic_tensor<E> reduce(const basic_tensor<E>& x, int axis, F combine, bool keep_
 }
 namespace detail {
 // Index of the extreme value along axis: `pred` is "gt" for argmax, "lt" for argmin.
-inline ir::Value* arg_extreme(ir::Value* v, int axis, bool keep_dims, std::string_view pred,
-                              const Loc& loc) {
+inline std::vector<ir::Value*> arg_extreme(ir::Value* v, int axis, bool keep_dims,
+                                           std::string_view pred, const Loc& loc) {
   int rank = v->type.rank();
   if (axis < 0 || axis >= rank)
     fail(loc, "axis out of range for a tensor of rank " + std::to_string(rank));
@@ -461,18 +467,55 @@ inline ir::Value* arg_extreme(ir::Value* v, int axis, bool keep_dims, std::strin
               ir::DType(ir::ScalarKind::I1), loc);
     return {select(take_a, a[0], a[2], t, loc), select(take_a, a[1], a[3], i32t, loc)};
   };
-  return reduce({v, idx}, axis, keep_dims, combine, loc)[1];
+  return reduce({v, idx}, axis, keep_dims, combine, loc);
 }
 } // namespace detail
 
 // Index of the maximum (minimum) along axis; ties take the smallest index, as Triton.
 template <Element E>
 i32 argmax(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
-  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc));
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc)[1]);
 }
 template <Element E>
 i32 argmin(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
-  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc));
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc)[1]);
+}
+
+// Triton's max(x, axis, return_indices=True): tl::max(x, axis, tl::return_indices) gives the
+// values and their (first) indices.
+struct return_indices_t {};
+inline constexpr return_indices_t return_indices{};
+template <Element E>
+std::pair<basic_tensor<E>, i32> max(const basic_tensor<E>& x, int axis, return_indices_t,
+                                    bool keep_dims = false, Loc loc = Loc::current()) {
+  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc);
+  return {basic_tensor<E>(r[0]), i32(r[1])};
+}
+template <Element E>
+std::pair<basic_tensor<E>, i32> min(const basic_tensor<E>& x, int axis, return_indices_t,
+                                    bool keep_dims = false, Loc loc = Loc::current()) {
+  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc);
+  return {basic_tensor<E>(r[0]), i32(r[1])};
+}
+
+// Counts of the values 0 .. num_bins - 1 in a 1-D integer tensor (values outside are not
+// counted; lanes where `mask` is false neither). num_bins must be a power of two.
+template <IntElement E>
+i32 histogram(const basic_tensor<E>& x, int num_bins, Loc loc = Loc::current()) {
+  return i32(detail::histogram(x.use(loc), nullptr, num_bins, loc));
+}
+template <IntElement E>
+i32 histogram(const basic_tensor<E>& x, int num_bins, const i1& mask, Loc loc = Loc::current()) {
+  return i32(detail::histogram(x.use(loc), mask.use(loc), num_bins, loc));
+}
+
+// out[..., i, ...] = src[..., index[..., i, ...], ...] along `axis` (Triton's gather): src and
+// index have one rank and agree on every other dimension; src's size along axis must be a
+// power of two. Built from compares and a sum, so every backend runs it.
+template <Element E, IntElement I>
+basic_tensor<E> gather(const basic_tensor<E>& src, const basic_tensor<I>& index, int axis,
+                       Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::gather(src.use(loc), index.use(loc), axis, loc));
 }
 
 // An inclusive scan with a user combine function (associative).

@@ -400,8 +400,7 @@ struct mixed_elem<basic_tensor<E>, basic_tensor<E>> {
   using type = E;
 };
 template <ScalarElement EA, ScalarElement EB>
-  requires(!std::same_as<EA, EB>)
-struct mixed_elem<basic_tensor<EA>, basic_tensor<EB>> {
+requires(!std::same_as<EA, EB>) struct mixed_elem<basic_tensor<EA>, basic_tensor<EB>> {
   using type = promote_t<EA, EB>;
 };
 template <ScalarElement EA, Literal S>
