@@ -191,6 +191,10 @@ TEST_CASE("math functions, with NaN and infinities") {
   check_map<float, float, [](auto x) { return tl::abs(x); }>({-2.f, 3.f, -kInf}, {2.f, 3.f, kInf});
   check_map<int32_t, int32_t, [](auto x) { return tl::abs(x); }>({-2, 3}, {2, 3});
   check_map<double, double, [](auto x) { return tl::exp(x); }>({1.0}, {2.718281828459045}, 1e-12);
+  check_map<float, float, [](auto x) { return tl::tanh(x); }>({0.f, 1.f, -20.f},
+                                                              {0.f, 0.7615942f, -1.f}, 1e-5);
+  check_map2<float, float, float, [](auto a, auto b) { return tl::pow(a, b); }>(
+      {2.f, 9.f, -8.f}, {10.f, 0.5f, 1.f / 3.f}, {1024.f, 3.f, kNaN}, 1e-5);
   // f16 math rounds its result to f16.
   check_map<tritium::half, tritium::half, [](auto x) { return tl::sqrt(x); }>(
       {tritium::half(2.f)}, {tritium::half(1.4142135f)});
