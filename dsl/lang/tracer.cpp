@@ -102,6 +102,16 @@ void check_carried(const ir::Value* before, const ir::Value* after, const char* 
                         what, ir::to_string(before->type), ir::to_string(after->type), what));
 }
 
+// A handle that held a value when a loop began and was destroyed in its body cannot be
+// carried: its new value lives in another handle the loop does not know.
+std::string lost_handle(const char* what) {
+  return fmt::format("a tensor variable that existed before this {} was destroyed or moved from "
+                     "in its body (e.g. a std::vector of tensors reassigned by move or grown "
+                     "there); assign such tensors element by element so that the loop can carry "
+                     "them",
+                     what);
+}
+
 struct ScopeGuard {
   Tracer& t;
   ir::Block& outer;
@@ -257,6 +267,8 @@ void for_end(const Loc& loc) {
   for (size_t i = 0; i < frame.handles.size(); ++i) {
     HandleBase* h = frame.handles[i];
     ir::Value* arg = frame.args[i];
+    if (arg && !t.alive(h))
+      fail(loc, lost_handle("tl::range"));
     ir::Value* now = t.alive(h) ? Tracer::value_of(h) : arg;
     if (!arg) {
       // Declared before the loop without a value: what the body assigned stays inside it.
@@ -402,8 +414,11 @@ void while_op(const std::function<ir::Value*()>& cond_fn, const std::function<vo
     for (size_t i = 0; i < handles.size(); ++i)
       Tracer::value_of(handles[i]) = after_args[i];
     body_fn();
-    for (size_t i = 0; i < handles.size(); ++i)
-      body_vals.push_back(t.alive(handles[i]) ? Tracer::value_of(handles[i]) : after_args[i]);
+    for (size_t i = 0; i < handles.size(); ++i) {
+      if (!t.alive(handles[i]))
+        fail(loc, lost_handle("tl::while_"));
+      body_vals.push_back(Tracer::value_of(handles[i]));
+    }
   }
   // Variables the body did not change are not carried: their arguments become the initial value.
   ir::Function& f = *t.func;

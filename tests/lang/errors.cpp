@@ -109,6 +109,9 @@ TEST_CASE("errors: control flow") {
   expect_error(+[](tl::ptr<float>) { auto n = tl::program_id(0); bad_line = __LINE__; tl::while_([&] { return tl::arange(0, 4) < n; }, [&] { n = n + 1; }); }, "i1 scalar");
   expect_error(+[](tl::ptr<float>) { bad_line = __LINE__; for (auto i : tl::range(0, 4)) { (void)i; break; } }, "left by break or return");
   expect_error(+[](tl::ptr<float>) { tl::f32 v; tl::if_(tl::program_id(0) == 0, [&] { v = tl::zeros<float>({4}); }); bad_line = __LINE__; auto w = v + 1.f; (void)w; }, "has no value");
+  // A container of handles replaced by a moved-in one cannot be carried.
+  expect_error(+[](tl::ptr<float>) { std::vector<tl::f32> v{tl::zeros<float>({4})}; bad_line = __LINE__; for (auto i : tl::range(0, 4)) { (void)i; v = std::vector<tl::f32>{v[0] + 1.f}; } }, "destroyed or moved from");
+  expect_error(+[](tl::ptr<float>) { std::vector<tl::f32> v{tl::zeros<float>({4})}; auto n = tl::program_id(0); bad_line = __LINE__; tl::while_([&] { return n < 3; }, [&] { n = n + 1; v = std::vector<tl::f32>{v[0] + 1.f}; }); }, "destroyed or moved from");
   expect_error(+[](tl::ptr<float>) { auto z = tl::zeros<float>({4, 4}); bad_line = __LINE__; for (auto i : tl::range(z.to<int32_t>(), 4)) { (void)i; } }, "integer scalars");
 }
 
@@ -118,6 +121,15 @@ TEST_CASE("errors: gather, histogram, range options") {
   expect_error(+[](tl::ptr<float>) { auto a = tl::arange(0, 8); bad_line = __LINE__; auto c = tl::histogram(a, 6); (void)c; }, "power of two");
   expect_error(+[](tl::ptr<float>) { auto a = tl::reshape(tl::arange(0, 8), {2, 4}); bad_line = __LINE__; auto c = tl::histogram(a, 4); (void)c; }, "1-D integer");
   expect_error(+[](tl::ptr<float>) { bad_line = __LINE__; for (auto i : tl::range(0, 4, 1, {.num_stages = 0})) { (void)i; } }, "must be positive");
+}
+
+TEST_CASE("errors: block pointers and tensor descriptors") {
+  expect_error(+[](tl::ptr<float> x) { bad_line = __LINE__; auto bp = tl::make_block_ptr(x, {4, 4}, {4, 1}, {0}, {4, 4}); (void)bp; }, "must all have the block's rank");
+  expect_error(+[](tl::ptr<float> x) { bad_line = __LINE__; auto bp = tl::make_block_ptr(x, {4, 4}, {4, 1}, {0, 0}, {4, 3}); (void)bp; }, "power-of-two");
+  expect_error(+[](tl::ptr<float> x) { auto bp = tl::make_block_ptr(x, {4, 4}, {4, 1}, {0, 0}, {4, 4}); bad_line = __LINE__; auto v = tl::load(bp, {.boundary_check = {2}}); (void)v; }, "boundary_check names dimension 2");
+  expect_error(+[](tl::ptr<float> x) { auto bp = tl::make_block_ptr(x, {4, 4}, {4, 1}, {0, 0}, {4, 4}); bad_line = __LINE__; bp = tl::advance(bp, {1}); }, "advance: 1 offsets");
+  expect_error(+[](tl::ptr<float> x) { auto d = tl::make_tensor_descriptor(x, {4, 4}, {4, 1}, {4, 4}); bad_line = __LINE__; auto v = d.load({0}); (void)v; }, "takes 2 offsets");
+  expect_error(+[](tl::ptr<float> x) { auto bp = tl::make_block_ptr(x, {4, 4}, {4, 1}, {0, 0}, {4, 4}); bad_line = __LINE__; auto v = tl::load(bp, {.boundary_check = {0}, .padding_option = "ones"}); (void)v; }, "unknown padding_option");
 }
 
 TEST_CASE("errors: static_assert_ and hints") {

@@ -186,3 +186,91 @@ TEST_CASE("tl::range options are recorded on the loop") {
     CHECK(y.to_host()[0] == 45);
   }
 }
+
+namespace {
+// C = A @ B with block pointers, as Triton's block-pointer matmul: M, N, K need not be
+// multiples of the block; boundary_check masks the edges.
+void block_ptr_matmul(tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c, tl::i32 M, tl::i32 N,
+                      tl::i32 K) {
+  constexpr int BM = 16, BN = 16, BK = 16;
+  auto pid_m = tl::program_id(0), pid_n = tl::program_id(1);
+  auto a_bp = tl::make_block_ptr(a, {M, K}, {K, 1}, {pid_m * BM, 0}, {BM, BK}, {1, 0});
+  auto b_bp = tl::make_block_ptr(b, {K, N}, {N, 1}, {0, pid_n * BN}, {BK, BN}, {1, 0});
+  auto acc = tl::zeros<float>({BM, BN});
+  for (auto k : tl::range(0, K, BK)) {
+    (void)k;
+    auto x = tl::load(a_bp, {.boundary_check = {0, 1}});
+    auto y = tl::load(b_bp, {.boundary_check = {0, 1}, .padding_option = "zero"});
+    acc = tl::dot(x, y, acc);
+    a_bp = tl::advance(a_bp, {0, BK});
+    b_bp = tl::advance(b_bp, {BK, 0});
+  }
+  auto c_bp = tl::make_block_ptr(c, {M, N}, {N, 1}, {pid_m * BM, pid_n * BN}, {BM, BN});
+  tl::store(c_bp, acc, {.boundary_check = {0, 1}});
+}
+} // namespace
+
+TEST_CASE("block pointers: make_block_ptr, advance, boundary_check") {
+  const int M = 20, N = 24, K = 40;
+  std::vector<float> ha(M * K), hb(K * N);
+  for (int i = 0; i < M * K; ++i)
+    ha[i] = static_cast<float>(i % 7 - 3);
+  for (int i = 0; i < K * N; ++i)
+    hb[i] = static_cast<float>(i % 5 - 2);
+  for (Device dev : devices()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto k = tritium::jit(block_ptr_matmul, "block_ptr_matmul");
+    auto a = dev.from_host(ha), b = dev.from_host(hb);
+    auto c = dev.from_host(std::vector<float>(M * N, -1.f));
+    launch(k, {2, 2}, a, b, c, M, N, K);
+    auto got = c.to_host();
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        float s = 0;
+        for (int kk = 0; kk < K; ++kk)
+          s += ha[i * K + kk] * hb[kk * N + j];
+        CAPTURE(i);
+        CAPTURE(j);
+        CHECK(got[i * N + j] == s);
+      }
+  }
+}
+
+TEST_CASE("tensor descriptors load zeros and store nothing out of bounds; nan padding") {
+  for (Device dev : devices()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto k = tritium::jit(
+        +[](tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> z) {
+          // x is 3 x 5; copy the 4 x 4 block at (2, 3) to y's block at (0, 0) of a 3 x 5 y.
+          auto desc = tl::make_tensor_descriptor(x, {3, 5}, {5, 1}, {4, 4});
+          auto v = desc.load({2, 3});
+          auto out = tl::make_tensor_descriptor(y, {3, 5}, {5, 1}, {4, 4});
+          tl::store_tensor_descriptor(out, {0, 0}, v + 100.f);
+          // NaN padding through a block pointer, 1-D.
+          auto bp = tl::make_block_ptr(x, {15}, {1}, {12}, {4});
+          tl::store(z + tl::arange(0, 4),
+                    tl::load(bp, {.boundary_check = {0}, .padding_option = "nan"}));
+        },
+        "descriptors");
+    auto x = dev.from_host(iota<float>(15));
+    auto y = dev.from_host(std::vector<float>(15, -1.f));
+    auto z = dev.alloc<float>(4);
+    launch(k, {1}, x, y, z);
+    // Row 2, columns 3 and 4 of x are 13 and 14; the rest of the block is out of bounds.
+    std::vector<float> expect(15, -1.f);
+    expect[0] = 113.f;
+    expect[1] = 114.f;
+    for (int i = 2; i < 4; ++i)
+      expect[i] = 100.f; // padding zeros + 100, in bounds of y (row 0)
+    for (int r = 1; r < 3; ++r)
+      for (int c = 0; c < 4; ++c)
+        expect[r * 5 + c] = 100.f;
+    CHECK(y.to_host() == expect);
+    auto hz = z.to_host();
+    CHECK(hz[0] == 12.f);
+    CHECK(hz[2] == 14.f);
+    CHECK(std::isnan(hz[3]));
+  }
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <tritium/error.hpp>
+#include <tritium/lang/block_ptr.hpp>
 #include <tritium/lang/control.hpp>
 #include <tritium/lang/kernel.hpp>
 #include <tritium/lang/ops.hpp>
