@@ -120,6 +120,9 @@ TEST_CASE("errors: gather, histogram, range options") {
   expect_error(+[](tl::ptr<float>) { auto a = tl::reshape(tl::arange(0, 8), {2, 4}); bad_line = __LINE__; auto c = tl::gather(a, tl::reshape(a, {4, 2}), 1); (void)c; }, "differ in dimension 0");
   expect_error(+[](tl::ptr<float>) { auto a = tl::arange(0, 8); bad_line = __LINE__; auto c = tl::histogram(a, 6); (void)c; }, "power of two");
   expect_error(+[](tl::ptr<float>) { auto a = tl::reshape(tl::arange(0, 8), {2, 4}); bad_line = __LINE__; auto c = tl::histogram(a, 4); (void)c; }, "1-D integer");
+  expect_error(+[](tl::ptr<float>) { auto a = tl::reshape(tl::arange(0, 8), {2, 4}); bad_line = __LINE__; auto c = tl::sort(a, 0); (void)c; }, "last dimension only");
+  expect_error(+[](tl::ptr<float>) { auto a = tl::cat(tl::arange(0, 4), tl::arange(0, 2)); bad_line = __LINE__; auto c = tl::sort(a); (void)c; }, "power-of-two last dimension");
+  expect_error(+[](tl::ptr<float>) { auto a = tl::arange(0, 8); bad_line = __LINE__; auto c = tl::topk(a, 16); (void)c; }, "topk needs 0 < k");
   expect_error(+[](tl::ptr<float>) { bad_line = __LINE__; for (auto i : tl::range(0, 4, 1, {.num_stages = 0})) { (void)i; } }, "must be positive");
 }
 

@@ -274,3 +274,32 @@ TEST_CASE("tensor descriptors load zeros and store nothing out of bounds; nan pa
     CHECK(std::isnan(hz[3]));
   }
 }
+
+TEST_CASE("sort and topk") {
+  expect_io<int32_t, int32_t>(
+      +[](tl::ptr<int32_t> x, tl::ptr<int32_t> y) {
+        auto v = load_n(x, 8);
+        tl::store(y + tl::arange(0, 8), tl::sort(v));
+        tl::store(y + 8 + tl::arange(0, 8), tl::sort(v, 0, /*descending=*/true));
+        auto m = tl::reshape(v, {2, 4});
+        tl::store(y + 16 + tl::arange(0, 8), tl::ravel(tl::sort(m, 1)));
+        tl::store(y + 24 + tl::arange(0, 4), tl::topk(v, 4));
+        tl::store(y + 28 + tl::arange(0, 4), tl::ravel(tl::topk(m, 2)));
+      },
+      {5, -3, 9, 0, 9, 2, -7, 4}, {-7, -3, 0, 2, 4,  5, 9, 9, 9, 9, 5, 4, 2, 0, -3, -7,
+                                   -3, 0,  5, 9, -7, 2, 4, 9, 9, 9, 5, 4, 9, 5, 9,  4});
+  // A longer float sort against std::sort.
+  std::vector<float> in(256);
+  uint32_t state = 12345;
+  for (auto& v : in) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(state >> 8) % 1000) / 8.f;
+  }
+  std::vector<float> expect = in;
+  std::sort(expect.begin(), expect.end());
+  expect_io<float, float>(
+      +[](tl::ptr<float> x, tl::ptr<float> y) {
+        tl::store(y + tl::arange(0, 256), tl::sort(load_n(x, 256)));
+      },
+      in, expect);
+}

@@ -518,6 +518,36 @@ basic_tensor<E> gather(const basic_tensor<E>& src, const basic_tensor<I>& index,
   return basic_tensor<E>(detail::gather(src.use(loc), index.use(loc), axis, loc));
 }
 
+// Sorts along the last dimension (Triton's tl.sort: `dim` may only name the last one), which
+// must be a power of two; a bitonic network of compares and selects.
+template <ScalarElement E>
+basic_tensor<E> sort(const basic_tensor<E>& x, std::optional<int> dim = std::nullopt,
+                     bool descending = false, Loc loc = Loc::current()) {
+  ir::Value* v = x.use(loc);
+  int rank = v->type.rank();
+  if (dim && *dim != rank - 1 && *dim != -1)
+    detail::fail(loc, "sort works along the last dimension only (as Triton), got dim " +
+                          std::to_string(*dim) + " of a rank-" + std::to_string(rank) + " tensor");
+  return basic_tensor<E>(detail::sort(v, descending, loc));
+}
+// The k largest values along the last dimension, largest first (k a power of two).
+template <ScalarElement E>
+basic_tensor<E> topk(const basic_tensor<E>& x, int k, Loc loc = Loc::current()) {
+  ir::Value* v = x.use(loc);
+  int rank = v->type.rank();
+  if (rank == 0 || k <= 0 || k > v->type.shape.back())
+    detail::fail(loc, "topk needs 0 < k <= the last dimension (" +
+                          (rank ? std::to_string(v->type.shape.back()) : std::string("scalar")) +
+                          "), got k = " + std::to_string(k));
+  ir::Value* sorted = detail::sort(v, true, loc);
+  Shape one(rank, 1), out = v->type.shape;
+  one.back() = k;
+  out.back() = k;
+  ir::Value* idx = detail::broadcast_to(detail::reshape(detail::arange(0, k, loc), one, loc), out,
+                                        loc);
+  return basic_tensor<E>(detail::gather(sorted, idx, rank - 1, loc));
+}
+
 // An inclusive scan with a user combine function (associative).
 template <Element E, class F>
 basic_tensor<E> associative_scan(const basic_tensor<E>& x, int axis, F combine,

@@ -96,6 +96,9 @@ ir::Value* cat(ir::Value* a, ir::Value* b, const Loc& loc);
 ir::Value* histogram(ir::Value* v, ir::Value* mask, int num_bins, const Loc& loc);
 // Triton's gather along `axis`, from compares and a sum.
 ir::Value* gather(ir::Value* src, ir::Value* index, int axis, const Loc& loc);
+// Sorts v along its last dimension (a power of two) with a bitonic network of compares and
+// selects; `descending` reverses the order.
+ir::Value* sort(ir::Value* v, bool descending, const Loc& loc);
 // Reverses v along `axis` (negative counts from the end) using reshape/trans/split/join.
 ir::Value* flip(ir::Value* v, int axis, const Loc& loc);
 // Writes "file:line: text" to stdout while tracing (tl::static_print).
