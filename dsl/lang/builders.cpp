@@ -74,6 +74,16 @@ bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>&
   return true;
 }
 
+// Whether two shapes broadcast together (Triton's rules: align right, 1 stretches).
+bool broadcastable(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    int64_t da = a[a.size() - 1 - i], db = b[b.size() - 1 - i];
+    if (da != db && da != 1 && db != 1)
+      return false;
+  }
+  return true;
+}
+
 Value* create1(OpKind k, std::vector<Value*> ops, Type t, const Loc& loc, ir::Attrs attrs = {}) {
   return builder(loc).create1(k, std::move(ops), std::move(t), std::move(attrs));
 }
@@ -270,8 +280,7 @@ Value* load(Value* p, Value* mask, Value* other, const LoadOptions& o, const Loc
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "load's mask must be i1");
-    // The mask broadcasts to the pointers' shape (or a scalar pointer to the mask's).
-    if (!s.empty() && !broadcasts_to(mask->type.shape, s))
+    if (!broadcastable(s, mask->type.shape))
       fail(loc, fmt::format("load's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     s = common_shape(s, mask->type.shape, loc);

@@ -168,8 +168,10 @@ ir::Value* HandleBase::use(const Loc& loc) const {
 // --- session ------------------------------------------------------------------------------
 
 [[noreturn]] void fail(const Loc& loc, const std::string& message) {
-  std::string kernel = current ? fmt::format(" in kernel '{}'", current->func->name) : "";
-  throw Error(fmt::format("{}:{}:{} {}", loc.file_name(), loc.line(), kernel, message));
+  if (current)
+    throw Error(fmt::format("{}:{}: in kernel '{}': {}", loc.file_name(), loc.line(),
+                            current->func->name, message));
+  throw Error(fmt::format("{}:{}: {}", loc.file_name(), loc.line(), message));
 }
 
 ir::Builder& builder(const Loc& loc) {

@@ -1,0 +1,128 @@
+// The GPU pipeline, one named stage after another (Triton's make_ttir -> make_ttgir ->
+// make_llir -> make_ptx / make_amdgcn). Every stage's artefact is kept in
+// GpuKernelBinary::stages, in this order:
+//   ir                          the kernel as traced (verified)
+//   ir.<pass>                   after each GPU pass (layouts on every tensor type)
+//   ir.opt                      the IR that is lowered (= the last pass's)
+//   ll                          LLVM IR as lowered
+//   ll.opt                      after device libraries and O3
+//   ptx | amdgcn (+ hsaco.meta) the target's assembly (and the HSACO's metadata note)
+#include "gpu/compile.hpp"
+
+#include "gpu/target_info.hpp"
+#include "passes/passes.hpp"
+
+#include <tritium/error.hpp>
+#include <tritium/ir/printer.hpp>
+
+#include <fmt/format.h>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+namespace tritium::gpu {
+namespace {
+
+std::string print_module(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return os.str();
+}
+
+std::unique_ptr<TargetInfo> make_target(const GpuTarget& t) {
+  if (t.is_nvptx())
+    return make_nvptx_target(t);
+  if (t.is_amdgpu())
+    return make_amdgpu_target(t);
+  throw Error(fmt::format("unknown GPU architecture '{}' (one of: {})", t.arch,
+                          fmt::join(supported_gpu_archs(), ", ")));
+}
+
+} // namespace
+
+std::vector<std::string> supported_gpu_archs() {
+  return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"};
+}
+
+GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_in,
+                                const CompileOptions& options) {
+  std::unique_ptr<TargetInfo> ti = make_target(target_in);
+  const int warps = options.num_warps;
+  if (warps < 1 || (warps & (warps - 1)) || warps * ti->warp_size() > 1024)
+    throw Error(fmt::format("kernel '{}': num_warps = {} on {} (warp size {}): it must be a power "
+                            "of two with num_warps x warp size <= 1024",
+                            f.name, warps, target_in.arch, ti->warp_size()));
+  // TRITIUM_DUMP=dir from any program: every stage lands in dir as it is produced (the
+  // runtime's dump_artifacts adds what it asks CompiledKernel::artifact for).
+  GpuTarget target = target_in;
+  if (const char* dir = std::getenv("TRITIUM_DUMP"); dir && *dir && target.dump_dir.empty())
+    target.dump_dir = dir;
+  GpuKernelBinary out;
+  out.name = f.name;
+  out.warp_size = ti->warp_size();
+  out.num_threads = warps * ti->warp_size();
+  for (const ir::Value* a : f.args())
+    out.params.push_back(a->type.elem);
+  auto keep = [&](std::string stage, std::function<std::string()> text) {
+    if (!target.dump_dir.empty()) {
+      std::filesystem::create_directories(target.dump_dir);
+      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.{}", f.name, stage))
+          << text();
+    }
+    if (target.keep_stages)
+      out.stages.emplace_back(std::move(stage), text());
+  };
+
+  // make_ttir: a private copy of the kernel (the passes rewrite it), verified.
+  ir::verify(f);
+  std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
+  g->arg_info = f.arg_info;
+  keep("ir", [&] { return ir::print(*g); });
+
+  // make_ttgir: layouts.
+  const int ws = ti->warp_size();
+  const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
+      {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, warps, ws); }},
+      {"coalesce", [&](ir::Function& h) { coalesce(h, warps, ws); }},
+      {"remove_layout_conversions", [&](ir::Function& h) { remove_layout_conversions(h); }},
+  };
+  for (const auto& [name, run] : passes) {
+    run(*g);
+    keep(fmt::format("ir.{}", name), [&] { return ir::print(*g); });
+  }
+  keep("ir.opt", [&] { return ir::print(*g); });
+
+  // make_llir: LLVM IR, device libraries, O3.
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = lower_to_llvm(*g, *ti, ctx, warps, &out.shared_bytes);
+  keep("ll", [&] { return print_module(*m); });
+  ti->prepare_module(*m);
+  ti->optimize(*m);
+  keep("ll.opt", [&] { return print_module(*m); });
+
+  // make_ptx / make_amdgcn (+ the HSACO).
+  size_t before = out.stages.size();
+  ti->emit(*m, out);
+  if (!target.dump_dir.empty()) {
+    if (!out.binary.empty())
+      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.hsaco", f.name),
+                    std::ios::binary)
+          .write(reinterpret_cast<const char*>(out.binary.data()),
+                 static_cast<std::streamsize>(out.binary.size()));
+    for (size_t i = before; i < out.stages.size(); ++i)
+      std::ofstream(std::filesystem::path(target.dump_dir) /
+                    fmt::format("{}.{}", f.name, out.stages[i].first))
+          << out.stages[i].second;
+  }
+  if (!target.keep_stages)
+    out.stages.clear();
+  return out;
+}
+
+} // namespace tritium::gpu

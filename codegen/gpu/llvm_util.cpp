@@ -1,0 +1,78 @@
+// LLVM plumbing shared by the GPU targets: target machines, the O3 pipeline, code emission.
+#include "gpu/target_info.hpp"
+
+#include <tritium/error.hpp>
+
+#include <fmt/format.h>
+
+#include <llvm/Analysis/CGSCCPassManager.h>
+#include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <mutex>
+
+namespace tritium::gpu {
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& triple,
+                                                         const std::string& cpu,
+                                                         const std::string& features) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeAMDGPUAsmParser();
+  });
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target)
+    throw Error(fmt::format("GPU target {}: {}", triple, err));
+  llvm::TargetOptions opts;
+  auto* tm = target->createTargetMachine(triple, cpu, features, opts, llvm::Reloc::PIC_,
+                                         std::nullopt, llvm::CodeGenOptLevel::Aggressive);
+  if (!tm)
+    throw Error(
+        fmt::format("GPU target {} ({}): LLVM cannot create a target machine", triple, cpu));
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  llvm::PassBuilder pb(&tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object) {
+  llvm::SmallString<0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr,
+                             object ? llvm::CodeGenFileType::ObjectFile
+                                    : llvm::CodeGenFileType::AssemblyFile))
+    throw Error(fmt::format("LLVM cannot emit {} for {}", object ? "object code" : "assembly",
+                            tm.getTargetTriple().str()));
+  pm.run(m);
+  return std::string(buf.str());
+}
+
+} // namespace tritium::gpu

@@ -1,0 +1,345 @@
+// AxisInfo: contiguity, divisibility and constancy of every value, per dimension. Seeds are the
+// launch specialization (Function::arg_info: pointers 16-byte aligned, integers % 16 == 0,
+// integers == 1 as constants) and hint ops; each op kind has one transfer rule below.
+// Loop-carried values start from their initial value and are met with what the body yields
+// until nothing changes.
+#include "passes/passes.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tritium::gpu {
+namespace {
+
+using ir::OpKind;
+
+constexpr int64_t kMaxDiv = int64_t{1} << 30;
+
+int64_t pow2_divisor(int64_t v) {
+  if (v == 0)
+    return kMaxDiv;
+  int64_t p = 1;
+  while ((v & p) == 0 && p < kMaxDiv)
+    p <<= 1;
+  return p;
+}
+
+int64_t gcd(int64_t a, int64_t b) {
+  return std::gcd(a, b);
+}
+
+class Analysis {
+public:
+  explicit Analysis(const ir::Function& f) : f_(f) {}
+
+  AxisInfoMap run() {
+    const auto& args = f_.args();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const ir::ArgInfo& a = f_.arg_info.at(i);
+      AxisInfo info = unknown(args[i]->type);
+      info.divisibility[0] =
+          a.is_constant ? pow2_divisor(a.constant) : std::max<int64_t>(1, a.divisibility);
+      if (a.is_constant)
+        info.constant = a.constant;
+      map_[args[i]] = info;
+    }
+    block(f_.entry());
+    return std::move(map_);
+  }
+
+private:
+  static int dims(const ir::Type& t) { return std::max(1, t.rank()); }
+  static AxisInfo unknown(const ir::Type& t) {
+    int n = dims(t);
+    return {std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1), std::vector<int64_t>(n, 1),
+            std::nullopt};
+  }
+  static AxisInfo constant_info(const ir::Type& t, int64_t v) {
+    AxisInfo a = unknown(t);
+    for (int d = 0; d < dims(t); ++d) {
+      a.divisibility[d] = pow2_divisor(v);
+      a.constancy[d] = t.is_scalar() ? 1 : t.shape[d];
+    }
+    a.constant = v;
+    return a;
+  }
+  const AxisInfo& get(const ir::Value* v) {
+    auto it = map_.find(v);
+    if (it == map_.end())
+      it = map_.emplace(v, unknown(v->type)).first;
+    return it->second;
+  }
+  static bool meet_into(AxisInfo& into, const AxisInfo& other) {
+    AxisInfo before = into;
+    for (size_t d = 0; d < into.contiguity.size() && d < other.contiguity.size(); ++d) {
+      into.contiguity[d] = gcd(into.contiguity[d], other.contiguity[d]);
+      into.divisibility[d] = gcd(into.divisibility[d], other.divisibility[d]);
+      into.constancy[d] = gcd(into.constancy[d], other.constancy[d]);
+    }
+    if (into.constant != other.constant)
+      into.constant.reset();
+    return before.contiguity != into.contiguity || before.divisibility != into.divisibility ||
+           before.constancy != into.constancy || before.constant != into.constant;
+  }
+
+  void block(const ir::Block& b) {
+    for (const auto& op : b.ops)
+      visit(*op);
+  }
+
+  void visit(const ir::Op& op) {
+    if (op.kind == OpKind::For || op.kind == OpKind::While) {
+      loop(op);
+      return;
+    }
+    if (op.kind == OpKind::If) {
+      block(op.body(0));
+      block(op.body(1));
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        AxisInfo a = get(op.body(0).terminator()->operand(i));
+        meet_into(a, get(op.body(1).terminator()->operand(i)));
+        map_[op.results[i]] = a;
+      }
+      return;
+    }
+    for (auto& r : op.regions) // combine regions of reduce / scan: scalars, nothing to learn
+      block(*r->block);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      map_[op.results[i]] = i == 0 ? transfer(op) : unknown(op.results[i]->type);
+  }
+
+  void loop(const ir::Op& op) {
+    // For: body args are (iv, carried...) with inits operands[3...]; While: before-region
+    // args take operands, after-region args take the condition's values.
+    const bool is_for = op.kind == OpKind::For;
+    const ir::Block& first = op.body(0);
+    size_t skip = is_for ? 1 : 0;
+    for (size_t i = 0; i + skip < first.args.size(); ++i)
+      map_[first.args[i + skip]] = get(op.operands[i + (is_for ? 3 : 0)]);
+    if (is_for) {
+      AxisInfo iv = unknown(first.args[0]->type);
+      map_[first.args[0]] = iv;
+    }
+    for (int iter = 0; iter < 8; ++iter) {
+      block(first);
+      const ir::Block* last = &first;
+      if (!is_for) {
+        const ir::Op* cond = first.terminator();
+        const ir::Block& after = op.body(1);
+        for (size_t i = 0; i < after.args.size(); ++i)
+          map_[after.args[i]] = get(cond->operand(i + 1));
+        block(after);
+        last = &after;
+      }
+      const ir::Op* y = last->terminator();
+      bool changed = false;
+      for (size_t i = 0; i + skip < first.args.size(); ++i)
+        changed |= meet_into(map_[first.args[i + skip]], get(y->operand(i)));
+      if (!changed)
+        break;
+    }
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      if (is_for)
+        map_[op.results[i]] = get(first.args[i + 1]);
+      else
+        map_[op.results[i]] = get(first.terminator()->operand(i + 1));
+    }
+  }
+
+  AxisInfo transfer(const ir::Op& op) {
+    const ir::Type& t = op.result()->type;
+    AxisInfo r = unknown(t);
+    const int n = dims(t);
+    auto in = [&](unsigned i) -> const AxisInfo& { return get(op.operand(i)); };
+    switch (op.kind) {
+    case OpKind::Constant: {
+      const auto& v = op.attrs.at("value");
+      if (auto* i = std::get_if<int64_t>(&v))
+        return constant_info(t, *i);
+      for (int d = 0; d < n; ++d)
+        r.constancy[d] = t.is_scalar() ? 1 : t.shape[d];
+      return r;
+    }
+    case OpKind::Arange: {
+      int64_t start = op.int_attr("start");
+      r.contiguity[0] = t.shape[0];
+      r.divisibility[0] = pow2_divisor(start);
+      return r;
+    }
+    case OpKind::Splat: {
+      const AxisInfo& a = in(0);
+      for (int d = 0; d < n; ++d) {
+        r.divisibility[d] = a.divisibility[0];
+        r.constancy[d] = t.shape[d];
+      }
+      r.constant = a.constant;
+      return r;
+    }
+    case OpKind::Broadcast: {
+      const AxisInfo& a = in(0);
+      const auto& s = op.operand(0)->type.shape;
+      for (int d = 0; d < n; ++d) {
+        r.divisibility[d] = a.divisibility[d];
+        if (s[d] == 1 && t.shape[d] != 1) {
+          r.constancy[d] = t.shape[d];
+        } else {
+          r.contiguity[d] = a.contiguity[d];
+          r.constancy[d] = a.constancy[d];
+        }
+      }
+      r.constant = a.constant;
+      return r;
+    }
+    case OpKind::ExpandDims: {
+      const AxisInfo& a = in(0);
+      int axis = static_cast<int>(op.int_attr("axis"));
+      if (op.operand(0)->type.is_scalar())
+        return r;
+      r.contiguity = a.contiguity;
+      r.divisibility = a.divisibility;
+      r.constancy = a.constancy;
+      r.contiguity.insert(r.contiguity.begin() + axis, 1);
+      r.divisibility.insert(r.divisibility.begin() + axis, a.divisibility[0]);
+      r.constancy.insert(r.constancy.begin() + axis, 1);
+      r.constant = a.constant;
+      return r;
+    }
+    case OpKind::Hint: {
+      r = in(0);
+      for (const char* key : {"multiple_of", "max_contiguous", "max_constancy"}) {
+        auto it = op.attrs.find(key);
+        if (it == op.attrs.end())
+          continue;
+        std::vector<int64_t> vals;
+        if (auto* i = std::get_if<int64_t>(&it->second))
+          vals.assign(n, *i);
+        else if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
+          vals = *v;
+        for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
+          auto& slot = key[4] == 'i'   ? r.divisibility[d]
+                       : key[4] == 'c' ? r.contiguity[d]
+                                       : r.constancy[d];
+          slot = std::max(slot, vals[d]);
+        }
+      }
+      return r;
+    }
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::AddPtr: {
+      const AxisInfo &a = in(0), &b = in(1);
+      int64_t scale = 1;
+      if (op.kind == OpKind::AddPtr)
+        scale = std::max(1, op.operand(0)->type.elem.element_of_pointer().bits() / 8);
+      for (int d = 0; d < n; ++d) {
+        int64_t c = gcd(a.contiguity[d], b.constancy[d]);
+        if (op.kind != OpKind::Sub)
+          c = std::max(c, gcd(a.constancy[d], b.contiguity[d]));
+        r.contiguity[d] = c;
+        r.divisibility[d] = std::min(kMaxDiv, gcd(a.divisibility[d], b.divisibility[d] * scale));
+        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+      }
+      if (a.constant && b.constant && op.kind != OpKind::AddPtr)
+        r.constant = op.kind == OpKind::Add ? *a.constant + *b.constant : *a.constant - *b.constant;
+      return r;
+    }
+    case OpKind::Mul: {
+      const AxisInfo &a = in(0), &b = in(1);
+      for (int d = 0; d < n; ++d) {
+        r.divisibility[d] = std::min(kMaxDiv, a.divisibility[d] * b.divisibility[d]);
+        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+        if (b.constant == 1)
+          r.contiguity[d] = a.contiguity[d];
+        if (a.constant == 1)
+          r.contiguity[d] = b.contiguity[d];
+      }
+      if (a.constant && b.constant)
+        r.constant = *a.constant * *b.constant;
+      return r;
+    }
+    case OpKind::Div:
+    case OpKind::Rem:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::Xor:
+    case OpKind::Shl:
+    case OpKind::Shr:
+    case OpKind::Min:
+    case OpKind::Max: {
+      const AxisInfo &a = in(0), &b = in(1);
+      for (int d = 0; d < n; ++d)
+        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+      if (op.kind == OpKind::Shl && b.constant && *b.constant >= 0 && *b.constant < 31)
+        for (int d = 0; d < n; ++d)
+          r.divisibility[d] = std::min(kMaxDiv, a.divisibility[d] << *b.constant);
+      // x / c and x % c over a contiguous run aligned to c: constant resp. contiguous.
+      if ((op.kind == OpKind::Div || op.kind == OpKind::Rem) && b.constant && *b.constant > 0 &&
+          t.elem.is_int())
+        for (int d = 0; d < n; ++d) {
+          int64_t run = gcd(a.contiguity[d], gcd(a.divisibility[d], *b.constant));
+          if (op.kind == OpKind::Div)
+            r.constancy[d] = std::max(r.constancy[d], run);
+          else
+            r.contiguity[d] = std::max<int64_t>(1, run);
+        }
+      return r;
+    }
+    case OpKind::Cmp: {
+      const AxisInfo &a = in(0), &b = in(1);
+      const std::string& pred = op.str_attr("pred");
+      for (int d = 0; d < n; ++d) {
+        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+        // A contiguous run compared against a constant can only flip at a multiple of the
+        // constant's divisibility (for < >= on the left, > <= with the sides swapped).
+        bool lhs_run = (pred == "lt" || pred == "ge") && b.constancy[d] > 1;
+        bool rhs_run = (pred == "gt" || pred == "le") && a.constancy[d] > 1;
+        const AxisInfo& run = lhs_run ? a : b;
+        const AxisInfo& other = lhs_run ? b : a;
+        if ((lhs_run || rhs_run) && run.contiguity[d] > 1 && !t.is_scalar())
+          r.constancy[d] =
+              std::max(r.constancy[d],
+                       gcd(run.contiguity[d], gcd(run.divisibility[d], other.divisibility[d])));
+      }
+      return r;
+    }
+    case OpKind::Select: {
+      const AxisInfo &c = in(0), &a = in(1), &b = in(2);
+      for (int d = 0; d < n; ++d) {
+        r.constancy[d] = gcd(c.constancy[d], gcd(a.constancy[d], b.constancy[d]));
+        r.divisibility[d] = gcd(a.divisibility[d], b.divisibility[d]);
+        r.contiguity[d] = gcd(c.constancy[d], std::min(a.contiguity[d], b.contiguity[d]));
+      }
+      return r;
+    }
+    case OpKind::Cast:
+      if (t.elem.is_int() && op.operand(0)->type.elem.is_int() &&
+          t.elem.bits() >= op.operand(0)->type.elem.bits())
+        return in(0);
+      for (int d = 0; d < n; ++d)
+        r.constancy[d] = in(0).constancy[d];
+      return r;
+    case OpKind::Neg:
+    case OpKind::Not:
+    case OpKind::Abs:
+    case OpKind::Bitcast:
+      for (int d = 0; d < n; ++d)
+        r.constancy[d] = in(0).constancy[d];
+      return r;
+    default:
+      if (op.kind == OpKind::ConvertLayout)
+        return in(0);
+      return r;
+    }
+  }
+
+  const ir::Function& f_;
+  AxisInfoMap map_;
+};
+
+} // namespace
+
+AxisInfoMap analyze_axis_info(const ir::Function& f) {
+  return Analysis(f).run();
+}
+
+} // namespace tritium::gpu

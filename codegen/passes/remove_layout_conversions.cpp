@@ -1,0 +1,267 @@
+// Removal of redundant layout conversions. A conversion costs a round trip through shared
+// memory; most disappear because their operand is cheap to compute in the wanted layout:
+// constants, aranges and splats, elementwise ops, broadcasts and pointer arithmetic are
+// rematerialized (cloned right after the original, in the new layout, with conversions pushed
+// onto their operands), until the conversions meet a load, a reduction or a block argument.
+// Ops that read their operands through shared memory or in any layout (dot, reductions, scans,
+// reshapes, transposes, joins, splits, concatenations) take the unconverted operand.
+// Conversions of conversions fold; conversions to the layout a value already has vanish;
+// dead ops are erased.
+#include "gpu/layout.hpp"
+#include "passes/passes.hpp"
+#include "passes/rewrite.hpp"
+
+#include <map>
+#include <string>
+
+namespace tritium::gpu {
+namespace {
+
+using ir::OpCategory;
+using ir::OpKind;
+
+bool rematerializable(const ir::Op& op) {
+  if (op.results.size() != 1 || !op.regions.empty())
+    return false;
+  switch (op_category(op.kind)) {
+  case OpCategory::Source:
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Ternary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+  case OpCategory::Hint:
+    return true;
+  default:
+    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::AddPtr ||
+           op.kind == OpKind::ExpandDims;
+  }
+}
+
+class Remover {
+public:
+  explicit Remover(ir::Function& f) : f_(f) {}
+
+  void run() {
+    for (int round = 0; round < 64; ++round) {
+      changed_ = false;
+      memo_.clear(); // erased clones must not be handed out again
+      block(f_.entry());
+      erase_dead_ops(f_);
+      if (!changed_)
+        break;
+    }
+  }
+
+private:
+  void block(ir::Block& b) {
+    for (size_t i = 0; i < b.ops.size(); ++i) {
+      ir::Op& op = *b.ops[i];
+      for (auto& r : op.regions)
+        block(*r->block);
+      if (op.kind == OpKind::ConvertLayout)
+        convert(op);
+      else
+        skip_operand_conversions(b, i);
+    }
+  }
+
+  static ir::Value* unconverted(ir::Value* v) {
+    return v->def && v->def->kind == OpKind::ConvertLayout ? v->def->operands[0] : v;
+  }
+
+  // Whether `v` can be recomputed in any layout from scalars alone (its conversion would be
+  // rematerialized away).
+  static bool cheap(const ir::Value* v, int depth = 0) {
+    if (v->type.is_scalar())
+      return true;
+    const ir::Op* d = v->def;
+    if (!d || depth > 16 || !rematerializable(*d))
+      return false;
+    for (const ir::Value* o : d->operands)
+      if (!cheap(o, depth + 1))
+        return false;
+    return true;
+  }
+
+  // store(ptr, convert(x), mask) with cheap pointers and mask: store x where it is, computing
+  // the pointers in its layout, instead of moving the data through shared memory.
+  void store_in_value_layout(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    ir::Value* x = unconverted(op.operands[1]);
+    if (x == op.operands[1] || !x->type.layout)
+      return;
+    for (size_t k = 0; k < op.operands.size(); ++k)
+      if (k != 1 && !cheap(op.operands[k]))
+        return;
+    for (size_t k = 0; k < op.operands.size(); ++k)
+      op.operands[k] = k == 1 ? x : convert_to(f_, b, i, op.operands[k], x->type.layout, op.loc);
+    changed_ = true;
+  }
+
+  void skip_operand_conversions(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    switch (op.kind) {
+    case OpKind::Dot:
+      for (size_t k = 0; k < 2; ++k)
+        if (ir::Value* x = unconverted(op.operands[k]); x != op.operands[k]) {
+          op.operands[k] = x;
+          changed_ = true;
+        }
+      return;
+    case OpKind::Store:
+      return store_in_value_layout(b, i);
+    default:
+      if (op.results.size() == 1 && rematerializable(op) && op.kind != OpKind::ExpandDims &&
+          op.kind != OpKind::Broadcast && op_category(op.kind) != ir::OpCategory::Source &&
+          op.kind != OpKind::Splat)
+        forward(b, i);
+      return;
+    case OpKind::Reshape:
+    case OpKind::Trans:
+    case OpKind::Join:
+    case OpKind::Split:
+    case OpKind::Cat:
+      for (auto& v : op.operands)
+        if (ir::Value* x = unconverted(v); x != v && x->type.layout) {
+          v = x;
+          changed_ = true;
+        }
+      return;
+    case OpKind::Reduce:
+    case OpKind::Scan: {
+      // All operands must come from one layout; the results follow it and are converted back
+      // for their users.
+      ir::Value* x0 = unconverted(op.operands[0]);
+      if (x0 == op.operands[0] || !x0->type.layout)
+        return;
+      for (ir::Value* v : op.operands)
+        if (!same_layout(unconverted(v)->type.layout, x0->type.layout))
+          return;
+      for (auto& v : op.operands)
+        v = unconverted(v);
+      ir::LayoutPtr l = x0->type.layout;
+      int axis = static_cast<int>(op.int_attr("axis"));
+      size_t at = i + 1;
+      for (ir::Value* r : op.results) {
+        if (r->type.is_scalar())
+          continue;
+        ir::LayoutPtr old = r->type.layout;
+        r->type.layout = op.kind == OpKind::Scan ? l : slice_layout(axis, l);
+        ir::Type back = r->type;
+        back.layout = old;
+        ir::Op& c = insert_op(f_, b, at++, OpKind::ConvertLayout, {r}, {back}, op.loc);
+        f_.replace_all_uses(r, c.result());
+        c.operands[0] = r;
+      }
+      i = at - 1;
+      changed_ = true;
+      return;
+    }
+    }
+  }
+
+  // op(convert(x: S -> L), ...) with every other operand cheap or also converted from S:
+  // compute op in S and convert its one result instead of its operands.
+  void forward(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    // Only data worth keeping in place pulls: a converted operand that is not cheap.
+    ir::LayoutPtr from;
+    for (ir::Value* v : op.operands)
+      if (ir::Value* x = unconverted(v); x != v && x->type.layout && !cheap(x)) {
+        from = x->type.layout;
+        break;
+      }
+    if (!from || op.result()->type.is_scalar())
+      return;
+    for (ir::Value* v : op.operands) {
+      ir::Value* x = unconverted(v);
+      if (!(x != v && same_layout(x->type.layout, from)) && !cheap(v))
+        return;
+    }
+    for (auto& v : op.operands) {
+      ir::Value* x = unconverted(v);
+      v = x != v ? x : convert_to(f_, b, i, v, from, op.loc);
+    }
+    ir::Value* r = op.result();
+    ir::LayoutPtr old = r->type.layout;
+    r->type.layout = from;
+    ir::Type back = r->type;
+    back.layout = old;
+    ir::Op& c = insert_op(f_, b, i + 1, OpKind::ConvertLayout, {r}, {back}, op.loc);
+    f_.replace_all_uses(r, c.result());
+    c.operands[0] = r;
+    ++i;
+    changed_ = true;
+  }
+
+  void replace(ir::Op& c, ir::Value* with) {
+    f_.replace_all_uses(c.result(), with);
+    changed_ = true;
+  }
+
+  void convert(ir::Op& c) {
+    ir::Value* x = c.operands[0];
+    const ir::LayoutPtr& want = c.result()->type.layout;
+    if (same_layout(x->type.layout, want))
+      return replace(c, x);
+    ir::Op* def = x->def;
+    if (!def)
+      return;
+    if (def->kind == OpKind::ConvertLayout) {
+      c.operands[0] = def->operands[0];
+      changed_ = true;
+      return;
+    }
+    if (!rematerializable(*def))
+      return;
+    // Only when that removes conversions: every operand is cheap, already in the layout, or a
+    // conversion from it. (Otherwise forward propagation below may have just put it here.)
+    for (const ir::Value* v : def->operands) {
+      ir::LayoutPtr need = want;
+      if (def->kind == OpKind::ExpandDims)
+        need = slice_layout(static_cast<int>(def->int_attr("axis")), want);
+      if (!cheap(v) && !same_layout(v->type.layout, need) &&
+          !same_layout(unconverted(const_cast<ir::Value*>(v))->type.layout, need))
+        return;
+    }
+    // An expand_dims can only move its conversion up as a slice of a blocked layout.
+    if (def->kind == OpKind::ExpandDims && !dynamic_cast<const BlockedLayout*>(want.get()))
+      return;
+    replace(c, rematerialize(*def, want));
+  }
+
+  ir::Value* rematerialize(ir::Op& def, const ir::LayoutPtr& want) {
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(def.result())) + want->str();
+    if (auto it = memo_.find(key); it != memo_.end())
+      return it->second;
+    ir::Block& b = *def.parent;
+    size_t at = index_in_block(def) + 1;
+    std::vector<ir::Value*> operands;
+    for (ir::Value* v : def.operands) {
+      ir::LayoutPtr l = want;
+      if (def.kind == OpKind::ExpandDims)
+        l = slice_layout(static_cast<int>(def.int_attr("axis")), want);
+      operands.push_back(convert_to(f_, b, at, v, l, def.loc));
+    }
+    ir::Type t = def.result()->type;
+    t.layout = want;
+    ir::Op& clone = insert_op(f_, b, at, def.kind, operands, {t}, def.loc);
+    clone.attrs = def.attrs;
+    memo_[key] = clone.result();
+    return clone.result();
+  }
+
+  ir::Function& f_;
+  bool changed_ = false;
+  std::map<std::string, ir::Value*> memo_;
+};
+
+} // namespace
+
+void remove_layout_conversions(ir::Function& f) {
+  Remover(f).run();
+}
+
+} // namespace tritium::gpu

@@ -1,0 +1,102 @@
+#include "passes/rewrite.hpp"
+
+#include "gpu/layout.hpp"
+
+#include <tritium/error.hpp>
+
+#include <unordered_map>
+
+namespace tritium::gpu {
+
+size_t index_in_block(const ir::Op& op) {
+  const auto& ops = op.parent->ops;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].get() == &op)
+      return i;
+  throw Error("internal: op not in its parent block");
+}
+
+ir::Op& insert_op(ir::Function& f, ir::Block& block, size_t at, ir::OpKind kind,
+                  std::vector<ir::Value*> operands, std::vector<ir::Type> result_types,
+                  const ir::SourceLoc& loc) {
+  auto op = std::make_unique<ir::Op>();
+  op->kind = kind;
+  op->operands = std::move(operands);
+  op->parent = &block;
+  op->loc = loc;
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    ir::Value* v = f.new_value(result_types[i]);
+    v->def = op.get();
+    v->index = static_cast<unsigned>(i);
+    op->results.push_back(v);
+  }
+  ir::Op& ref = *op;
+  block.ops.insert(block.ops.begin() + static_cast<std::ptrdiff_t>(at), std::move(op));
+  return ref;
+}
+
+ir::Value* convert_to(ir::Function& f, ir::Block& block, size_t& at, ir::Value* v,
+                      const ir::LayoutPtr& layout, const ir::SourceLoc& loc) {
+  if (v->type.is_scalar() || same_layout(v->type.layout, layout))
+    return v;
+  ir::Type t = v->type;
+  t.layout = layout;
+  ir::Op& c = insert_op(f, block, at++, ir::OpKind::ConvertLayout, {v}, {t}, loc);
+  return c.result();
+}
+
+bool is_pure(const ir::Op& op) {
+  switch (op_category(op.kind)) {
+  case ir::OpCategory::Memory:
+    return op.kind == ir::OpKind::AddPtr ||
+           (op.kind == ir::OpKind::Load && !op.int_attr("volatile", 0));
+  case ir::OpCategory::Control:
+  case ir::OpCategory::Terminator:
+  case ir::OpCategory::Debug:
+    return false;
+  default:
+    return true;
+  }
+}
+
+namespace {
+void count_uses(ir::Block& b, std::unordered_map<const ir::Value*, int>& uses) {
+  for (auto& op : b.ops) {
+    for (ir::Value* v : op->operands)
+      ++uses[v];
+    for (auto& r : op->regions)
+      count_uses(*r->block, uses);
+  }
+}
+bool erase_in(ir::Block& b, std::unordered_map<const ir::Value*, int>& uses) {
+  bool changed = false;
+  for (size_t i = b.ops.size(); i-- > 0;) {
+    ir::Op& op = *b.ops[i];
+    for (auto& r : op.regions)
+      changed |= erase_in(*r->block, uses);
+    if (!is_pure(op) || !op.regions.empty())
+      continue;
+    bool used = false;
+    for (ir::Value* v : op.results)
+      used |= uses[v] > 0;
+    if (used)
+      continue;
+    for (ir::Value* v : op.operands)
+      --uses[v];
+    b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
+    changed = true;
+  }
+  return changed;
+}
+} // namespace
+
+void erase_dead_ops(ir::Function& f) {
+  for (;;) {
+    std::unordered_map<const ir::Value*, int> uses;
+    count_uses(f.entry(), uses);
+    if (!erase_in(f.entry(), uses))
+      return;
+  }
+}
+
+} // namespace tritium::gpu

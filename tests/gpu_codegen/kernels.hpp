@@ -1,0 +1,123 @@
+// Kernels that together use every op of the IR, for the "every op compiles for every GPU
+// target" tests. Shapes are small so that compiling all of them for four targets stays fast.
+#pragma once
+
+#include "../../tools/sample_kernels.hpp"
+
+#include <tritium/tritium.hpp>
+
+#include <cmath>
+
+namespace gpu_test {
+
+namespace tl = tritium::tl;
+
+inline void float_math(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto a = tl::load(x + offs, mask, 1.0f);
+  auto r = a + a * a - a / (a + 2.0f);
+  r = r + a % 3.0f + tl::minimum(a, a * 0.5f) + tl::maximum(a, r) + tl::pow(a, r);
+  r = r + (-a) + tl::abs(a) + tl::exp(a) + tl::exp2(a) + tl::log(tl::abs(a) + 1.0f);
+  r = r + tl::log2(a + 4.0f) + tl::sqrt(tl::abs(a)) + tl::rsqrt(a + 8.0f) + tl::sin(a) + tl::cos(a);
+  r = r + tl::tanh(a) + tl::erf(a) + tl::floor(a) + tl::ceil(a) + tl::fma(a, a, a);
+  r = tl::where(a > 0.0f, r, -r);
+  r = r + tl::cast<float>(tl::cast<tl::f16>(a)) + tl::cast<float>(tl::cast<int32_t>(a));
+  r = r + tl::bitcast<float>(tl::bitcast<int32_t>(a));
+  r = r + tl::cast<float>(tl::num_programs(0));
+  tl::store(out + offs, r, mask);
+}
+
+inline void int_math(tl::ptr<int32_t> x, tl::ptr<uint32_t> out, tl::i32 n, tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto a = tl::load(x + offs, mask);
+  auto r = a + a * 3 - a / 7 + a % 5;
+  r = (r & 0xff) | (r ^ a) | (a << 3) | (a >> 2) | ~a;
+  r = r + tl::minimum(a, r) + tl::maximum(a, a * 9) + tl::abs(a) + (-a);
+  auto u = tl::cast<uint32_t>(r);
+  u = u + tl::umulhi(u, tl::cast<uint32_t>(a)) + (u >> 3) + u / 3u;
+  auto wide = tl::cast<int64_t>(a) * 1000000007;
+  u = u + tl::cast<uint32_t>(wide >> 20);
+  tl::store(out + offs, u, mask & (a != 0));
+}
+
+inline void shapes(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
+                   tl::constexpr_<int> N) {
+  auto rm = tl::arange(0, M);
+  auto rn = tl::arange(0, N);
+  auto offs = tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0);
+  auto a = tl::load(x + offs);     // [M, N]
+  auto t = tl::trans(a);           // [N, M]
+  auto r = tl::reshape(t, {M, N}); // [M, N]
+  auto j = tl::join(a, r);         // [M, N, 2]
+  auto [p, q] = tl::split(j);
+  auto c = tl::cat(p, q); // [2M, N]
+  auto back = tl::reshape(c, {2, M, N});
+  auto s = tl::sum(back, 0); // [M, N]
+  auto row = tl::broadcast_to(tl::expand_dims(tl::max(s, 1), 1), {M, N});
+  tl::store(out + offs, s - row);
+}
+
+inline void reductions(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<int32_t> idx,
+                       tl::constexpr_<int> M, tl::constexpr_<int> N) {
+  auto rm = tl::arange(0, M);
+  auto rn = tl::arange(0, N);
+  auto a = tl::load(x + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0));
+  auto rows = tl::sum(a, 1) + tl::min(a, 1) + tl::xor_sum(tl::cast<int32_t>(a), 1);
+  auto cols = tl::cumsum(tl::max(a, 0), 0) + tl::cumsum(tl::max(a, 0), 0, true);
+  tl::store(out + rm, rows);
+  tl::store(out + M + rn, cols);
+  tl::store(idx + rm, tl::argmax(a, 1));
+  auto custom = tl::reduce(a, 0, [](auto p, auto q) { return p * q; });
+  tl::store(out + M + N + rn, custom);
+  tl::store(out + 2 * M + 2 * N, tl::sum(tl::sum(a, 0), 0));
+}
+
+inline void dots(tl::ptr<tl::f16> a, tl::ptr<float> fa, tl::ptr<int8_t> ia, tl::ptr<float> out,
+                 tl::ptr<int32_t> iout, tl::constexpr_<int> M) {
+  auto r = tl::arange(0, M);
+  auto offs = tl::expand_dims(r, 1) * M + tl::expand_dims(r, 0);
+  auto x = tl::load(a + offs);
+  auto acc = tl::dot(x, x, tl::zeros<float>({M, M}));
+  auto y = tl::load(fa + offs);
+  acc = tl::dot(y, y, acc, "tf32");
+  acc = tl::dot(y, y, acc, "ieee");
+  auto h = tl::dot(x, x, tl::zeros<tritium::half>({M, M}));
+  tl::store(out + offs, acc + tl::cast<float>(h));
+  auto i = tl::load(ia + offs);
+  tl::store(iout + offs, tl::dot(i, i, tl::zeros<int32_t>({M, M})));
+}
+
+inline void atomics(tl::ptr<float> x, tl::ptr<int32_t> counter, tl::ptr<float> out, tl::i32 n,
+                    tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask);
+  auto old = tl::atomic_add(out + offs, v, mask);
+  tl::atomic_max(out + offs, old, mask);
+  auto ticket = tl::atomic_add(counter + 0, 1);
+  auto prev = tl::atomic_cas(counter + 1, ticket, ticket + 1);
+  tl::atomic_xchg(counter + 2, prev);
+  tl::atomic_or(counter + offs % 4 + 3, offs, mask);
+}
+
+inline void control(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> B) {
+  auto offs = tl::arange(0, B);
+  auto acc = tl::zeros<float>({B});
+  for (auto k : tl::range(0, n, B)) {
+    auto p = tl::multiple_of(k + offs, 16);
+    acc = acc + tl::load(x + tl::max_contiguous(p, 16), p < n, 0.0f);
+  }
+  auto total = tl::sum(acc, 0);
+  tl::i32 i = tl::program_id(0);
+  tl::while_([&] { return i < n; }, [&] { i = i + 1024; });
+  tl::if_(
+      total > 0.0f, [&] { acc = acc * 2.0f; }, [&] { acc = acc - 1.0f; });
+  tl::assume(n > 0);
+  tl::device_assert(acc == acc, "no NaN");
+  tl::debug_barrier();
+  tl::store(out + offs + tl::max_constancy(i * 0, 16), acc);
+}
+
+} // namespace gpu_test
