@@ -46,6 +46,25 @@ std::unique_ptr<TargetInfo> make_target(const GpuTarget& t) {
 
 } // namespace
 
+std::unique_ptr<ir::Function>
+prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
+  ir::verify(f);
+  std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
+  g->arg_info = f.arg_info;
+  const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
+      {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, num_warps, warp_size); }},
+      {"coalesce", [&](ir::Function& h) { coalesce(h, num_warps, warp_size); }},
+      {"remove_layout_conversions", [&](ir::Function& h) { remove_layout_conversions(h); }},
+  };
+  for (const auto& [name, run] : passes) {
+    run(*g);
+    if (after_pass)
+      after_pass(name, *g);
+  }
+  return g;
+}
+
 std::vector<std::string> supported_gpu_archs() {
   return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"};
 }
@@ -79,23 +98,12 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
       out.stages.emplace_back(std::move(stage), text());
   };
 
-  // make_ttir: a private copy of the kernel (the passes rewrite it), verified.
-  ir::verify(f);
-  std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
-  g->arg_info = f.arg_info;
-  keep("ir", [&] { return ir::print(*g); });
-
-  // make_ttgir: layouts.
-  const int ws = ti->warp_size();
-  const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
-      {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, warps, ws); }},
-      {"coalesce", [&](ir::Function& h) { coalesce(h, warps, ws); }},
-      {"remove_layout_conversions", [&](ir::Function& h) { remove_layout_conversions(h); }},
-  };
-  for (const auto& [name, run] : passes) {
-    run(*g);
-    keep(fmt::format("ir.{}", name), [&] { return ir::print(*g); });
-  }
+  // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts.
+  keep("ir", [&] { return ir::print(f); });
+  std::unique_ptr<ir::Function> g = prepare_gpu_ir(
+      f, warps, ti->warp_size(), [&](const std::string& pass, const ir::Function& h) {
+        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
+      });
   keep("ir.opt", [&] { return ir::print(*g); });
 
   // make_llir: LLVM IR, device libraries, O3.

@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -84,6 +85,12 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
+
+// make_ttgir: a verified private copy of `f` with layouts, after each GPU pass in order;
+// `after_pass(name, ir)` sees the IR after each (may be null).
+std::unique_ptr<ir::Function>
+prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass);
 
 // Lowers a function whose tensors carry layouts to an LLVM module with one kernel.
 // Returns the dynamic shared memory the kernel needs in *shared_bytes.
