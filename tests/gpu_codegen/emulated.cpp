@@ -245,3 +245,27 @@ TEST_CASE("emulated GPU lowering: the op-coverage kernels") {
     }
   }
 }
+
+TEST_CASE("emulated GPU lowering: tensors smaller than the block, and scans") {
+  using lang::trace;
+  for (int ws : {32, 64})
+    for (int warps : {1, 4, 8}) {
+      CAPTURE(warps);
+      for (int n : {2, 16, 64}) {
+        lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), const_arg(n)};
+        auto f = trace(gpu_test::tiny, "tiny", s);
+        differential(*f, {2},
+                     {buffer(random_floats(n)), buffer(std::vector<float>(2 + n / 2 + n)),
+                      buffer(std::vector<float>(n + 1))},
+                     warps, ws, 1e-5, 1e-5);
+      }
+      for (auto [m, n] : {std::pair{4, 8}, std::pair{16, 64}, std::pair{8, 1024}}) {
+        lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(m), const_arg(n)};
+        auto f = trace(gpu_test::scans, "scans", s);
+        differential(
+            *f, {1},
+            {buffer(random_floats(m * n, -1, 1, 9)), buffer(std::vector<float>(2 * m * n))}, warps,
+            ws, 1e-4, 1e-4);
+      }
+    }
+}

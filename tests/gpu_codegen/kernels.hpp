@@ -121,3 +121,33 @@ inline void control(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constex
 }
 
 } // namespace gpu_test
+
+namespace gpu_test {
+
+// Tensors smaller than the block: threads replicate elements; stores are benign, atomics must
+// still happen once per element.
+inline void tiny(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<float> acc, tl::constexpr_<int> N) {
+  auto r = tl::arange(0, N);
+  auto a = tl::load(x + r);
+  tl::atomic_add(acc + r, a);
+  tl::atomic_add(acc + N, tl::sum(a, 0));
+  auto m = tl::reshape(a, {2, N / 2});
+  auto rows = tl::sum(m, 1);
+  auto cols = tl::max(m, 0);
+  tl::store(out + tl::arange(0, 2), rows);
+  tl::store(out + 2 + tl::arange(0, N / 2), cols);
+  tl::store(out + 2 + N / 2 + r, tl::cumsum(a, 0));
+}
+
+// Scans along both axes of a 2-D block, forward and reverse.
+inline void scans(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
+                  tl::constexpr_<int> N) {
+  auto rm = tl::arange(0, M);
+  auto rn = tl::arange(0, N);
+  auto offs = tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0);
+  auto a = tl::load(x + offs);
+  tl::store(out + offs, tl::cumsum(a, 1) + tl::cumsum(a, 0, true));
+  tl::store(out + M * N + offs, tl::cumsum(a, 1, true) - tl::cumsum(a, 0));
+}
+
+} // namespace gpu_test
