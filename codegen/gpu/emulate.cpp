@@ -58,6 +58,15 @@ uint32_t tritium_emu_shfl_xor(uint32_t v, int32_t mask) {
   g_launch->bar->arrive_and_wait();
   return r;
 }
+uint32_t tritium_emu_shfl_idx(uint32_t v, int32_t src) {
+  auto& x = *g_launch->xchg;
+  int ws = g_launch->warp_size;
+  x[t_tid] = v;
+  g_launch->bar->arrive_and_wait();
+  uint32_t r = x[(t_tid & ~(ws - 1)) | (src & (ws - 1))];
+  g_launch->bar->arrive_and_wait();
+  return r;
+}
 }
 
 class HostEmuTarget final : public TargetInfo {
@@ -91,6 +100,9 @@ public:
   void barrier(llvm::IRBuilder<>& b) override { call(b, "tritium_emu_barrier", b.getVoidTy(), {}); }
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) override {
     return call(b, "tritium_emu_shfl_xor", b.getInt32Ty(), {v, b.getInt32(lane_mask)});
+  }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src) override {
+    return call(b, "tritium_emu_shfl_idx", b.getInt32Ty(), {v, src});
   }
   llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) override {
     return call(b, "tritium_emu_smem", b.getPtrTy(), {});
@@ -195,6 +207,7 @@ void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, in
   def("tritium_emu_barrier", &tritium_emu_barrier);
   def("tritium_emu_smem", &tritium_emu_smem);
   def("tritium_emu_shfl_xor", &tritium_emu_shfl_xor);
+  def("tritium_emu_shfl_idx", &tritium_emu_shfl_idx);
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
     throw Error("GPU emulation: " + llvm::toString(std::move(err)));
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(

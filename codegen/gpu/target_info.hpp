@@ -38,6 +38,8 @@ public:
   virtual void barrier(llvm::IRBuilder<>& b) = 0;
   // The value of `v` (i32) held by lane (this lane ^ lane_mask) of the same warp.
   virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) = 0;
+  // The value of `v` (i32) held by lane `src_lane` (i32, 0 .. warp size - 1) of the same warp.
+  virtual llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) = 0;
   // The block's dynamic shared memory, as a pointer in the shared address space.
   virtual llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) = 0;
   // A math library call or expansion of `kind` (exp, exp2, log, log2, sin, cos, tanh, erf,

@@ -120,6 +120,14 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Function>>> op_kernels() 
     lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(128)};
     k.emplace_back("control", trace(gpu_test::control, "control", s));
   }
+  {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), const_arg(16)};
+    k.emplace_back("tiny", trace(gpu_test::tiny, "tiny", s));
+  }
+  {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
+    k.emplace_back("scans", trace(gpu_test::scans, "scans", s));
+  }
   for (const char* name : {"vector_add", "matmul", "softmax"})
     k.emplace_back(name, sample(name));
   return k;
@@ -262,6 +270,17 @@ TEST_CASE("reductions use warp shuffles, then shared memory across warps") {
   auto amd = compile(*f, "gfx942");
   CHECK(amd.assembly.find("ds_bpermute") != std::string::npos);
   CHECK(amd.assembly.find("s_barrier") != std::string::npos);
+}
+
+TEST_CASE("scans use index shuffles across lanes and shared memory across warps") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
+  auto f = lang::trace(gpu_test::scans, "scans", s);
+  auto nv = compile(*f, "sm_90");
+  CHECK(nv.assembly.find("shfl.sync.idx") != std::string::npos);
+  CHECK(nv.assembly.find("st.shared") != std::string::npos);
+  check_ptxas(nv.assembly, "sm_90");
+  auto amd = compile(*f, "gfx942");
+  CHECK(amd.assembly.find("ds_bpermute") != std::string::npos);
 }
 
 TEST_CASE("matmul: no layout conversions, dot over shared memory, 128-bit loads") {

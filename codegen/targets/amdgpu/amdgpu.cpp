@@ -189,6 +189,10 @@ public:
     llvm::Value* addr = b.CreateShl(b.CreateXor(lane, b.getInt32(lane_mask)), 2);
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {addr, v});
   }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) override {
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {},
+                             {b.CreateShl(src_lane, 2), v});
+  }
   llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) override {
     llvm::Module* m = b.GetInsertBlock()->getModule();
     if (auto* g = m->getNamedGlobal("tritium_smem"))

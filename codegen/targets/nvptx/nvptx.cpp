@@ -86,6 +86,10 @@ public:
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
                              {b.getInt32(0xffffffffu), v, b.getInt32(lane_mask), b.getInt32(0x1f)});
   }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b.getInt32(0xffffffffu), v, src_lane, b.getInt32(0x1f)});
+  }
   llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) override {
     llvm::Module* m = b.GetInsertBlock()->getModule();
     if (auto* g = m->getNamedGlobal("tritium_smem"))
