@@ -776,7 +776,7 @@ private:
     if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32 || !nonneg(o))
       return;
     const Regs& off = get(o);
-    if (p->def && p->def->kind == OpKind::Splat) {
+    if (p->def && p->def->kind == OpKind::Splat && within_2gib(p->def->operand(0))) {
       split_[op.result()] = {get(p->def->operand(0))[0], off};
     } else if (auto it = split_.find(p); it != split_.end()) {
       BaseOffset s = it->second;
@@ -784,6 +784,13 @@ private:
         s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", true, true);
       split_[op.result()] = std::move(s);
     }
+  }
+  // A scalar pointer at a non-negative offset into a kernel argument's buffer of less than
+  // 2 GiB: in-bounds accesses from it are less than 2^31 bytes away.
+  bool within_2gib(const ir::Value* p) {
+    while (p->def && p->def->kind == OpKind::AddPtr && nonneg(p->def->operand(1)))
+      p = p->def->operand(0);
+    return !p->def && p->block == &f_.entry() && f_.arg_info.at(p->index).range32;
   }
   LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
     return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", true,

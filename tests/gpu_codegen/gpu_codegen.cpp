@@ -240,6 +240,16 @@ TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the
   CHECK(insns <= 29);
 }
 
+TEST_CASE("gfx942: buffers that may exceed 2 GiB get global accesses, not buffer ones") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), int_arg(), const_arg(1024)};
+  s[0].info.range32 = false;
+  auto f = lang::trace(samples::vector_add, "vector_add", s);
+  auto bin = compile(*f, "gfx942");
+  CHECK(count(bin.assembly, "global_load_dwordx4") == 1);
+  CHECK(count(bin.assembly, "buffer_load_dwordx4") == 1);
+  CHECK(ir::print(*f).find("range32") != std::string::npos);
+}
+
 TEST_CASE("gfx1100 (wave32) and gfx90a; code object v4 on request") {
   auto f = sample("vector_add");
   auto b1100 = compile(*f, "gfx1100");

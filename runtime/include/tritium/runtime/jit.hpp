@@ -210,7 +210,8 @@ private:
         uint64_t addr = reinterpret_cast<uintptr_t>(a.data());
         slot = addr;
         spec.info.divisibility = addr % 16 == 0 ? 16 : 1;
-        key = spec.info.divisibility;
+        spec.info.range32 = a.bytes() < (uint64_t{1} << 31);
+        key = spec.info.divisibility | (spec.info.range32 ? 0x100 : 0);
       } else if constexpr (lang::dtype_traits<E>::is_int) {
         using Lim = std::numeric_limits<
             std::conditional_t<lang::dtype_traits<E>::bits == 1, bool, E>>;
