@@ -46,12 +46,24 @@ std::unique_ptr<TargetInfo> make_target(const GpuTarget& t) {
 
 } // namespace
 
+namespace {
+// The text form has no source locations: copy them onto the clone, op by op.
+void copy_locations(const ir::Block& from, ir::Block& to) {
+  for (size_t i = 0; i < from.ops.size() && i < to.ops.size(); ++i) {
+    to.ops[i]->loc = from.ops[i]->loc;
+    for (size_t r = 0; r < from.ops[i]->regions.size(); ++r)
+      copy_locations(*from.ops[i]->regions[r]->block, *to.ops[i]->regions[r]->block);
+  }
+}
+} // namespace
+
 std::unique_ptr<ir::Function>
 prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
                const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
   ir::verify(f);
   std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
   g->arg_info = f.arg_info;
+  copy_locations(f.entry(), g->entry());
   const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
       {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, num_warps, warp_size); }},
       {"coalesce", [&](ir::Function& h) { coalesce(h, num_warps, warp_size); }},

@@ -134,6 +134,15 @@ public:
     }
     return b.CreateUnaryIntrinsic(id, args[0]);
   }
+  bool printf(llvm::IRBuilder<>& b, const std::string& format,
+              const std::vector<llvm::Value*>& args) override {
+    auto* m = b.GetInsertBlock()->getModule();
+    std::vector<llvm::Value*> all{b.CreateGlobalString(format, "printf_format", 0, m)};
+    all.insert(all.end(), args.begin(), args.end());
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, true);
+    b.CreateCall(m->getOrInsertFunction("printf", fty), all);
+    return true;
+  }
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext&, const std::string&) override {
     return llvm::SyncScope::System;
   }

@@ -372,10 +372,59 @@ private:
       return;
     }
     case OpKind::Print:
-      fail(op, "device printing is not supported by the GPU backends yet (use "
-               "TRITIUM_DEVICE=interpreter to debug)");
+      return print(op);
     default:
       fail(op, "this op has no GPU lowering");
+    }
+  }
+
+  // device_print: one line per element, from the thread that owns it: the program id, the
+  // element's index, the prefix and the value (Triton's format).
+  void print(const ir::Op& op) {
+    const std::string& prefix = op.str_attr("prefix");
+    LV* pid[3] = {ti_.program_id(b_, 0), ti_.program_id(b_, 1), ti_.program_id(b_, 2)};
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      const ir::Value* v = op.operand(k);
+      DType t = v->type.elem;
+      const Regs& regs = get(v);
+      auto promote = [&](LV* x) -> LV* {
+        if (t.is_float())
+          return b_.CreateFPExt(x, b_.getDoubleTy());
+        if (t.is_ptr())
+          return x;
+        return b_.CreateIntCast(x, b_.getInt64Ty(), t.is_signed_int());
+      };
+      const char* conv = t.is_float()      ? "%f"
+                         : t.is_ptr()      ? "%p"
+                         : t.is_unsigned() ? "%llu"
+                                           : "%lld";
+      std::string operand = op.operands.size() > 1 ? fmt::format(" (operand {})", k) : "";
+      auto emit = [&](LV* cond, LV* index, LV* value) {
+        std::string format = fmt::format("pid ({{}}, {{}}, {{}}) idx ({}) {}{}: {}\n",
+                                         index ? "%d" : "", prefix, operand, conv);
+        format = fmt::format(fmt::runtime(format), "%d", "%d", "%d");
+        std::vector<LV*> args{pid[0], pid[1], pid[2]};
+        if (index)
+          args.push_back(index);
+        args.push_back(promote(value));
+        guarded(
+            cond,
+            [&]() -> LV* {
+              if (!ti_.printf(b_, format, args))
+                fail(op, "device printing needs a device printf, which this target lacks here "
+                         "(AMD: ROCm's ockl); use TRITIUM_DEVICE=interpreter to debug");
+              return nullptr;
+            },
+            nullptr);
+      };
+      if (v->type.is_scalar()) {
+        emit(b_.CreateICmpEQ(tid_, b_.getInt32(0)), nullptr, regs[0]);
+        continue;
+      }
+      Dist d = dist(v);
+      LV* owner = is_owner(d, v->type);
+      for (int r = 0; r < d.num_regs(); ++r)
+        emit(owner, linear(coords(d, v->type, r), v->type.shape), regs[r]);
     }
   }
 

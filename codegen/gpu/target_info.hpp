@@ -60,6 +60,13 @@ public:
     return false;
   }
 
+  // printf(format, args...) from one thread, args already promoted (i32/i64, double, ptr).
+  // False where the target has no device printf (the lowering then reports an error).
+  virtual bool printf(llvm::IRBuilder<>& b, const std::string& format,
+                      const std::vector<llvm::Value*>& args) {
+    return false;
+  }
+
   // The synchronization scope of an atomic with Triton's scope name ("gpu", "cta", "sys").
   virtual llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
 

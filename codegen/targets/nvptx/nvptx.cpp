@@ -102,6 +102,26 @@ public:
     g->setAlignment(llvm::Align(16));
     return g;
   }
+  bool printf(llvm::IRBuilder<>& b, const std::string& format,
+              const std::vector<llvm::Value*>& args) override {
+    // CUDA's vprintf(format, packed arguments): each argument at its natural alignment.
+    llvm::Module* m = b.GetInsertBlock()->getModule();
+    llvm::Value* fmt_global = b.CreateGlobalString(format, "printf_format", 1, m);
+    llvm::Value* fmt_generic = b.CreateAddrSpaceCast(fmt_global, b.getPtrTy());
+    std::vector<llvm::Type*> tys;
+    for (auto* a : args)
+      tys.push_back(a->getType());
+    auto* st = llvm::StructType::get(b.getContext(), tys);
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    llvm::Value* buf = entry.CreateAlloca(st);
+    for (size_t i = 0; i < args.size(); ++i)
+      b.CreateStore(args[i], b.CreateStructGEP(st, buf, static_cast<unsigned>(i)));
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getPtrTy()}, false);
+    b.CreateCall(m->getOrInsertFunction("vprintf", fty), {fmt_generic, buf});
+    return true;
+  }
+
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext&, const std::string&) override {
     // LLVM 19's NVPTX backend emits system-scope atomics only; that is correct for every scope.
     return llvm::SyncScope::System;
