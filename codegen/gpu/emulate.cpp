@@ -76,6 +76,7 @@ public:
   std::string triple() const override { return llvm::sys::getProcessTriple(); }
   std::string data_layout() const override { return dl_; }
   int warp_size() const override { return ws_; }
+  int max_shared_bytes() const override { return 1 << 30; }
   unsigned global_address_space() const override { return 0; }
   unsigned shared_address_space() const override { return 0; }
 

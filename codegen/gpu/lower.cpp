@@ -231,7 +231,15 @@ private:
     for (const auto& op : blk.ops) {
       if (op_category(op->kind) == ir::OpCategory::Terminator)
         return;
-      lower(*op);
+      try {
+        lower(*op);
+      } catch (const Error& e) {
+        // Errors from layout helpers know no op: name it (once).
+        if (std::string_view(e.what()).find(fmt::format("kernel '{}'", f_.name)) !=
+            std::string_view::npos)
+          throw;
+        fail(*op, e.what());
+      }
     }
   }
   std::vector<Regs> region(const ir::Block& blk, const std::vector<Regs>& args) {

@@ -25,6 +25,8 @@ public:
   virtual std::string triple() const = 0;
   virtual std::string data_layout() const = 0;
   virtual int warp_size() const = 0;
+  // Shared memory (LDS) one block may use.
+  virtual int max_shared_bytes() const = 0;
   // Address space of global memory pointers (kernel pointer arguments) and of shared memory.
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }

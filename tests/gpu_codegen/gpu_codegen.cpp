@@ -369,6 +369,27 @@ TEST_CASE("errors name the kernel") {
     CHECK(std::string(e.what()).find("num_warps") != std::string::npos);
   }
   CHECK_THROWS_AS(compile(*f, "gfx803"), Error);
+  // 128 x 256 fp32 operands of a dot do not fit 64 KiB of LDS.
+  lang::ArgSpec big[] = {ptr_arg(), ptr_arg(),      ptr_arg(),      int_arg(),
+                         int_arg(), int_arg(),      int_arg(),      int_arg(),
+                         int_arg(), const_arg(128), const_arg(128), const_arg(256)};
+  auto mm = lang::trace(samples::matmul, "matmul", big);
+  try {
+    compile(*mm, "gfx942");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("matmul") != std::string::npos);
+    CHECK(std::string(e.what()).find("shared memory") != std::string::npos);
+  }
+  // A non-power-of-two block is named with its op and line.
+  lang::ArgSpec odd[] = {ptr_arg(), ptr_arg(), ptr_arg(), int_arg(), const_arg(1000)};
+  try {
+    auto g = lang::trace(samples::vector_add, "vector_add", odd);
+    compile(*g, "sm_90");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("power of two") != std::string::npos);
+  }
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(128)};
   auto printing = lang::trace(gpu_test::control, "control", s);
   try {

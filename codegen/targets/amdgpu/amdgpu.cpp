@@ -149,6 +149,7 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return warp_; }
+  int max_shared_bytes() const override { return 64 * 1024; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) override {
     auto* v = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});

@@ -60,6 +60,10 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return 32; }
+  // Opt-in maximum per block (cuFuncSetAttribute): 227 KiB on sm_90, 163 KiB on sm_80.
+  int max_shared_bytes() const override {
+    return arch_.rfind("sm_9", 0) == 0 ? 227 * 1024 : 163 * 1024;
+  }
 
   llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
     return b.CreateIntrinsic(id, {}, {});
