@@ -6,6 +6,7 @@
 #include "gpu/target_info.hpp"
 
 #include <tritium/error.hpp>
+#include <tritium/float16.hpp>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <barrier>
+#include <bit>
 #include <mutex>
 #include <thread>
 
@@ -66,6 +68,14 @@ uint32_t tritium_emu_shfl_idx(uint32_t v, int32_t src) {
   uint32_t r = x[(t_tid & ~(ws - 1)) | (src & (ws - 1))];
   g_launch->bar->arrive_and_wait();
   return r;
+}
+// bf16 conversions: LLVM emits libcalls for them on x86 without AVX512-BF16, and the process
+// has no compiler-rt. bf16 travels in an XMM register like _Float16, hence the signatures.
+_Float16 tritium_emu_truncsfbf2(float f) {
+  return std::bit_cast<_Float16>(float_to_bf16_bits(f));
+}
+_Float16 tritium_emu_truncdfbf2(double d) {
+  return std::bit_cast<_Float16>(double_to_bf16_bits(d));
 }
 }
 
@@ -197,6 +207,9 @@ void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, in
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit)
     throw Error("GPU emulation: cannot create a JIT: " + llvm::toString(jit.takeError()));
+  std::string jit_errors;
+  (*jit)->getExecutionSession().setErrorReporter(
+      [&](llvm::Error e) { jit_errors += llvm::toString(std::move(e)) + "\n"; });
   const int warps = options.num_warps;
   auto g = prepare_gpu_ir(f, warps, warp_size, nullptr);
   HostEmuTarget ti(warp_size, (*jit)->getDataLayout().getStringRepresentation());
@@ -218,6 +231,8 @@ void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, in
   def("tritium_emu_smem", &tritium_emu_smem);
   def("tritium_emu_shfl_xor", &tritium_emu_shfl_xor);
   def("tritium_emu_shfl_idx", &tritium_emu_shfl_idx);
+  def("__truncsfbf2", &tritium_emu_truncsfbf2);
+  def("__truncdfbf2", &tritium_emu_truncdfbf2);
   if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
     throw Error("GPU emulation: " + llvm::toString(std::move(err)));
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
@@ -229,7 +244,7 @@ void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, in
     throw Error("GPU emulation: " + llvm::toString(std::move(err)));
   auto sym = (*jit)->lookup("tritium_emu_entry");
   if (!sym)
-    throw Error("GPU emulation: " + llvm::toString(sym.takeError()));
+    throw Error("GPU emulation: " + llvm::toString(sym.takeError()) + "\n" + jit_errors);
   auto* entry = sym->toPtr<void (*)(const uint64_t*)>();
 
   const int threads = warps * warp_size;

@@ -61,6 +61,11 @@ double element(const uint8_t* p, ir::DType t) {
     std::memcpy(&f, p, 8);
     return f;
   }
+  case ir::ScalarKind::BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return bf16_bits_to_float(h);
+  }
   case ir::ScalarKind::F16: {
     uint16_t h;
     std::memcpy(&h, p, 2);
@@ -268,4 +273,21 @@ TEST_CASE("emulated GPU lowering: tensors smaller than the block, and scans") {
             ws, 1e-4, 1e-4);
       }
     }
+}
+
+TEST_CASE("emulated GPU lowering: dot with bf16 and f64 operands") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), ptr_arg(), ptr_arg(), const_arg(32)};
+  auto f = lang::trace(gpu_test::more_dots, "more_dots", s);
+  auto fl = random_floats(1024, -1, 1, 11);
+  std::vector<uint16_t> bf(1024);
+  std::vector<double> d(1024);
+  for (size_t k = 0; k < 1024; ++k) {
+    bf[k] = double_to_bf16_bits(fl[k]);
+    d[k] = fl[k] / 3.0;
+  }
+  for (int ws : {32, 64})
+    differential(*f, {1},
+                 {buffer(bf), buffer(d), buffer(std::vector<float>(1024)),
+                  buffer(std::vector<double>(1024)), buffer(std::vector<uint16_t>(1024))},
+                 4, ws, 1e-6, 1e-7);
 }

@@ -125,6 +125,10 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Function>>> op_kernels() 
     k.emplace_back("tiny", trace(gpu_test::tiny, "tiny", s));
   }
   {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), ptr_arg(), ptr_arg(), const_arg(16)};
+    k.emplace_back("more_dots", trace(gpu_test::more_dots, "more_dots", s));
+  }
+  {
     lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
     k.emplace_back("scans", trace(gpu_test::scans, "scans", s));
   }

@@ -152,3 +152,20 @@ inline void scans(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
 }
 
 } // namespace gpu_test
+
+namespace gpu_test {
+
+// dot's other dtype rules: bf16 into f32, f64 into f64, bf16 into a bf16 accumulator.
+inline void more_dots(tl::ptr<tritium::bfloat16> a, tl::ptr<double> d, tl::ptr<float> out,
+                      tl::ptr<double> dout, tl::ptr<tritium::bfloat16> bout,
+                      tl::constexpr_<int> M) {
+  auto r = tl::arange(0, M);
+  auto offs = tl::expand_dims(r, 1) * M + tl::expand_dims(r, 0);
+  auto x = tl::load(a + offs);
+  tl::store(out + offs, tl::dot(x, x, tl::zeros<float>({M, M})));
+  auto y = tl::load(d + offs);
+  tl::store(dout + offs, tl::dot(y, y, tl::zeros<double>({M, M})));
+  tl::store(bout + offs, tl::dot(x, x, tl::zeros<tritium::bfloat16>({M, M})));
+}
+
+} // namespace gpu_test
