@@ -23,8 +23,8 @@ template <class T>
 const T& get_attr(const Op& op, std::string_view name) {
   auto it = op.attrs.find(name);
   if (it == op.attrs.end())
-    throw Error(fmt::format("{}: op '{}' has no attribute '{}'", op.loc.str(), op_name(op.kind),
-                            name));
+    throw Error(
+        fmt::format("{}: op '{}' has no attribute '{}'", op.loc.str(), op_name(op.kind), name));
   if (auto* v = std::get_if<T>(&it->second))
     return *v;
   throw Error(fmt::format("{}: attribute '{}' of op '{}' has the wrong kind", op.loc.str(), name,
@@ -33,8 +33,12 @@ const T& get_attr(const Op& op, std::string_view name) {
 
 } // namespace
 
-std::string_view op_name(OpKind k) { return op_infos[static_cast<size_t>(k)].name; }
-OpCategory op_category(OpKind k) { return op_infos[static_cast<size_t>(k)].category; }
+std::string_view op_name(OpKind k) {
+  return op_infos[static_cast<size_t>(k)].name;
+}
+OpCategory op_category(OpKind k) {
+  return op_infos[static_cast<size_t>(k)].category;
+}
 
 bool op_kind_from_name(std::string_view name, OpKind& out) {
   for (size_t i = 0; i < std::size(op_infos); ++i)
@@ -51,7 +55,9 @@ std::string SourceLoc::str() const {
   return fmt::format("{}:{}", file, line);
 }
 
-int64_t Op::int_attr(std::string_view name) const { return get_attr<int64_t>(*this, name); }
+int64_t Op::int_attr(std::string_view name) const {
+  return get_attr<int64_t>(*this, name);
+}
 int64_t Op::int_attr(std::string_view name, int64_t fallback) const {
   return has_attr(name) ? int_attr(name) : fallback;
 }
@@ -69,7 +75,9 @@ const std::vector<int64_t>& Op::ints_attr(std::string_view name) const {
   return get_attr<std::vector<int64_t>>(*this, name);
 }
 
-Function::Function() { body.block->parent = &body; }
+Function::Function() {
+  body.block->parent = &body;
+}
 
 Value* Function::new_value(Type t) {
   values_.push_back(std::make_unique<Value>());

@@ -318,6 +318,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Function> parse(std::string_view text) { return Parser(text).run(); }
+std::unique_ptr<Function> parse(std::string_view text) {
+  return Parser(text).run();
+}
 
 } // namespace tritium::ir

@@ -129,6 +129,8 @@ std::string print_attr(const AttrValue& v) {
   return std::visit(Visitor{}, v);
 }
 
-std::string print(const Function& f) { return Printer().run(f); }
+std::string print(const Function& f) {
+  return Printer().run(f);
+}
 
 } // namespace tritium::ir

@@ -15,20 +15,35 @@ struct KindInfo {
 };
 
 constexpr std::array<KindInfo, 14> kinds{{
-    {ScalarKind::I1, "i1", 1},     {ScalarKind::I8, "i8", 8},     {ScalarKind::I16, "i16", 16},
-    {ScalarKind::I32, "i32", 32},  {ScalarKind::I64, "i64", 64},  {ScalarKind::U8, "u8", 8},
-    {ScalarKind::U16, "u16", 16},  {ScalarKind::U32, "u32", 32},  {ScalarKind::U64, "u64", 64},
-    {ScalarKind::F16, "f16", 16},  {ScalarKind::BF16, "bf16", 16}, {ScalarKind::F32, "f32", 32},
-    {ScalarKind::F64, "f64", 64},  {ScalarKind::Ptr, "ptr", 64},
+    {ScalarKind::I1, "i1", 1},
+    {ScalarKind::I8, "i8", 8},
+    {ScalarKind::I16, "i16", 16},
+    {ScalarKind::I32, "i32", 32},
+    {ScalarKind::I64, "i64", 64},
+    {ScalarKind::U8, "u8", 8},
+    {ScalarKind::U16, "u16", 16},
+    {ScalarKind::U32, "u32", 32},
+    {ScalarKind::U64, "u64", 64},
+    {ScalarKind::F16, "f16", 16},
+    {ScalarKind::BF16, "bf16", 16},
+    {ScalarKind::F32, "f32", 32},
+    {ScalarKind::F64, "f64", 64},
+    {ScalarKind::Ptr, "ptr", 64},
 }};
 
-const KindInfo& info(ScalarKind k) { return kinds[static_cast<size_t>(k)]; }
+const KindInfo& info(ScalarKind k) {
+  return kinds[static_cast<size_t>(k)];
+}
 
 } // namespace
 
-int DType::bits() const { return info(kind).bits; }
+int DType::bits() const {
+  return info(kind).bits;
+}
 
-DType DType::element_of_pointer() const { return DType(pointee); }
+DType DType::element_of_pointer() const {
+  return DType(pointee);
+}
 
 std::string to_string(DType t) {
   if (t.is_ptr())

@@ -208,9 +208,9 @@ private:
       const Type& t = o[0]->type;
       check(t.elem == r.elem && t.rank() == r.rank(), op, "keeps element type and rank");
       for (int i = 0; i < t.rank(); ++i)
-        check(t.shape[i] == r.shape[i] || t.shape[i] == 1, op,
-              fmt::format("cannot broadcast {} to {}", shape_string(t.shape),
-                          shape_string(r.shape)));
+        check(
+            t.shape[i] == r.shape[i] || t.shape[i] == 1, op,
+            fmt::format("cannot broadcast {} to {}", shape_string(t.shape), shape_string(r.shape)));
       break;
     }
     case OpKind::ExpandDims: {
@@ -320,8 +320,8 @@ private:
     case OpKind::AtomicCas:
       check(o.size() == 3 || o.size() == 4, op, "takes pointers, compare, values, optional mask");
       results(op, 1);
-      check(o[1]->type == o[2]->type && o[1]->type == p.with_elem(p.elem.element_of_pointer()),
-            op, "compare and values must be the pointee type in the pointers' shape");
+      check(o[1]->type == o[2]->type && o[1]->type == p.with_elem(p.elem.element_of_pointer()), op,
+            "compare and values must be the pointee type in the pointers' shape");
       if (o.size() == 4)
         mask_ok(3);
       break;
@@ -425,6 +425,8 @@ private:
 
 } // namespace
 
-void verify(const Function& f) { Verifier().run(f); }
+void verify(const Function& f) {
+  Verifier().run(f);
+}
 
 } // namespace tritium::ir

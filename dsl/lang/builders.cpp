@@ -18,7 +18,9 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-std::string shape_str(const std::vector<int64_t>& s) { return ir::shape_string(s); }
+std::string shape_str(const std::vector<int64_t>& s) {
+  return ir::shape_string(s);
+}
 
 bool fits(int64_t v, DType t) {
   switch (t.kind) {
@@ -59,6 +61,16 @@ std::vector<int64_t> common_shape(const std::vector<int64_t>& a, const std::vect
   return out;
 }
 
+// Whether two shapes broadcast together (Triton's rules: align right, 1 stretches).
+bool broadcastable(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    int64_t da = a[a.size() - 1 - i], db = b[b.size() - 1 - i];
+    if (da != db && da != 1 && db != 1)
+      return false;
+  }
+  return true;
+}
+
 Value* create1(OpKind k, std::vector<Value*> ops, Type t, const Loc& loc, ir::Attrs attrs = {}) {
   return builder(loc).create1(k, std::move(ops), std::move(t), std::move(attrs));
 }
@@ -92,8 +104,8 @@ Value* arange(int64_t start, int64_t end, const Loc& loc) {
   if (start < std::numeric_limits<int32_t>::min() || end > std::numeric_limits<int32_t>::max())
     fail(loc, fmt::format("arange({}, {}) does not fit in int32", start, end));
   if (n > (1 << 20))
-    fail(loc, fmt::format("arange({}, {}) has {} elements; a block holds at most 2^20", start, end,
-                          n));
+    fail(loc,
+         fmt::format("arange({}, {}) has {} elements; a block holds at most 2^20", start, end, n));
   return create1(OpKind::Arange, {}, Type(ScalarKind::I32, {n}), loc,
                  {{"start", start}, {"end", end}});
 }
@@ -217,8 +229,8 @@ Value* add_ptr(Value* p, Value* offset, const Loc& loc) {
   if (!p->type.elem.is_ptr())
     fail(loc, "pointer arithmetic on a value that is not a pointer");
   if (!offset->type.elem.is_int() || offset->type.elem.is_bool())
-    fail(loc, fmt::format("pointer offsets must be integers, got {}",
-                          ir::to_string(offset->type.elem)));
+    fail(loc,
+         fmt::format("pointer offsets must be integers, got {}", ir::to_string(offset->type.elem)));
   auto [x, y] = broadcast_pair(p, offset, loc);
   return create1(OpKind::AddPtr, {x, y}, x->type, loc);
 }
@@ -255,9 +267,7 @@ Value* load(Value* p, Value* mask, Value* other, const LoadOptions& o, const Loc
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "load's mask must be i1");
-    if (mask->type.rank() > p->type.rank() || (mask->type.rank() == p->type.rank() &&
-                                               mask->type.shape != p->type.shape &&
-                                               common_shape(s, mask->type.shape, loc) != s))
+    if (!broadcastable(s, mask->type.shape))
       fail(loc, fmt::format("load's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     s = common_shape(s, mask->type.shape, loc);
@@ -278,14 +288,16 @@ void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc
     fail(loc, "store needs pointers");
   DType elem = p->type.elem.element_of_pointer();
   const auto& s = p->type.shape;
-  if (v->type.rank() > p->type.rank() || common_shape(s, v->type.shape, loc) != s)
+  if (v->type.rank() > p->type.rank() || !broadcastable(s, v->type.shape) ||
+      common_shape(s, v->type.shape, loc) != s)
     fail(loc, fmt::format("store of a value of shape {} through pointers of shape {}",
                           shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "store's mask must be i1");
-    if (mask->type.rank() > p->type.rank() || common_shape(s, mask->type.shape, loc) != s)
+    if (mask->type.rank() > p->type.rank() || !broadcastable(s, mask->type.shape) ||
+        common_shape(s, mask->type.shape, loc) != s)
       fail(loc, fmt::format("store's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));
@@ -308,18 +320,19 @@ Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::str
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
   if (mask)
     ops.push_back(broadcast_to(mask, s, loc));
-  return create1(OpKind::AtomicRmw, ops, Type(elem, s), loc,
-                 {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
+  return create1(
+      OpKind::AtomicRmw, ops, Type(elem, s), loc,
+      {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
 }
 
 Value* atomic_cas(Value* p, Value* cmp, Value* v, std::string_view sem, std::string_view scope,
                   const Loc& loc) {
   DType elem = p->type.elem.element_of_pointer();
   const auto& s = p->type.shape;
-  return create1(OpKind::AtomicCas,
-                 {p, broadcast_to(cast(cmp, elem, loc), s, loc),
-                  broadcast_to(cast(v, elem, loc), s, loc)},
-                 Type(elem, s), loc, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
+  return create1(
+      OpKind::AtomicCas,
+      {p, broadcast_to(cast(cmp, elem, loc), s, loc), broadcast_to(cast(v, elem, loc), s, loc)},
+      Type(elem, s), loc, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
 }
 
 Value* expand_dims(Value* v, int axis, const Loc& loc) {
@@ -327,8 +340,8 @@ Value* expand_dims(Value* v, int axis, const Loc& loc) {
   if (axis < 0)
     axis += rank + 1;
   if (axis < 0 || axis > rank)
-    fail(loc, fmt::format("expand_dims axis {} is out of range for a tensor of rank {}", axis,
-                          rank));
+    fail(loc,
+         fmt::format("expand_dims axis {} is out of range for a tensor of rank {}", axis, rank));
   auto s = v->type.shape;
   s.insert(s.begin() + axis, 1);
   return create1(OpKind::ExpandDims, {v}, v->type.with_shape(s), loc, {{"axis", int64_t{axis}}});
@@ -376,15 +389,15 @@ std::pair<Value*, Value*> split(Value* v, const Loc& loc) {
   if (s.empty() || s.back() != 2)
     fail(loc, fmt::format("split needs a last dimension of 2, got shape {}", shape_str(s)));
   s.pop_back();
-  ir::Op& op = builder(loc).create(OpKind::Split, {v}, {v->type.with_shape(s), v->type.with_shape(s)});
+  ir::Op& op =
+      builder(loc).create(OpKind::Split, {v}, {v->type.with_shape(s), v->type.with_shape(s)});
   return {op.results[0], op.results[1]};
 }
 
 Value* cat(Value* a, Value* b, const Loc& loc) {
   const auto& sa = a->type.shape;
   const auto& sb = b->type.shape;
-  if (sa.empty() || sa.size() != sb.size() ||
-      !std::equal(sa.begin() + 1, sa.end(), sb.begin() + 1))
+  if (sa.empty() || sa.size() != sb.size() || !std::equal(sa.begin() + 1, sa.end(), sb.begin() + 1))
     fail(loc, fmt::format("cat needs tensors whose shapes differ only in dimension 0, got {} and "
                           "{}",
                           shape_str(sa), shape_str(sb)));
@@ -407,8 +420,7 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, con
                           shape_str(a->type.shape), shape_str(b->type.shape)));
   if (acc->type.shape[r - 2] != m || acc->type.shape[r - 1] != n ||
       (r == 3 && (acc->type.shape[0] != a->type.shape[0] || b->type.shape[0] != a->type.shape[0])))
-    fail(loc, fmt::format("dot's accumulator has shape {}, expected {}",
-                          shape_str(acc->type.shape),
+    fail(loc, fmt::format("dot's accumulator has shape {}, expected {}", shape_str(acc->type.shape),
                           shape_str(r == 3 ? std::vector<int64_t>{a->type.shape[0], m, n}
                                            : std::vector<int64_t>{m, n})));
   if (m < 16 || n < 16 || k < 16)
@@ -514,8 +526,8 @@ std::vector<Value*> collective(OpKind kind, std::vector<Value*> xs, int axis, ir
 }
 } // namespace
 
-std::vector<Value*> reduce(std::vector<Value*> xs, int axis, bool keep_dims,
-                           const Combine& combine, const Loc& loc) {
+std::vector<Value*> reduce(std::vector<Value*> xs, int axis, bool keep_dims, const Combine& combine,
+                           const Loc& loc) {
   ir::Attrs attrs;
   if (keep_dims)
     attrs["keep_dims"] = int64_t{1};

@@ -62,14 +62,24 @@ double decode(uint16_t bits, int mant, int exp_bits) {
 
 } // namespace
 
-float f16_bits_to_float(uint16_t bits) { return static_cast<float>(decode(bits, 10, 5)); }
-uint16_t double_to_f16_bits(double d) { return round_double(d, 10, 5); }
-uint16_t float_to_f16_bits(float f) { return round_double(f, 10, 5); }
+float f16_bits_to_float(uint16_t bits) {
+  return static_cast<float>(decode(bits, 10, 5));
+}
+uint16_t double_to_f16_bits(double d) {
+  return round_double(d, 10, 5);
+}
+uint16_t float_to_f16_bits(float f) {
+  return round_double(f, 10, 5);
+}
 float bf16_bits_to_float(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;
   return std::bit_cast<float>(u);
 }
-uint16_t double_to_bf16_bits(double d) { return round_double(d, 7, 8); }
-uint16_t float_to_bf16_bits(float f) { return round_double(f, 7, 8); }
+uint16_t double_to_bf16_bits(double d) {
+  return round_double(d, 7, 8);
+}
+uint16_t float_to_bf16_bits(float f) {
+  return round_double(f, 7, 8);
+}
 
 } // namespace tritium

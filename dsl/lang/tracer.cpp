@@ -61,7 +61,9 @@ Tracer& tracer(const Loc& loc) {
   return *current;
 }
 
-ir::SourceLoc to_ir(const Loc& loc) { return {loc.file_name(), loc.line()}; }
+ir::SourceLoc to_ir(const Loc& loc) {
+  return {loc.file_name(), loc.line()};
+}
 
 std::vector<ir::Type> types_of(const std::vector<ir::Value*>& vs) {
   std::vector<ir::Type> t;
@@ -156,8 +158,10 @@ ir::Value* HandleBase::use(const Loc& loc) const {
 // --- session ------------------------------------------------------------------------------
 
 [[noreturn]] void fail(const Loc& loc, const std::string& message) {
-  std::string kernel = current ? fmt::format(" in kernel '{}'", current->func->name) : "";
-  throw Error(fmt::format("{}:{}:{} {}", loc.file_name(), loc.line(), kernel, message));
+  if (current)
+    throw Error(fmt::format("{}:{}: in kernel '{}': {}", loc.file_name(), loc.line(),
+                            current->func->name, message));
+  throw Error(fmt::format("{}:{}: {}", loc.file_name(), loc.line(), message));
 }
 
 ir::Builder& builder(const Loc& loc) {
@@ -166,7 +170,9 @@ ir::Builder& builder(const Loc& loc) {
   return t.builder;
 }
 
-std::string kernel_name() { return current ? current->func->name : std::string(); }
+std::string kernel_name() {
+  return current ? current->func->name : std::string();
+}
 
 TraceSession::TraceSession(std::string kernel_name) {
   if (current)
@@ -209,8 +215,8 @@ ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& l
   ir::DType it(ir::ScalarKind::I32);
   for (ir::Value* v : {lb, ub, step}) {
     if (!v->type.is_scalar() || !v->type.elem.is_int())
-      fail(loc, fmt::format("tl::range bounds must be integer scalars, got {}",
-                            ir::to_string(v->type)));
+      fail(loc,
+           fmt::format("tl::range bounds must be integer scalars, got {}", ir::to_string(v->type)));
     if (v->type.elem.bits() == 64)
       it = ir::DType(ir::ScalarKind::I64);
   }
@@ -302,8 +308,8 @@ void if_op(ir::Value* cond, const std::function<void()>& then_fn,
            const std::function<void()>& else_fn, const Loc& loc) {
   Tracer& t = tracer(loc);
   if (!(cond->type == ir::Type(ir::ScalarKind::I1)))
-    fail(loc, fmt::format("tl::if_ needs an i1 scalar condition, got {}",
-                          ir::to_string(cond->type)));
+    fail(loc,
+         fmt::format("tl::if_ needs an i1 scalar condition, got {}", ir::to_string(cond->type)));
   ir::Builder& b = builder(loc);
   ir::Op& op = b.create(ir::OpKind::If, {cond}, {}, {}, 2);
   std::vector<HandleBase*> handles = t.live();

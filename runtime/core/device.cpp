@@ -19,7 +19,9 @@ std::vector<BackendFactory>& factories() {
   return f;
 }
 
-void register_backend(BackendFactory f) { factories().push_back(std::move(f)); }
+void register_backend(BackendFactory f) {
+  factories().push_back(std::move(f));
+}
 
 namespace {
 

@@ -119,7 +119,9 @@ Scalar from_bits(uint64_t bits, DType t) {
   }
 }
 
-size_t elem_bytes(DType t) { return t.kind == ScalarKind::I1 ? 1 : t.bits() / 8; }
+size_t elem_bytes(DType t) {
+  return t.kind == ScalarKind::I1 ? 1 : t.bits() / 8;
+}
 
 // Memory the interpreter handed out, to check every access against.
 class Allocations {
@@ -200,7 +202,9 @@ private:
     return block(b);
   }
 
-  Tensor make(const Type& t) { return Tensor{t, std::vector<Scalar>(std::max<int64_t>(1, t.numel()))}; }
+  Tensor make(const Type& t) {
+    return Tensor{t, std::vector<Scalar>(std::max<int64_t>(1, t.numel()))};
+  }
 
   // Row-major strides of a shape.
   static std::vector<int64_t> strides(const std::vector<int64_t>& shape) {
@@ -214,22 +218,40 @@ private:
     if (t.is_float()) {
       double x = a.f, y = b.f, r = 0;
       switch (op.kind) {
-      case OpKind::Add: r = x + y; break;
-      case OpKind::Sub: r = x - y; break;
-      case OpKind::Mul: r = x * y; break;
-      case OpKind::Div: r = x / y; break;
-      case OpKind::Rem: r = std::fmod(x, y); break;
-      case OpKind::Min: r = std::fmin(x, y); break;
-      case OpKind::Max: r = std::fmax(x, y); break;
-      case OpKind::Pow: r = std::pow(x, y); break;
-      default: fail(op, "not defined on floating-point values");
+      case OpKind::Add:
+        r = x + y;
+        break;
+      case OpKind::Sub:
+        r = x - y;
+        break;
+      case OpKind::Mul:
+        r = x * y;
+        break;
+      case OpKind::Div:
+        r = x / y;
+        break;
+      case OpKind::Rem:
+        r = std::fmod(x, y);
+        break;
+      case OpKind::Min:
+        r = std::fmin(x, y);
+        break;
+      case OpKind::Max:
+        r = std::fmax(x, y);
+        break;
+      case OpKind::Pow:
+        r = std::pow(x, y);
+        break;
+      default:
+        fail(op, "not defined on floating-point values");
       }
       if (t.kind == ScalarKind::F32 && (op.kind == OpKind::Mul || op.kind == OpKind::Add ||
                                         op.kind == OpKind::Sub || op.kind == OpKind::Div))
         return float_scalar(op.kind == OpKind::Mul   ? static_cast<float>(x) * static_cast<float>(y)
                             : op.kind == OpKind::Add ? static_cast<float>(x) + static_cast<float>(y)
-                            : op.kind == OpKind::Sub ? static_cast<float>(x) - static_cast<float>(y)
-                                                     : static_cast<float>(x) / static_cast<float>(y));
+                            : op.kind == OpKind::Sub
+                                ? static_cast<float>(x) - static_cast<float>(y)
+                                : static_cast<float>(x) / static_cast<float>(y));
       return normalize(float_scalar(r), t);
     }
     const bool u = t.is_unsigned();
@@ -238,9 +260,15 @@ private:
     uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
     int64_t r = 0;
     switch (op.kind) {
-    case OpKind::Add: r = static_cast<int64_t>(ux + uy); break;
-    case OpKind::Sub: r = static_cast<int64_t>(ux - uy); break;
-    case OpKind::Mul: r = static_cast<int64_t>(ux * uy); break;
+    case OpKind::Add:
+      r = static_cast<int64_t>(ux + uy);
+      break;
+    case OpKind::Sub:
+      r = static_cast<int64_t>(ux - uy);
+      break;
+    case OpKind::Mul:
+      r = static_cast<int64_t>(ux * uy);
+      break;
     case OpKind::Div:
     case OpKind::Rem:
       if (y == 0)
@@ -252,10 +280,18 @@ private:
       else
         r = op.kind == OpKind::Div ? x / y : x % y;
       break;
-    case OpKind::And: r = x & y; break;
-    case OpKind::Or: r = x | y; break;
-    case OpKind::Xor: r = x ^ y; break;
-    case OpKind::Shl: r = uy >= static_cast<uint64_t>(bits) ? 0 : static_cast<int64_t>(ux << uy); break;
+    case OpKind::And:
+      r = x & y;
+      break;
+    case OpKind::Or:
+      r = x | y;
+      break;
+    case OpKind::Xor:
+      r = x ^ y;
+      break;
+    case OpKind::Shl:
+      r = uy >= static_cast<uint64_t>(bits) ? 0 : static_cast<int64_t>(ux << uy);
+      break;
     case OpKind::Shr:
       if (uy >= static_cast<uint64_t>(bits))
         r = (u || x >= 0) ? 0 : -1;
@@ -276,7 +312,8 @@ private:
         r = static_cast<int64_t>((mx * my) >> bits);
       break;
     }
-    default: fail(op, "not defined on integers");
+    default:
+      fail(op, "not defined on integers");
     }
     return normalize(int_scalar(r), t);
   }
@@ -284,19 +321,29 @@ private:
   bool compare(const std::string& pred, DType t, Scalar a, Scalar b) {
     if (t.is_float()) {
       double x = a.f, y = b.f;
-      if (pred == "eq") return x == y;
-      if (pred == "ne") return x != y; // unordered: true with NaN, as Triton
-      if (pred == "lt") return x < y;
-      if (pred == "le") return x <= y;
-      if (pred == "gt") return x > y;
+      if (pred == "eq")
+        return x == y;
+      if (pred == "ne")
+        return x != y; // unordered: true with NaN, as Triton
+      if (pred == "lt")
+        return x < y;
+      if (pred == "le")
+        return x <= y;
+      if (pred == "gt")
+        return x > y;
       return x >= y;
     }
     auto cmp = [&](auto x, auto y) {
-      if (pred == "eq") return x == y;
-      if (pred == "ne") return x != y;
-      if (pred == "lt") return x < y;
-      if (pred == "le") return x <= y;
-      if (pred == "gt") return x > y;
+      if (pred == "eq")
+        return x == y;
+      if (pred == "ne")
+        return x != y;
+      if (pred == "lt")
+        return x < y;
+      if (pred == "le")
+        return x <= y;
+      if (pred == "gt")
+        return x > y;
       return x >= y;
     };
     if (t.is_unsigned() || t.is_ptr())
@@ -307,29 +354,63 @@ private:
   Scalar unary(const Op& op, DType t, Scalar a) {
     if (!t.is_float()) {
       switch (op.kind) {
-      case OpKind::Neg: return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
-      case OpKind::Not: return normalize(int_scalar(~a.i), t);
-      case OpKind::Abs: return normalize(int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
-      default: fail(op, "not defined on integers");
+      case OpKind::Neg:
+        return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
+      case OpKind::Not:
+        return normalize(int_scalar(~a.i), t);
+      case OpKind::Abs:
+        return normalize(
+            int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
+      default:
+        fail(op, "not defined on integers");
       }
     }
     double x = a.f, r = 0;
     switch (op.kind) {
-    case OpKind::Neg: r = -x; break;
-    case OpKind::Abs: r = std::fabs(x); break;
-    case OpKind::Exp: r = std::exp(x); break;
-    case OpKind::Exp2: r = std::exp2(x); break;
-    case OpKind::Log: r = std::log(x); break;
-    case OpKind::Log2: r = std::log2(x); break;
-    case OpKind::Sqrt: r = std::sqrt(x); break;
-    case OpKind::Rsqrt: r = 1.0 / std::sqrt(x); break;
-    case OpKind::Sin: r = std::sin(x); break;
-    case OpKind::Cos: r = std::cos(x); break;
-    case OpKind::Tanh: r = std::tanh(x); break;
-    case OpKind::Erf: r = std::erf(x); break;
-    case OpKind::Floor: r = std::floor(x); break;
-    case OpKind::Ceil: r = std::ceil(x); break;
-    default: fail(op, "not a unary op");
+    case OpKind::Neg:
+      r = -x;
+      break;
+    case OpKind::Abs:
+      r = std::fabs(x);
+      break;
+    case OpKind::Exp:
+      r = std::exp(x);
+      break;
+    case OpKind::Exp2:
+      r = std::exp2(x);
+      break;
+    case OpKind::Log:
+      r = std::log(x);
+      break;
+    case OpKind::Log2:
+      r = std::log2(x);
+      break;
+    case OpKind::Sqrt:
+      r = std::sqrt(x);
+      break;
+    case OpKind::Rsqrt:
+      r = 1.0 / std::sqrt(x);
+      break;
+    case OpKind::Sin:
+      r = std::sin(x);
+      break;
+    case OpKind::Cos:
+      r = std::cos(x);
+      break;
+    case OpKind::Tanh:
+      r = std::tanh(x);
+      break;
+    case OpKind::Erf:
+      r = std::erf(x);
+      break;
+    case OpKind::Floor:
+      r = std::floor(x);
+      break;
+    case OpKind::Ceil:
+      r = std::ceil(x);
+      break;
+    default:
+      fail(op, "not a unary op");
     }
     return normalize(float_scalar(r), t);
   }
@@ -423,8 +504,8 @@ private:
     case OpKind::Constant: {
       Tensor t = make(result_type());
       DType d = t.type.elem;
-      Scalar s = d.is_float() ? float_scalar(op.float_attr("value"))
-                              : int_scalar(op.int_attr("value"));
+      Scalar s =
+          d.is_float() ? float_scalar(op.float_attr("value")) : int_scalar(op.int_attr("value"));
       std::fill(t.data.begin(), t.data.end(), normalize(s, d));
       return set(op.result(), std::move(t));
     }
@@ -612,13 +693,20 @@ private:
         }
         uintptr_t addr = checked(op, p.data[i].i, t, i);
         Scalar old = read(addr, t), nv = v.data[i];
-        if (kind == "add") nv = binary_named(op, OpKind::Add, t, old, nv);
-        else if (kind == "max") nv = binary_named(op, OpKind::Max, t, old, nv);
-        else if (kind == "min") nv = binary_named(op, OpKind::Min, t, old, nv);
-        else if (kind == "and") nv = binary_named(op, OpKind::And, t, old, nv);
-        else if (kind == "or") nv = binary_named(op, OpKind::Or, t, old, nv);
-        else if (kind == "xor") nv = binary_named(op, OpKind::Xor, t, old, nv);
-        else if (kind != "xchg") fail(op, "unknown atomic op " + kind);
+        if (kind == "add")
+          nv = binary_named(op, OpKind::Add, t, old, nv);
+        else if (kind == "max")
+          nv = binary_named(op, OpKind::Max, t, old, nv);
+        else if (kind == "min")
+          nv = binary_named(op, OpKind::Min, t, old, nv);
+        else if (kind == "and")
+          nv = binary_named(op, OpKind::And, t, old, nv);
+        else if (kind == "or")
+          nv = binary_named(op, OpKind::Or, t, old, nv);
+        else if (kind == "xor")
+          nv = binary_named(op, OpKind::Xor, t, old, nv);
+        else if (kind != "xchg")
+          fail(op, "unknown atomic op " + kind);
         write(addr, t, nv);
         r.data[i] = old;
       }
@@ -698,14 +786,13 @@ private:
       return;
     }
     case OpKind::Print: {
-      std::string line = fmt::format("pid ({}, {}, {}) {}", pid_[0], pid_[1], pid_[2],
-                                     op.str_attr("prefix"));
+      std::string line =
+          fmt::format("pid ({}, {}, {}) {}", pid_[0], pid_[1], pid_[2], op.str_attr("prefix"));
       for (Value* v : o) {
         const Tensor& t = get(v);
         std::vector<std::string> items;
         for (const auto& s : t.data)
-          items.push_back(t.type.elem.is_float() ? fmt::format("{}", s.f)
-                                                 : fmt::format("{}", s.i));
+          items.push_back(t.type.elem.is_float() ? fmt::format("{}", s.f) : fmt::format("{}", s.i));
         line += fmt::format(" [{}]", fmt::join(items, ", "));
       }
       std::fputs((line + "\n").c_str(), stdout);
@@ -835,8 +922,8 @@ public:
       : f_(std::move(f)), allocs_(a) {}
   void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
     if (args.size() != f_->args().size())
-      throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name,
-                              args.size(), f_->args().size()));
+      throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name, args.size(),
+                              f_->args().size()));
     Program p(*f_, allocs_, grid, args);
     for (int64_t z = 0; z < grid.z; ++z)
       for (int64_t y = 0; y < grid.y; ++y)
@@ -884,8 +971,7 @@ private:
 } // namespace
 
 BackendFactory interpreter_backend() {
-  return {"interpreter", 0,
-          [](std::string*) -> std::unique_ptr<Backend> {
+  return {"interpreter", 0, [](std::string*) -> std::unique_ptr<Backend> {
             return std::make_unique<InterpreterBackend>();
           }};
 }

@@ -14,6 +14,7 @@
 #include <boost/hana.hpp>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -129,11 +130,11 @@ public:
   template <class... A>
   std::shared_ptr<const ir::Function> trace(A&&... args) {
     check_arity<A...>();
-    std::array<lang::ArgSpec, N> specs;
     std::array<ArgSlot, N + 1> slots;
     Key key;
     Device dev;
-    bind(specs, slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    auto specs = make_specs(key, slots);
     return lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
   }
 
@@ -141,24 +142,24 @@ public:
   template <class... A>
   CompiledKernel& compiled(A&&... args) {
     check_arity<A...>();
-    std::array<lang::ArgSpec, N> specs;
     std::array<ArgSlot, N + 1> slots;
     Key key;
     Device dev;
-    bind(specs, slots, key, dev, std::index_sequence_for<P...>{}, args...);
-    return lookup(key, specs, dev);
+    bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    return lookup(key, slots, dev);
   }
 
+  // The hot path: a cached launch packs the argument slots and the cache key on the stack,
+  // finds the kernel without taking a lock (see lookup), and launches it.
   template <class... A>
   void launch(const LaunchGrid& grid, A&&... args) {
     check_arity<A...>();
     detail::check_grid(grid, name_);
-    std::array<lang::ArgSpec, N> specs;
     std::array<ArgSlot, N + 1> slots;
     Key key;
     Device dev;
-    bind(specs, slots, key, dev, std::index_sequence_for<P...>{}, args...);
-    CompiledKernel& k = lookup(key, specs, dev);
+    bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
+    CompiledKernel& k = lookup(key, slots, dev);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
     k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots));
@@ -172,11 +173,13 @@ private:
                   "has parameters");
   }
 
+  // Fills the argument slots and the cache key. The key holds everything the specialization
+  // depends on, so the trace inputs (ArgSpecs) are rebuilt from it only on a cache miss.
   template <size_t... I, class... A>
-  void bind(std::array<lang::ArgSpec, N>& specs, std::array<ArgSlot, N + 1>& slots, Key& key,
-            Device& dev, std::index_sequence<I...>, A&... args) {
+  void bind(std::array<ArgSlot, N + 1>& slots, Key& key, Device& dev, std::index_sequence<I...>,
+            A&... args) {
     (void)std::initializer_list<bool>{detail::launch_argument_check<I, P, A>::ok...};
-    (bind_one<I, P>(specs[I], slots[slot_index[I]], key[I], dev, args), ...);
+    (bind_one<I, P>(slots[slot_index[I]], key[I], dev, args), ...);
     if (dev == Device())
       dev = default_device();
     key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
@@ -185,19 +188,16 @@ private:
   }
 
   template <size_t I, class Param, class A>
-  void bind_one(lang::ArgSpec& spec, ArgSlot& slot, uint64_t& key, Device& dev, const A& a) {
+  void bind_one(ArgSlot& slot, uint64_t& key, Device& dev, const A& a) {
     using Traits = lang::param_traits<Param>;
     if constexpr (Traits::is_constexpr) {
       using T = typename Traits::value_type;
       T v = static_cast<T>(a);
       (void)slot; // constexpr parameters are not passed at launch
-      if constexpr (std::is_floating_point_v<T>) {
-        spec.value = static_cast<double>(v);
+      if constexpr (std::is_floating_point_v<T>)
         key = std::bit_cast<uint64_t>(static_cast<double>(v));
-      } else {
-        spec.value = static_cast<int64_t>(v);
+      else
         key = static_cast<uint64_t>(static_cast<int64_t>(v));
-      }
     } else {
       using E = typename Traits::element;
       if constexpr (lang::PointerElement<E>) {
@@ -209,12 +209,11 @@ private:
                       "' but an earlier buffer argument is on '" + std::string(dev.name()) + "'");
         uint64_t addr = reinterpret_cast<uintptr_t>(a.data());
         slot = addr;
-        spec.info.divisibility = addr % 16 == 0 ? 16 : 1;
-        spec.info.range32 = a.bytes() < (uint64_t{1} << 31);
-        key = spec.info.divisibility | (spec.info.range32 ? 0x100 : 0);
+        // The pointer's divisibility, and 0x100 when the buffer is under 2 GiB (range32).
+        key = (addr % 16 == 0 ? 16 : 1) | (a.bytes() < (uint64_t{1} << 31) ? 0x100 : 0);
       } else if constexpr (lang::dtype_traits<E>::is_int) {
-        using Lim = std::numeric_limits<
-            std::conditional_t<lang::dtype_traits<E>::bits == 1, bool, E>>;
+        using Lim =
+            std::numeric_limits<std::conditional_t<lang::dtype_traits<E>::bits == 1, bool, E>>;
         if constexpr (!std::is_same_v<E, bool>) {
           if (std::cmp_less(a, Lim::min()) || std::cmp_greater(a, Lim::max()))
             throw Error("kernel '" + name_ + "': argument " + std::to_string(I) + " = " +
@@ -223,10 +222,7 @@ private:
         }
         int64_t v = static_cast<int64_t>(a);
         slot = static_cast<uint64_t>(v);
-        spec.info.is_constant = (v == 1);
-        spec.info.constant = v;
-        spec.info.divisibility = (v % 16 == 0) ? 16 : 1;
-        key = v == 1 ? 1 : (v % 16 == 0 ? 16 : 2);
+        key = v == 1 ? 1 : (v % 16 == 0 ? 16 : 2); // specialized to 1, divisible by 16, or not
       } else {
         slot = std::bit_cast<uint64_t>(static_cast<double>(a));
         key = 0;
@@ -234,30 +230,67 @@ private:
     }
   }
 
-  CompiledKernel& lookup(const Key& key, const std::array<lang::ArgSpec, N>& specs, Device dev) {
+  // The trace inputs of the specialization `key` selects (slots give integer values).
+  static std::array<lang::ArgSpec, N> make_specs(const Key& key,
+                                                 const std::array<ArgSlot, N + 1>& slots) {
+    std::array<lang::ArgSpec, N> specs;
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      (make_spec<P>(specs[I], key[I], slots[slot_index[I]]), ...);
+    }
+    (std::index_sequence_for<P...>{});
+    return specs;
+  }
+
+  template <class Param>
+  static void make_spec(lang::ArgSpec& spec, uint64_t key, ArgSlot slot) {
+    using Traits = lang::param_traits<Param>;
+    if constexpr (Traits::is_constexpr) {
+      if constexpr (std::is_floating_point_v<typename Traits::value_type>)
+        spec.value = std::bit_cast<double>(key);
+      else
+        spec.value = static_cast<int64_t>(key);
+    } else {
+      using E = typename Traits::element;
+      if constexpr (lang::PointerElement<E>) {
+        spec.info.divisibility = static_cast<int64_t>(key & 0xff);
+        spec.info.range32 = (key & 0x100) != 0;
+      } else if constexpr (lang::dtype_traits<E>::is_int) {
+        int64_t v = static_cast<int64_t>(slot);
+        spec.info.is_constant = (v == 1);
+        spec.info.constant = v;
+        spec.info.divisibility = key == 16 ? 16 : 1;
+      }
+    }
+  }
+
+  // The compiled kernel for `key`. The common case, the same specialization as the last launch,
+  // reads one atomic pointer and compares keys: no lock, no hashing. Entries of cache_ never
+  // move (unordered_map nodes are stable) and are never erased, so the pointer stays valid.
+  CompiledKernel& lookup(const Key& key, const std::array<ArgSlot, N + 1>& slots, Device dev) {
+    if (const Entry* last = last_.load(std::memory_order_acquire); last && last->first == key)
+      return *last->second;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (last_ && key == last_key_)
-      return *last_;
     auto it = cache_.find(key);
     if (it == cache_.end()) {
+      auto specs = make_specs(key, slots);
       std::shared_ptr<const ir::Function> f =
           lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
       auto k = dev.backend().compile(f, options_);
       detail::dump_artifacts(name_, *f, *k);
       it = cache_.emplace(key, std::move(k)).first;
     }
-    last_key_ = key;
-    last_ = it->second.get();
-    return *last_;
+    last_.store(&*it, std::memory_order_release);
+    return *it->second;
   }
 
   Fn fn_;
   std::string name_;
   CompileOptions options_;
   std::mutex mutex_;
-  std::unordered_map<Key, std::unique_ptr<CompiledKernel>, KeyHash> cache_;
-  Key last_key_{};
-  CompiledKernel* last_ = nullptr;
+  using Cache = std::unordered_map<Key, std::unique_ptr<CompiledKernel>, KeyHash>;
+  using Entry = Cache::value_type;
+  Cache cache_;
+  std::atomic<const Entry*> last_{nullptr};
 };
 
 // Makes a launchable kernel. The name (used in errors, dumps and caches) is the function's

@@ -1,0 +1,34 @@
+// The one place the CUDA backend meets the GPU code generator (codegen/gpu): IR -> PTX.
+#include "cuda_backend.hpp"
+
+#include <tritium/error.hpp>
+
+#ifdef TRITIUM_HAVE_GPU_CODEGEN
+#include "codegen/gpu/compile.hpp"
+#endif
+
+namespace tritium::cuda {
+
+KernelImage compile_ptx(const ir::Function& f, const CompileOptions& options, int sm) {
+#ifdef TRITIUM_HAVE_GPU_CODEGEN
+  gpu::GpuTarget target;
+  target.arch = "sm_" + std::to_string(sm);
+  gpu::GpuKernelBinary bin = gpu::compile_for_gpu(f, target, options);
+  KernelImage image;
+  image.name = std::move(bin.name);
+  image.ptx = std::move(bin.assembly);
+  image.num_threads = bin.num_threads;
+  image.shared_bytes = bin.shared_bytes;
+  image.params = std::move(bin.params);
+  image.stages = std::move(bin.stages);
+  return image;
+#else
+  (void)options;
+  (void)sm;
+  throw Error("kernel '" + f.name +
+              "': this build of tritium has no GPU code generator (codegen/gpu), so kernels "
+              "cannot be compiled for the cuda device");
+#endif
+}
+
+} // namespace tritium::cuda

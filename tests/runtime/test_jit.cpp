@@ -1,0 +1,157 @@
+// Launching: specialization and caching, argument checks, device choice, and the errors a
+// user meets (bad grids, shapes, out-of-bounds accesses), each naming the place.
+#include <doctest/doctest.h>
+
+#include <support/devices.hpp>
+#include <tritium/ir/printer.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace tl = tritium::tl;
+using tritium::Error;
+
+namespace {
+
+void scale_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::f32 factor,
+                  tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) * factor, mask);
+}
+
+TEST_CASE("launches specialize on constexpr values, ints == 1 and % 16, and cache the result") {
+  auto dev = tritium::testing::interpreter();
+  std::vector<float> h(64, 2.0f);
+  auto x = dev.from_host(h);
+  auto out = dev.alloc<float>(64);
+  auto k = tritium::jit(scale_kernel, "scale_kernel");
+  k[{2}](x, out, 64, 1.5f, 32);
+  CHECK(k.num_compiled() == 1);
+  CHECK(out.to_host()[63] == 3.0f);
+  k[{2}](x, out, 48, 0.5, 32); // 48 % 16 == 0 as 64: same specialization
+  CHECK(k.num_compiled() == 1);
+  CHECK(out.to_host()[47] == 1.0f);
+  CHECK(out.to_host()[48] == 3.0f); // masked: untouched
+  k[{4}](x, out, 64, 1.0f, 16);     // another BLOCK
+  CHECK(k.num_compiled() == 2);
+  k[{1}](x, out, 1, 4.0f, 16); // n == 1 becomes a constant
+  CHECK(k.num_compiled() == 3);
+  CHECK(out.to_host()[0] == 8.0f);
+  k[{1}](x, out, 7, 1.0f, 16); // neither 1 nor a multiple of 16
+  CHECK(k.num_compiled() == 4);
+
+  auto f = k.trace(x, out, 1, 4.0f, 16);
+  std::string text = tritium::ir::print(*f);
+  CHECK(text.find("%2: i32 {const = 1}") != std::string::npos);
+  auto g = k.trace(x, out, 64, 4.0f, 16);
+  CHECK(tritium::ir::print(*g).find("%2: i32 {div = 16}") != std::string::npos);
+  CHECK(tritium::ir::print(*g).find("%0: ptr<f32> {div = 16}") != std::string::npos);
+  // Every specialization of the kernel verifies and round-trips through text.
+  CHECK(tritium::ir::print(*tritium::ir::parse(text)) == text);
+}
+
+TEST_CASE("launch arguments are checked at run time where the type system cannot") {
+  auto dev = tritium::testing::interpreter();
+  auto x = dev.alloc<float>(16);
+  auto k = tritium::jit(scale_kernel, "scale_kernel");
+  CHECK_THROWS_WITH_AS(k[{1}](x, x, 5'000'000'000LL, 1.0f, 16),
+                       doctest::Contains("argument 2 = 5000000000 does not fit"), Error);
+  CHECK_THROWS_WITH_AS(k[{-1}](x, x, 16, 1.0f, 16), doctest::Contains("negative dimension"), Error);
+  CHECK_THROWS_WITH_AS((k[{1, 70000}](x, x, 16, 1.0f, 16)), doctest::Contains("too large"), Error);
+  k[{0}](x, x, 16, 1.0f, 16); // an empty grid launches nothing
+}
+
+void oob_kernel(tl::ptr<float> x, tl::ptr<float> out) {
+  auto offs = tl::arange(0, 32);
+  tl::store(out + offs, tl::load(x + offs)); // no mask: reads past a 20-element buffer
+}
+
+TEST_CASE("the interpreter reports an out-of-bounds access with the kernel's source line") {
+  auto dev = tritium::testing::interpreter();
+  auto x = dev.alloc<float>(20);
+  auto out = dev.alloc<float>(32);
+  auto k = tritium::jit(oob_kernel, "oob_kernel");
+  try {
+    k[{1}](x, out);
+    FAIL("no error for an out-of-bounds load");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    CHECK(m.find("test_jit.cpp:") != std::string::npos);
+    CHECK(m.find("oob_kernel") != std::string::npos);
+    CHECK(m.find("lane 20") != std::string::npos);
+    CHECK(m.find("out of bounds") != std::string::npos);
+  }
+}
+
+void shape_mismatch(tl::ptr<float> out) {
+  auto a = tl::arange(0, 16);
+  auto b = tl::arange(0, 32);
+  auto c = a + b; // the line the error must name
+  tl::store(out + c, tl::zeros<float>({16}));
+}
+constexpr int shape_mismatch_line = __LINE__ - 3;
+
+void bad_arange(tl::ptr<float> out) {
+  tl::store(out + tl::arange(0, 24), tl::zeros<float>({24}));
+}
+
+void bad_mask(tl::ptr<float> x, tl::ptr<float> out) {
+  auto offs = tl::arange(0, 16);
+  auto wide = tl::arange(0, 32) < 5;
+  tl::store(out + offs, tl::load(x + offs, wide));
+}
+
+void bad_axis(tl::ptr<float> out) {
+  auto v = tl::zeros<float>({16});
+  tl::store(out + tl::arange(0, 1), tl::broadcast_to(tl::sum(v, 1), {1}));
+}
+
+TEST_CASE("trace-time errors name the user's file and line") {
+  auto dev = tritium::testing::interpreter();
+  auto out = dev.alloc<float>(64);
+  auto k1 = tritium::jit(shape_mismatch, "shape_mismatch");
+  CHECK_THROWS_WITH_AS(k1[{1}](out),
+                       doctest::Contains(("test_jit.cpp:" + std::to_string(shape_mismatch_line) +
+                                          ": in kernel 'shape_mismatch': shapes [16] and [32] "
+                                          "cannot be broadcast")
+                                             .c_str()),
+                       Error);
+  auto k2 = tritium::jit(bad_arange, "bad_arange");
+  CHECK_THROWS_WITH_AS(k2[{1}](out), doctest::Contains("count must be a power of two"), Error);
+  auto k3 = tritium::jit(bad_mask, "bad_mask");
+  CHECK_THROWS_WITH_AS(k3[{1}](out, out),
+                       doctest::Contains("mask has shape [32] but the pointers have shape [16]"),
+                       Error);
+  auto k4 = tritium::jit(bad_axis, "bad_axis");
+  CHECK_THROWS_WITH_AS(k4[{1}](out), doctest::Contains("axis 1 is out of range"), Error);
+}
+
+TEST_CASE("devices are chosen by name, with a clear error for an unknown or unavailable one") {
+  CHECK(tritium::device("interpreter").name() == "interpreter");
+  CHECK_THROWS_WITH_AS(tritium::device("tpu"), doctest::Contains("unknown device 'tpu'"), Error);
+  ::setenv("TRITIUM_DEVICE", "nonsense", 1);
+  CHECK_THROWS_WITH_AS(tritium::default_device(), doctest::Contains("TRITIUM_DEVICE=nonsense"),
+                       Error);
+  ::setenv("TRITIUM_DEVICE", "interpreter", 1);
+  CHECK(tritium::default_device().name() == "interpreter");
+  ::unsetenv("TRITIUM_DEVICE");
+  CHECK_FALSE(tritium::list_devices().empty());
+}
+
+TEST_CASE("buffers copy to and from the host and check sizes") {
+  for (auto dev : tritium::testing::test_devices()) {
+    CAPTURE(dev.name());
+    std::vector<int16_t> h{1, -2, 3};
+    auto b = dev.from_host(h);
+    CHECK(b.to_host() == h);
+    CHECK_THROWS_WITH_AS(b.copy_from_host(std::vector<int16_t>(4)),
+                         doctest::Contains("4 elements into a buffer of 3"), Error);
+    tritium::Buffer<int16_t> moved = std::move(b);
+    CHECK(moved.size() == 3);
+    CHECK(b.size() == 0);
+  }
+}
+
+} // namespace
