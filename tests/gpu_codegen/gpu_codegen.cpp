@@ -322,8 +322,8 @@ TEST_CASE("fp16 GEMM block 128x128x64, 8 warps (FMA dot): no scratch on gfx942 o
     const std::string& meta = *bin.stage("hsaco.meta");
     CHECK(meta_int(meta, "private_segment_fixed_size") == 0);
     CHECK(meta_int(meta, "vgpr_spill_count") == 0);
-    MESSAGE(arch << " GEMM 128x128x64: " << meta_int(meta, "vgpr_count") << " VGPRs, "
-                 << bin.shared_bytes << " bytes of LDS");
+    MESSAGE(std::string(arch) << " GEMM 128x128x64: " << meta_int(meta, "vgpr_count") << " VGPRs, "
+                              << bin.shared_bytes << " bytes of LDS");
   }
 }
 
