@@ -50,42 +50,41 @@ std::vector<float> random_floats(size_t n, float lo = -2, float hi = 2, unsigned
 }
 
 double element(const uint8_t* p, ir::DType t) {
+  auto as = [&](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return static_cast<double>(v);
+  };
   switch (t.kind) {
-  case ir::ScalarKind::F32: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  case ir::ScalarKind::F64: {
-    double f;
-    std::memcpy(&f, p, 8);
-    return f;
+  case ir::ScalarKind::F32:
+    return as(float{});
+  case ir::ScalarKind::F64:
+    return as(double{});
+  case ir::ScalarKind::F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return f16_bits_to_float(h);
   }
   case ir::ScalarKind::BF16: {
     uint16_t h;
     std::memcpy(&h, p, 2);
     return bf16_bits_to_float(h);
   }
-  case ir::ScalarKind::F16: {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return f16_bits_to_float(h);
-  }
-  case ir::ScalarKind::I32: {
-    int32_t i;
-    std::memcpy(&i, p, 4);
-    return i;
-  }
-  case ir::ScalarKind::U32: {
-    uint32_t i;
-    std::memcpy(&i, p, 4);
-    return i;
-  }
-  default: {
-    int8_t i;
-    std::memcpy(&i, p, 1);
-    return i;
-  }
+  case ir::ScalarKind::I64:
+    return as(int64_t{});
+  case ir::ScalarKind::U64:
+    return as(uint64_t{});
+  case ir::ScalarKind::I32:
+    return as(int32_t{});
+  case ir::ScalarKind::U32:
+    return as(uint32_t{});
+  case ir::ScalarKind::I16:
+    return as(int16_t{});
+  case ir::ScalarKind::U16:
+    return as(uint16_t{});
+  case ir::ScalarKind::I8:
+    return as(int8_t{});
+  default:
+    return as(uint8_t{}); // u8, i1
   }
 }
 
@@ -290,4 +289,25 @@ TEST_CASE("emulated GPU lowering: dot with bf16 and f64 operands") {
                  {buffer(bf), buffer(d), buffer(std::vector<float>(1024)),
                   buffer(std::vector<double>(1024)), buffer(std::vector<uint16_t>(1024))},
                  4, ws, 1e-6, 1e-7);
+}
+
+TEST_CASE("emulated GPU lowering: bytes, shorts, booleans and halves through memory") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(),  ptr_arg(),     ptr_arg(),
+                       ptr_arg(), int_arg(1), const_arg(256)};
+  auto f = lang::trace(gpu_test::narrow, "narrow", s);
+  const int n = 500;
+  std::vector<uint8_t> flags(n), bytes(n);
+  std::vector<int16_t> shorts(n);
+  std::vector<uint16_t> halves(n);
+  for (int i = 0; i < n; ++i) {
+    flags[i] = (i * 7) % 3 == 0;
+    bytes[i] = static_cast<uint8_t>(i * 13);
+    shorts[i] = static_cast<int16_t>(i * 331 - 70000);
+    halves[i] = double_to_f16_bits((i % 17) * 0.25);
+  }
+  for (int ws : {32, 64})
+    differential(*f, {2},
+                 {buffer(flags), buffer(bytes), buffer(shorts), buffer(halves),
+                  buffer(std::vector<int32_t>(n)), scalar(n)},
+                 4, ws);
 }

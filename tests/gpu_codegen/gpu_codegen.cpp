@@ -129,6 +129,11 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Function>>> op_kernels() 
     k.emplace_back("more_dots", trace(gpu_test::more_dots, "more_dots", s));
   }
   {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),
+                         ptr_arg(), int_arg(), const_arg(256)};
+    k.emplace_back("narrow", trace(gpu_test::narrow, "narrow", s));
+  }
+  {
     lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
     k.emplace_back("scans", trace(gpu_test::scans, "scans", s));
   }

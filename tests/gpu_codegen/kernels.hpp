@@ -169,3 +169,24 @@ inline void more_dots(tl::ptr<tritium::bfloat16> a, tl::ptr<double> d, tl::ptr<f
 }
 
 } // namespace gpu_test
+
+namespace gpu_test {
+
+// Narrow element types through memory: bytes, shorts and booleans, masked.
+inline void narrow(tl::ptr<bool> flags, tl::ptr<uint8_t> bytes, tl::ptr<int16_t> shorts,
+                   tl::ptr<tritium::half> halves, tl::ptr<int32_t> out, tl::i32 n,
+                   tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto f = tl::load(flags + offs, mask);
+  auto b = tl::load(bytes + offs, mask);
+  auto s = tl::load(shorts + offs, mask);
+  auto h = tl::load(halves + offs, mask);
+  auto r = tl::where(f, tl::cast<int32_t>(b), tl::cast<int32_t>(s)) + tl::cast<int32_t>(h);
+  tl::store(out + offs, r, mask);
+  tl::store(flags + offs, !f, mask);
+  tl::store(bytes + offs, b + tl::cast<uint8_t>(s), mask);
+  tl::store(halves + offs, h * h, mask);
+}
+
+} // namespace gpu_test
