@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace tritium::lang::detail {
@@ -59,6 +60,18 @@ std::vector<int64_t> common_shape(const std::vector<int64_t>& a, const std::vect
     out[i] = da == 1 ? db : da;
   }
   return out;
+}
+
+// Whether `from` broadcasts to exactly `to` (Triton's rules, aligned at the right).
+bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size())
+    return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1)
+      return false;
+  }
+  return true;
 }
 
 // Whether two shapes broadcast together (Triton's rules: align right, 1 stretches).
@@ -288,16 +301,14 @@ void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc
     fail(loc, "store needs pointers");
   DType elem = p->type.elem.element_of_pointer();
   const auto& s = p->type.shape;
-  if (v->type.rank() > p->type.rank() || !broadcastable(s, v->type.shape) ||
-      common_shape(s, v->type.shape, loc) != s)
+  if (!broadcasts_to(v->type.shape, s))
     fail(loc, fmt::format("store of a value of shape {} through pointers of shape {}",
                           shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "store's mask must be i1");
-    if (mask->type.rank() > p->type.rank() || !broadcastable(s, mask->type.shape) ||
-        common_shape(s, mask->type.shape, loc) != s)
+    if (!broadcasts_to(mask->type.shape, s))
       fail(loc, fmt::format("store's mask has shape {} but the pointers have shape {}",
                             shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));
@@ -305,21 +316,42 @@ void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc
   builder(loc).create(OpKind::Store, ops, {}, memory_attrs(o, loc));
 }
 
-Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::string_view sem,
-                  std::string_view scope, const Loc& loc) {
+namespace {
+void check_atomic_options(std::string_view sem, std::string_view scope, const Loc& loc) {
   static const char* sems[] = {"relaxed", "acquire", "release", "acq_rel"};
   static const char* scopes[] = {"gpu", "cta", "sys"};
   if (std::find(std::begin(sems), std::end(sems), sem) == std::end(sems))
     fail(loc, fmt::format("unknown atomic sem '{}' (relaxed, acquire, release, acq_rel)", sem));
   if (std::find(std::begin(scopes), std::end(scopes), scope) == std::end(scopes))
     fail(loc, fmt::format("unknown atomic scope '{}' (gpu, cta, sys)", scope));
+}
+} // namespace
+
+Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::string_view sem,
+                  std::string_view scope, const Loc& loc) {
+  check_atomic_options(sem, scope, loc);
   DType elem = p->type.elem.element_of_pointer();
   if ((op == "and" || op == "or" || op == "xor") && !elem.is_int())
     fail(loc, fmt::format("atomic_{} needs integer elements", op));
+  // As Triton: 32- and 64-bit elements, and 16-bit floats for add and xchg only.
+  bool ok = elem.bits() >= 32 || (elem.is_float() && (op == "add" || op == "xchg"));
+  if (!ok)
+    fail(loc, fmt::format("atomic_{} on {} elements is not supported (atomics take 32- and "
+                          "64-bit elements; f16 and bf16 only with add and xchg)",
+                          op, ir::to_string(elem)));
   const auto& s = p->type.shape;
+  if (!broadcasts_to(v->type.shape, s))
+    fail(loc, fmt::format("atomic_{} of values of shape {} through pointers of shape {}", op,
+                          shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
-  if (mask)
+  if (mask) {
+    if (!mask->type.elem.is_bool())
+      fail(loc, "an atomic's mask must be i1");
+    if (!broadcasts_to(mask->type.shape, s))
+      fail(loc, fmt::format("atomic_{}'s mask has shape {} but the pointers have shape {}", op,
+                            shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));
+  }
   return create1(
       OpKind::AtomicRmw, ops, Type(elem, s), loc,
       {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
@@ -327,7 +359,11 @@ Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::str
 
 Value* atomic_cas(Value* p, Value* cmp, Value* v, std::string_view sem, std::string_view scope,
                   const Loc& loc) {
+  check_atomic_options(sem, scope, loc);
   DType elem = p->type.elem.element_of_pointer();
+  if (elem.bits() < 16)
+    fail(loc,
+         fmt::format("atomic_cas needs 16-, 32- or 64-bit elements, got {}", ir::to_string(elem)));
   const auto& s = p->type.shape;
   return create1(
       OpKind::AtomicCas,
@@ -404,6 +440,179 @@ Value* cat(Value* a, Value* b, const Loc& loc) {
   auto s = sa;
   s[0] += sb[0];
   return create1(OpKind::Cat, {a, b}, a->type.with_shape(s), loc);
+}
+
+Value* flip(Value* v, int axis, const Loc& loc) {
+  int rank = v->type.rank();
+  if (rank == 0)
+    fail(loc, "flip needs a tensor, got a scalar");
+  if (axis < 0)
+    axis += rank;
+  check_axis(axis, rank, loc);
+  int64_t n = v->type.shape[axis];
+  if ((n & (n - 1)) != 0)
+    fail(loc, fmt::format("flip needs a power-of-two dimension, dimension {} is {}", axis, n));
+  if (n == 1)
+    return v;
+  // Move `axis` last, so that each step works on the minor dimension.
+  std::vector<int64_t> order, inverse(rank);
+  for (int d = 0; d < rank; ++d)
+    if (d != axis)
+      order.push_back(d);
+  order.push_back(axis);
+  for (int d = 0; d < rank; ++d)
+    inverse[order[d]] = d;
+  Value* x = axis == rank - 1 ? v : trans(v, order, loc);
+  std::vector<int64_t> outer = x->type.shape;
+  outer.pop_back();
+  for (int64_t lo = 1; lo < n; lo *= 2) {
+    // View the index as (hi, bit, lo) and swap the two values of `bit`.
+    std::vector<int64_t> s = outer;
+    s.insert(s.end(), {n / (2 * lo), 2, lo});
+    x = reshape(x, s, loc);
+    std::vector<int64_t> swap_last(s.size());
+    for (size_t d = 0; d < s.size(); ++d)
+      swap_last[d] = static_cast<int64_t>(d);
+    std::swap(swap_last[s.size() - 1], swap_last[s.size() - 2]);
+    if (lo > 1)
+      x = trans(x, swap_last, loc);
+    else
+      x = reshape(x, std::vector<int64_t>(s.begin(), s.end() - 1), loc);
+    auto [a, b] = split(x, loc);
+    x = join(b, a, loc);
+    if (lo > 1)
+      x = trans(x, swap_last, loc);
+    std::vector<int64_t> back = outer;
+    back.push_back(n);
+    x = reshape(x, back, loc);
+  }
+  return axis == rank - 1 ? x : trans(x, inverse, loc);
+}
+
+Value* histogram(Value* v, Value* mask, int num_bins, const Loc& loc) {
+  if (v->type.rank() != 1 || !v->type.elem.is_int() || v->type.elem.is_bool())
+    fail(loc, fmt::format("histogram needs a 1-D integer tensor, got {}", ir::to_string(v->type)));
+  if (num_bins <= 0 || (num_bins & (num_bins - 1)) != 0)
+    fail(loc, fmt::format("histogram's num_bins must be a power of two, got {}", num_bins));
+  DType i32(ScalarKind::I32);
+  // One-hot: hit[i][b] = (v[i] == b), summed over i.
+  Value* bins = expand_dims(arange(0, num_bins, loc), 0, loc);
+  Value* hit = compare("eq", expand_dims(v, 1, loc), bins, v->type.elem, loc);
+  if (mask) {
+    if (!(mask->type == ir::Type(ScalarKind::I1, v->type.shape)))
+      fail(loc, fmt::format("histogram's mask has type {}, expected {}", ir::to_string(mask->type),
+                            ir::to_string(ir::Type(ScalarKind::I1, v->type.shape))));
+    hit = arith(OpKind::And, hit, expand_dims(mask, 1, loc), DType(ScalarKind::I1), loc);
+  }
+  return reduce_simple(cast(hit, i32, loc), 0, false, OpKind::Add, loc);
+}
+
+Value* gather(Value* src, Value* index, int axis, const Loc& loc) {
+  int rank = src->type.rank();
+  if (rank == 0 || index->type.rank() != rank)
+    fail(loc, fmt::format("gather needs src and index of one rank (1 or more), got {} and {}",
+                          ir::to_string(src->type), ir::to_string(index->type)));
+  if (!index->type.elem.is_int() || index->type.elem.is_bool())
+    fail(loc, "gather's index must be integers");
+  if (axis < 0)
+    axis += rank;
+  check_axis(axis, rank, loc);
+  for (int d = 0; d < rank; ++d)
+    if (d != axis && src->type.shape[d] != index->type.shape[d])
+      fail(loc, fmt::format("gather's src {} and index {} differ in dimension {} (only the "
+                            "gathered axis {} may differ)",
+                            shape_str(src->type.shape), shape_str(index->type.shape), d, axis));
+  int64_t n = src->type.shape[axis];
+  if ((n & (n - 1)) != 0)
+    fail(loc,
+         fmt::format("gather needs a power-of-two source dimension, dimension {} is {}", axis, n));
+  // Move `axis` last in both, then compare every index with every source position:
+  // picked[..., j, s] = (index[..., j] == s) ? src[..., s] : 0, summed over s.
+  std::vector<int64_t> order, inverse(rank);
+  for (int d = 0; d < rank; ++d)
+    if (d != axis)
+      order.push_back(d);
+  order.push_back(axis);
+  for (int d = 0; d < rank; ++d)
+    inverse[order[d]] = d;
+  bool moved = axis != rank - 1;
+  Value* s = moved ? trans(src, order, loc) : src;
+  Value* i = moved ? trans(index, order, loc) : index;
+  i = cast(i, DType(ScalarKind::I32), loc);
+  Value* positions = arange(0, n, loc);
+  Value* hit = compare("eq", expand_dims(i, rank, loc), positions, DType(ScalarKind::I32), loc);
+  Value* zero = src->type.elem.is_float() ? constant_float(0.0, src->type.elem, {}, loc)
+                                          : constant_int(0, src->type.elem, {}, loc);
+  Value* picked = select(hit, expand_dims(s, rank - 1, loc), zero, src->type.elem, loc);
+  Value* out =
+      reduce_simple(picked, rank, false, src->type.elem.is_bool() ? OpKind::Or : OpKind::Add, loc);
+  return moved ? trans(out, inverse, loc) : out;
+}
+
+Value* sort(Value* v, bool descending, const Loc& loc) {
+  int rank = v->type.rank();
+  if (rank == 0)
+    fail(loc, "sort needs a tensor, got a scalar");
+  if (v->type.elem.is_ptr())
+    fail(loc, "sort needs numbers, not pointers");
+  std::vector<int64_t> outer = v->type.shape;
+  int64_t n = outer.back();
+  outer.pop_back();
+  if ((n & (n - 1)) != 0)
+    fail(loc, fmt::format("sort needs a power-of-two last dimension, got {}", n));
+  DType t = v->type.elem;
+  Value* x = v;
+  // Bitonic sort: for each merge size s and distance j, element i is compared with i ^ j and
+  // the pair ordered ascending where (i & s) == 0, descending elsewhere (for s = n: all one
+  // direction). Viewing the index as (q, bit, r) with r < j puts each pair in a size-2
+  // dimension, which split/join take apart and put back.
+  for (int64_t size = 2; size <= n; size *= 2)
+    for (int64_t j = size / 2; j >= 1; j /= 2) {
+      int64_t q = n / (2 * j);
+      std::vector<int64_t> s3 = outer;
+      s3.insert(s3.end(), {q, j, 2});
+      // [.., q, 2, j] -> [.., q, j, 2]
+      std::vector<int64_t> s_view = outer;
+      s_view.insert(s_view.end(), {q, 2, j});
+      Value* y = reshape(x, s_view, loc);
+      std::vector<int64_t> swap_last(s_view.size());
+      for (size_t d = 0; d < swap_last.size(); ++d)
+        swap_last[d] = static_cast<int64_t>(d);
+      std::swap(swap_last[swap_last.size() - 1], swap_last[swap_last.size() - 2]);
+      if (j > 1)
+        y = trans(y, swap_last, loc);
+      else
+        y = reshape(y, s3, loc);
+      auto [a, b] = split(y, loc); // [.., q, j]
+      // Direction per q: the pair's first index is q * 2j; ascending where (q * 2j) & size == 0.
+      Value* qi =
+          arith(OpKind::Mul, arange(0, q, loc),
+                constant_int(2 * j, DType(ScalarKind::I32), {}, loc), DType(ScalarKind::I32), loc);
+      Value* bit = arith(OpKind::And, qi, constant_int(size, DType(ScalarKind::I32), {}, loc),
+                         DType(ScalarKind::I32), loc);
+      Value* asc =
+          compare(descending ? "ne" : "eq", bit, constant_int(0, DType(ScalarKind::I32), {}, loc),
+                  DType(ScalarKind::I32), loc);
+      asc = expand_dims(asc, 1, loc); // [q, 1], broadcasts over r and the outer dimensions
+      // Order each pair ascending where asc, descending elsewhere (NaN pairs stay as they are).
+      Value* gt = compare("gt", a, b, t, loc);
+      Value* lt = compare("lt", a, b, t, loc);
+      Value* swap = select(asc, gt, lt, DType(ScalarKind::I1), loc);
+      Value* first = select(swap, b, a, t, loc);
+      Value* second = select(swap, a, b, t, loc);
+      y = join(first, second, loc); // [.., q, j, 2]
+      if (j > 1)
+        y = trans(y, swap_last, loc);
+      std::vector<int64_t> back = outer;
+      back.push_back(n);
+      x = reshape(y, back, loc);
+    }
+  return x;
+}
+
+void static_print(const std::string& text, const Loc& loc) {
+  builder(loc); // only inside a kernel being traced
+  std::fputs(fmt::format("{}:{}: {}\n", loc.file_name(), loc.line(), text).c_str(), stdout);
 }
 
 Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, const Loc& loc) {

@@ -102,6 +102,16 @@ void check_carried(const ir::Value* before, const ir::Value* after, const char* 
                         what, ir::to_string(before->type), ir::to_string(after->type), what));
 }
 
+// A handle that held a value when a loop began and was destroyed in its body cannot be
+// carried: its new value lives in another handle the loop does not know.
+std::string lost_handle(const char* what) {
+  return fmt::format("a tensor variable that existed before this {} was destroyed or moved from "
+                     "in its body (e.g. a std::vector of tensors reassigned by move or grown "
+                     "there); assign such tensors element by element so that the loop can carry "
+                     "them",
+                     what);
+}
+
 struct ScopeGuard {
   Tracer& t;
   ir::Block& outer;
@@ -208,7 +218,8 @@ std::unique_ptr<ir::Function> TraceSession::finish() {
 
 // --- loops --------------------------------------------------------------------------------
 
-ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& loc) {
+ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& loc,
+                     ir::Attrs attrs) {
   Tracer& t = tracer(loc);
   ir::Builder& b = builder(loc);
   // Bounds share the widest integer type among them (i32 unless one is i64).
@@ -225,7 +236,7 @@ ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& l
   step = cast(step, it, loc);
   LoopFrame frame;
   frame.outer = &b.block();
-  frame.op = &b.create(ir::OpKind::For, {lb, ub, step}, {}, {}, 1);
+  frame.op = &b.create(ir::OpKind::For, {lb, ub, step}, {}, std::move(attrs), 1);
   ir::Block& body = frame.op->body();
   ir::Value* iv = b.add_block_arg(body, ir::Type(it));
   frame.handles = t.live();
@@ -258,6 +269,8 @@ void for_end(const Loc& loc) {
   for (size_t i = 0; i < frame.handles.size(); ++i) {
     HandleBase* h = frame.handles[i];
     ir::Value* arg = frame.args[i];
+    if (arg && !t.alive(h))
+      fail(loc, lost_handle("tl::range"));
     ir::Value* now = t.alive(h) ? Tracer::value_of(h) : arg;
     if (!arg) {
       // Declared before the loop without a value: what the body assigned stays inside it.
@@ -403,8 +416,11 @@ void while_op(const std::function<ir::Value*()>& cond_fn, const std::function<vo
     for (size_t i = 0; i < handles.size(); ++i)
       Tracer::value_of(handles[i]) = after_args[i];
     body_fn();
-    for (size_t i = 0; i < handles.size(); ++i)
-      body_vals.push_back(t.alive(handles[i]) ? Tracer::value_of(handles[i]) : after_args[i]);
+    for (size_t i = 0; i < handles.size(); ++i) {
+      if (!t.alive(handles[i]))
+        fail(loc, lost_handle("tl::while_"));
+      body_vals.push_back(Tracer::value_of(handles[i]));
+    }
   }
   // Variables the body did not change are not carried: their arguments become the initial value.
   ir::Function& f = *t.func;
@@ -444,8 +460,24 @@ void while_op(const std::function<ir::Value*()>& cond_fn, const std::function<vo
 
 namespace tritium::lang {
 
-range::range(IntArg lo, IntArg hi, IntArg step, Loc loc)
-    : lo_(lo.v), hi_(hi.v), step_(step.v), loc_(loc) {}
+range::range(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc loc)
+    : lo_(lo.v), hi_(hi.v), step_(step.v), loc_(loc) {
+  if (opts.num_stages < -1 || opts.loop_unroll_factor < -1 || opts.num_stages == 0 ||
+      opts.loop_unroll_factor == 0)
+    detail::fail(loc, fmt::format("tl::range options must be positive (num_stages {}, "
+                                  "loop_unroll_factor {})",
+                                  opts.num_stages, opts.loop_unroll_factor));
+  if (opts.num_stages > 0)
+    attrs_["num_stages"] = int64_t{opts.num_stages};
+  if (opts.loop_unroll_factor > 0)
+    attrs_["loop_unroll_factor"] = int64_t{opts.loop_unroll_factor};
+  if (opts.warp_specialize)
+    attrs_["warp_specialize"] = int64_t{1};
+  if (opts.disallow_acc_multi_buffer)
+    attrs_["disallow_acc_multi_buffer"] = int64_t{1};
+  if (opts.flatten)
+    attrs_["flatten"] = int64_t{1};
+}
 
 range::~range() {
   if (state_ == State::InBody || state_ == State::BodyDone) {
@@ -461,7 +493,7 @@ range::~range() {
 bool range::advance() {
   switch (state_) {
   case State::Ready:
-    iv_ = detail::for_begin(lo_, hi_, step_, loc_);
+    iv_ = detail::for_begin(lo_, hi_, step_, loc_, attrs_);
     state_ = State::InBody;
     return true;
   case State::BodyDone:

@@ -13,10 +13,22 @@ namespace tritium::lang {
 
 // for (auto k : tl::range(lo, hi, step)) { ... } emits one loop; `k` is the traced i32 (or
 // i64) induction variable. Leaving the body with break or return is an error.
+// Triton's keyword options of tl.range, by name:
+//   for (auto k : tl::range(0, n, 1, {.num_stages = 3})) ...
+// They are recorded on the loop for the compiler; the interpreter ignores them. -1: unset.
+struct RangeOptions {
+  int num_stages = -1;
+  int loop_unroll_factor = -1;
+  bool warp_specialize = false;
+  bool disallow_acc_multi_buffer = false;
+  bool flatten = false;
+};
+
 class range {
 public:
-  range(IntArg lo, IntArg hi, IntArg step = 1, Loc loc = Loc::current());
-  range(IntArg hi, Loc loc = Loc::current()) : range(IntArg(0, loc), hi, IntArg(1, loc), loc) {}
+  range(IntArg lo, IntArg hi, IntArg step = 1, RangeOptions opts = {}, Loc loc = Loc::current());
+  range(IntArg hi, Loc loc = Loc::current())
+      : range(IntArg(0, loc), hi, IntArg(1, loc), RangeOptions{}, loc) {}
   range(const range&) = delete;
   range& operator=(const range&) = delete;
   ~range();
@@ -41,6 +53,7 @@ private:
   enum class State { Ready, InBody, BodyDone, Closed };
   bool advance();
   ir::Value *lo_, *hi_, *step_, *iv_ = nullptr;
+  ir::Attrs attrs_;
   Loc loc_;
   State state_ = State::Ready;
 };
@@ -50,11 +63,14 @@ inline auto static_range(int64_t begin, int64_t end, int64_t step = 1) {
   return std::views::iota(int64_t{0}, (end - begin + step - 1) / step) |
          std::views::transform([=](int64_t i) { return begin + i * step; });
 }
-inline auto static_range(int64_t end) { return static_range(0, end, 1); }
+inline auto static_range(int64_t end) {
+  return static_range(0, end, 1);
+}
 
 // if (cond) then_fn() else else_fn(), with cond a traced i1 scalar.
-inline void if_(const i1& cond, const std::function<void()>& then_fn,
-                const std::function<void()>& else_fn = [] {}, Loc loc = Loc::current()) {
+inline void if_(
+    const i1& cond, const std::function<void()>& then_fn,
+    const std::function<void()>& else_fn = [] {}, Loc loc = Loc::current()) {
   detail::if_op(cond.use(loc), then_fn, else_fn, loc);
 }
 

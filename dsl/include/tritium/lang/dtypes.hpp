@@ -28,7 +28,7 @@ namespace lang {
 template <class T>
 struct dtype_traits; // specialized for every element type below
 
-#define TRITIUM_DTYPE(T, K, IS_FLOAT, IS_INT, BITS)                                               \
+#define TRITIUM_DTYPE(T, K, IS_FLOAT, IS_INT, BITS)                                                \
   template <>                                                                                      \
   struct dtype_traits<T> {                                                                         \
     static constexpr ir::ScalarKind kind = ir::ScalarKind::K;                                      \
@@ -62,7 +62,9 @@ struct dtype_traits<pointer<E>> {
 };
 
 template <class T>
-concept Element = requires { dtype_traits<T>::kind; };
+concept Element = requires {
+  dtype_traits<T>::kind;
+};
 template <class T>
 concept ScalarElement = Element<T> && !std::same_as<decltype(dtype_traits<T>::kind), void> &&
                         (dtype_traits<T>::is_float || dtype_traits<T>::is_int);

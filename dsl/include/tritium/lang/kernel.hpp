@@ -36,7 +36,9 @@ struct param_traits<constexpr_<T>> {
 };
 
 template <class P>
-concept KernelParam = requires { param_traits<std::remove_cvref_t<P>>::is_constexpr; };
+concept KernelParam = requires {
+  param_traits<std::remove_cvref_t<P>>::is_constexpr;
+};
 
 namespace detail {
 
@@ -65,10 +67,10 @@ std::unique_ptr<ir::Function> trace(void (*fn)(P...), std::string name,
                                     std::span<const ArgSpec> specs) {
   namespace hana = boost::hana;
   constexpr auto params = hana::tuple_t<std::remove_cvref_t<P>...>;
-  static_assert(hana::all_of(params, [](auto t) {
-                  return hana::bool_c<KernelParam<typename decltype(t)::type>>;
-                }),
-                "a kernel's parameters must be tl::tensor/tl::ptr scalars or tl::constexpr_<T>");
+  static_assert(
+      hana::all_of(params,
+                   [](auto t) { return hana::bool_c<KernelParam<typename decltype(t)::type>>; }),
+      "a kernel's parameters must be tl::tensor/tl::ptr scalars or tl::constexpr_<T>");
   if (specs.size() != sizeof...(P))
     throw Error("trace: " + std::to_string(specs.size()) + " argument specs for a kernel of " +
                 std::to_string(sizeof...(P)) + " parameters");

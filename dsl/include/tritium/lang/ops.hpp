@@ -43,14 +43,33 @@ basic_tensor<E> cdiv(const basic_tensor<E>& a, std::type_identity_t<Arg<E>> b) {
   return cdiv<E>(Arg<E>(a, b.loc), b);
 }
 
+// Triton's tl.swizzle2d: maps row-major program indices (i, j) of a size_i x size_j grid to
+// column-major order within groups of size_g rows, so that neighbouring programs reuse the
+// same rows of A (the "grouped ordering" of Triton's matmul tutorial). Returns (new_i, new_j).
+inline std::pair<i32, i32> swizzle2d(const i32& i, const i32& j,
+                                     std::type_identity_t<Arg<int32_t>> size_i,
+                                     std::type_identity_t<Arg<int32_t>> size_j,
+                                     std::type_identity_t<Arg<int32_t>> size_g) {
+  Loc loc = size_i.loc;
+  i32 si(size_i.v), sj(size_j.v), sg(size_g.v);
+  i32 ij = i * sj + j;
+  i32 size_gj = sg * sj;
+  i32 group_id = ij / size_gj;
+  i32 off_i = group_id * sg;
+  i32 rows = i32(
+      detail::arith(ir::OpKind::Min, (si - off_i).use(loc), sg.use(loc), dtype_of<int32_t>(), loc));
+  ij = ij % size_gj;
+  return {off_i + ij % rows, ij / rows};
+}
+
 // --- creation and conversion -------------------------------------------------------------
 template <Element E>
 basic_tensor<E> full(Shape shape, double value, Loc loc = Loc::current()) {
   if constexpr (dtype_traits<E>::is_float)
     return basic_tensor<E>(detail::constant_float(value, dtype_of<E>(), std::move(shape), loc));
   else
-    return basic_tensor<E>(detail::constant_int(static_cast<int64_t>(value), dtype_of<E>(),
-                                                std::move(shape), loc));
+    return basic_tensor<E>(
+        detail::constant_int(static_cast<int64_t>(value), dtype_of<E>(), std::move(shape), loc));
 }
 template <Element E>
 basic_tensor<E> zeros(Shape shape, Loc loc = Loc::current()) {
@@ -59,6 +78,20 @@ basic_tensor<E> zeros(Shape shape, Loc loc = Loc::current()) {
 template <Element E>
 basic_tensor<E> zeros_like(const basic_tensor<E>& x, Loc loc = Loc::current()) {
   return full<E>(x.use(loc)->type.shape, 0.0, loc);
+}
+// zeros_like<T>(x): x's shape, element type T (Triton spells it tl.zeros(x.shape, T)).
+template <class T, Element E>
+basic_tensor<element_of_t<T>> zeros_like(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  return full<element_of_t<T>>(x.use(loc)->type.shape, 0.0, loc);
+}
+template <Element E>
+basic_tensor<E> full_like(const basic_tensor<E>& x, double value, Loc loc = Loc::current()) {
+  return full<E>(x.use(loc)->type.shape, value, loc);
+}
+template <class T, Element E>
+basic_tensor<element_of_t<T>> full_like(const basic_tensor<E>& x, double value,
+                                        Loc loc = Loc::current()) {
+  return full<element_of_t<T>>(x.use(loc)->type.shape, value, loc);
 }
 // A scalar of type E (Triton's plain Python numbers given a dtype).
 template <Element E>
@@ -123,22 +156,38 @@ template <Element E>
 basic_tensor<E> cat(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::current()) {
   return basic_tensor<E>(detail::cat(a.use(loc), b.use(loc), loc));
 }
+// Interleaves a and b along their last dimension: [a0, b0, a1, b1, ...] (join, then reshape).
+template <Element E>
+basic_tensor<E> interleave(const basic_tensor<E>& a, const basic_tensor<E>& b,
+                           Loc loc = Loc::current()) {
+  ir::Value* j = detail::join(a.use(loc), b.use(loc), loc);
+  Shape s = j->type.shape;
+  s.pop_back();
+  if (s.empty())
+    detail::fail(loc, "interleave needs tensors of rank 1 or more");
+  s.back() *= 2;
+  return basic_tensor<E>(detail::reshape(j, s, loc));
+}
+// Reverses x along `axis` (default: the last). Built from reshape, trans, split and join, so
+// every backend runs it without an op of its own: reversing a power-of-two index is
+// complementing each of its bits, and complementing one bit swaps the halves of a size-2
+// dimension.
+template <Element E>
+basic_tensor<E> flip(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt,
+                     Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::flip(x.use(loc), axis ? *axis : -1, loc));
+}
 
 // --- elementwise -------------------------------------------------------------------------
+// The element type of an elementwise function of a and b (tensors or literals): Triton's
+// promotion, a literal taking the tensor's type where it fits.
 template <class A, class B>
-using where_elem_t = typename detail::mixed_elem<
-    std::conditional_t<detail::TensorOperand<A>, A, B>,
-    std::conditional_t<detail::TensorOperand<A>, B, A>>::type;
+using where_elem_t = typename detail::mixed_elem<A, B>::type;
 
 // cond ? a : b, elementwise, broadcasting all three.
 template <class A, class B>
 auto where(const i1& cond, const A& a, const B& b, Loc loc = Loc::current()) {
-  using R = std::conditional_t<
-      detail::TensorOperand<A> && detail::TensorOperand<B> &&
-          std::same_as<typename detail::operand_elem<A>::type,
-                       typename detail::operand_elem<B>::type>,
-      typename detail::operand_elem<std::conditional_t<detail::TensorOperand<A>, A, B>>::type,
-      where_elem_t<A, B>>;
+  using R = where_elem_t<A, B>;
   return basic_tensor<R>(detail::select(cond.use(loc), detail::operand_value<R>(a, loc),
                                         detail::operand_value<R>(b, loc), dtype_of<R>(), loc));
 }
@@ -146,20 +195,39 @@ auto where(const i1& cond, const A& a, const B& b, Loc loc = Loc::current()) {
 #define TRITIUM_BINARY_FN(NAME, KIND)                                                              \
   template <class A, class B>                                                                      \
   auto NAME(const A& a, const B& b, Loc loc = Loc::current()) {                                    \
-    using R = std::conditional_t<                                                                  \
-        detail::TensorOperand<A> && detail::TensorOperand<B> &&                                    \
-            std::same_as<typename detail::operand_elem<A>::type,                                   \
-                         typename detail::operand_elem<B>::type>,                                  \
-        typename detail::operand_elem<std::conditional_t<detail::TensorOperand<A>, A, B>>::type,  \
-        where_elem_t<A, B>>;                                                                       \
-    return basic_tensor<R>(detail::arith(ir::OpKind::KIND, detail::operand_value<R>(a, loc),      \
+    using R = where_elem_t<A, B>;                                                                  \
+    return basic_tensor<R>(detail::arith(ir::OpKind::KIND, detail::operand_value<R>(a, loc),       \
                                          detail::operand_value<R>(b, loc), dtype_of<R>(), loc));   \
   }
-TRITIUM_BINARY_FN(minimum, Min)
-TRITIUM_BINARY_FN(maximum, Max)
 TRITIUM_BINARY_FN(umulhi, Umulhi)
 TRITIUM_BINARY_FN(pow, Pow)
 #undef TRITIUM_BINARY_FN
+
+// Triton's tl.PropagateNan: NONE returns the non-NaN operand when one is NaN (IEEE
+// minNum/maxNum); ALL returns NaN when either operand is NaN.
+enum class PropagateNan { NONE, ALL };
+
+#define TRITIUM_MINMAX_FN(NAME, KIND)                                                              \
+  template <class A, class B>                                                                      \
+  auto NAME(const A& a, const B& b, PropagateNan nan = PropagateNan::NONE,                         \
+            Loc loc = Loc::current()) {                                                            \
+    using R = where_elem_t<A, B>;                                                                  \
+    ir::Value* x = detail::operand_value<R>(a, loc);                                               \
+    ir::Value* y = detail::operand_value<R>(b, loc);                                               \
+    ir::Value* r = detail::arith(ir::OpKind::KIND, x, y, dtype_of<R>(), loc);                      \
+    if constexpr (dtype_traits<R>::is_float) {                                                     \
+      if (nan == PropagateNan::ALL) {                                                              \
+        /* x + y is NaN exactly when either is; x != x tests for NaN. */                           \
+        ir::Value* s = detail::arith(ir::OpKind::Add, x, y, dtype_of<R>(), loc);                   \
+        r = detail::select(detail::compare("ne", s, s, dtype_of<R>(), loc), s, r, dtype_of<R>(),   \
+                           loc);                                                                   \
+      }                                                                                            \
+    }                                                                                              \
+    return basic_tensor<R>(r);                                                                     \
+  }
+TRITIUM_MINMAX_FN(minimum, Min)
+TRITIUM_MINMAX_FN(maximum, Max)
+#undef TRITIUM_MINMAX_FN
 
 // Floating-point division (Triton's `/` and fdiv); integer operands are converted to f32.
 template <class A, class B>
@@ -225,12 +293,31 @@ basic_tensor<E> sigmoid(const basic_tensor<E>& x, Loc loc = Loc::current()) {
   return basic_tensor<E>(detail::arith(ir::OpKind::Div, one, d, dtype_of<E>(), loc));
 }
 
+// exp(x - max) / sum(exp(x - max)) along `axis` (Triton's default: 0), computed in x's type.
+// With keep_dims false the result keeps x's shape anyway: softmax is elementwise in shape.
+template <FloatElement E>
+basic_tensor<E> softmax(const basic_tensor<E>& x, int axis = 0, Loc loc = Loc::current()) {
+  ir::Value* v = x.use(loc);
+  ir::Value* m = detail::reduce_simple(v, axis, true, ir::OpKind::Max, loc);
+  ir::Value* z = detail::arith(ir::OpKind::Sub, v, m, dtype_of<E>(), loc);
+  ir::Value* num = detail::unary(ir::OpKind::Exp, z, loc);
+  ir::Value* den = detail::reduce_simple(num, axis, true, ir::OpKind::Add, loc);
+  return basic_tensor<E>(detail::arith(ir::OpKind::Div, num, den, dtype_of<E>(), loc));
+}
+
 // --- memory ------------------------------------------------------------------------------
 using LoadOptions = detail::LoadOptions;
+using StoreOptions = detail::LoadOptions; // cache_modifier and eviction_policy apply to stores
 
 template <Element E>
 basic_tensor<E> load(const basic_tensor<pointer<E>>& p, Loc loc = Loc::current()) {
   return basic_tensor<E>(detail::load(p.use(loc), nullptr, nullptr, {}, loc));
+}
+// Options by name: tl::load(p, {.cache_modifier = ".cg", .eviction_policy = "evict_last"}).
+template <Element E>
+basic_tensor<E> load(const basic_tensor<pointer<E>>& p, LoadOptions opts,
+                     Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::load(p.use(loc), nullptr, nullptr, opts, loc));
 }
 template <Element E>
 basic_tensor<E> load(const basic_tensor<pointer<E>>& p, const i1& mask, Loc loc = Loc::current()) {
@@ -240,8 +327,8 @@ basic_tensor<E> load(const basic_tensor<pointer<E>>& p, const i1& mask, Loc loc 
 template <Element E>
 basic_tensor<E> load(const basic_tensor<pointer<E>>& p, const i1& mask,
                      std::type_identity_t<Arg<E>> other, LoadOptions opts = {}) {
-  return basic_tensor<E>(detail::load(p.use(other.loc), mask.use(other.loc), other.v, opts,
-                                      other.loc));
+  return basic_tensor<E>(
+      detail::load(p.use(other.loc), mask.use(other.loc), other.v, opts, other.loc));
 }
 
 template <Element E>
@@ -257,9 +344,15 @@ void store(const basic_tensor<pointer<E>>& p, std::type_identity_t<Arg<E>> value
 }
 // A value of another element type is converted to the pointee type, as Triton does.
 template <Element E, Element V>
-  requires(!std::same_as<E, V>)
-void store(const basic_tensor<pointer<E>>& p, const basic_tensor<V>& value, const i1& mask,
-           LoadOptions opts = {}, Loc loc = Loc::current()) {
+requires(!std::same_as<E, V>) void store(const basic_tensor<pointer<E>>& p,
+                                         const basic_tensor<V>& value, StoreOptions opts = {},
+                                         Loc loc = Loc::current()) {
+  detail::store(p.use(loc), detail::cast(value.use(loc), dtype_of<E>(), loc), nullptr, opts, loc);
+}
+template <Element E, Element V>
+requires(!std::same_as<E, V>) void store(const basic_tensor<pointer<E>>& p,
+                                         const basic_tensor<V>& value, const i1& mask,
+                                         LoadOptions opts = {}, Loc loc = Loc::current()) {
   detail::store(p.use(loc), detail::cast(value.use(loc), dtype_of<E>(), loc), mask.use(loc), opts,
                 loc);
 }
@@ -275,7 +368,7 @@ void store(const basic_tensor<pointer<E>>& p, const basic_tensor<V>& value, cons
                        const i1& mask, std::string_view sem = "acq_rel",                           \
                        std::string_view scope = "gpu") {                                           \
     return basic_tensor<E>(                                                                        \
-        detail::atomic_rmw(OP, p.use(v.loc), v.v, mask.use(v.loc), sem, scope, v.loc));           \
+        detail::atomic_rmw(OP, p.use(v.loc), v.v, mask.use(v.loc), sem, scope, v.loc));            \
   }
 TRITIUM_ATOMIC(atomic_add, "add")
 TRITIUM_ATOMIC(atomic_max, "max")
@@ -312,8 +405,7 @@ ir::Value* reduce_all_or_axis(const basic_tensor<E>& x, std::optional<int> axis,
 template <Element E>
 auto sum(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt, bool keep_dims = false,
          Loc loc = Loc::current()) {
-  using R = std::conditional_t<dtype_traits<E>::is_int && (dtype_traits<E>::bits < 32), int32_t,
-                               E>;
+  using R = std::conditional_t<dtype_traits<E>::is_int && (dtype_traits<E>::bits < 32), int32_t, E>;
   basic_tensor<R> xr(detail::cast(x.use(loc), dtype_of<R>(), loc));
   return basic_tensor<R>(detail::reduce_all_or_axis(xr, axis, keep_dims, ir::OpKind::Add, loc));
 }
@@ -333,6 +425,12 @@ basic_tensor<E> xor_sum(const basic_tensor<E>& x, std::optional<int> axis = std:
   return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Xor, loc));
 }
 
+template <IntElement E>
+basic_tensor<E> reduce_or(const basic_tensor<E>& x, std::optional<int> axis = std::nullopt,
+                          bool keep_dims = false, Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::reduce_all_or_axis(x, axis, keep_dims, ir::OpKind::Or, loc));
+}
+
 // A reduction with a user combine function: combine(tensor<E> a, tensor<E> b) -> tensor<E>,
 // traced once on scalars. It must be associative and commutative, as in Triton.
 template <Element E, class F>
@@ -346,8 +444,8 @@ basic_tensor<E> reduce(const basic_tensor<E>& x, int axis, F combine, bool keep_
 }
 namespace detail {
 // Index of the extreme value along axis: `pred` is "gt" for argmax, "lt" for argmin.
-inline ir::Value* arg_extreme(ir::Value* v, int axis, bool keep_dims, std::string_view pred,
-                              const Loc& loc) {
+inline std::vector<ir::Value*> arg_extreme(ir::Value* v, int axis, bool keep_dims,
+                                           std::string_view pred, const Loc& loc) {
   int rank = v->type.rank();
   if (axis < 0 || axis >= rank)
     fail(loc, "axis out of range for a tensor of rank " + std::to_string(rank));
@@ -363,23 +461,91 @@ inline ir::Value* arg_extreme(ir::Value* v, int axis, bool keep_dims, std::strin
     ir::Value* better = compare(pred, a[0], a[2], t, loc);
     ir::Value* equal = compare("eq", a[0], a[2], t, loc);
     ir::Value* lower = compare("lt", a[1], a[3], i32t, loc);
-    ir::Value* take_a = arith(ir::OpKind::Or, better,
-                              arith(ir::OpKind::And, equal, lower, ir::DType(ir::ScalarKind::I1), loc),
-                              ir::DType(ir::ScalarKind::I1), loc);
+    ir::Value* take_a =
+        arith(ir::OpKind::Or, better,
+              arith(ir::OpKind::And, equal, lower, ir::DType(ir::ScalarKind::I1), loc),
+              ir::DType(ir::ScalarKind::I1), loc);
     return {select(take_a, a[0], a[2], t, loc), select(take_a, a[1], a[3], i32t, loc)};
   };
-  return reduce({v, idx}, axis, keep_dims, combine, loc)[1];
+  return reduce({v, idx}, axis, keep_dims, combine, loc);
 }
 } // namespace detail
 
 // Index of the maximum (minimum) along axis; ties take the smallest index, as Triton.
 template <Element E>
 i32 argmax(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
-  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc));
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc)[1]);
 }
 template <Element E>
 i32 argmin(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
-  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc));
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc)[1]);
+}
+
+// Triton's max(x, axis, return_indices=True): tl::max(x, axis, tl::return_indices) gives the
+// values and their (first) indices.
+struct return_indices_t {};
+inline constexpr return_indices_t return_indices{};
+template <Element E>
+std::pair<basic_tensor<E>, i32> max(const basic_tensor<E>& x, int axis, return_indices_t,
+                                    bool keep_dims = false, Loc loc = Loc::current()) {
+  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc);
+  return {basic_tensor<E>(r[0]), i32(r[1])};
+}
+template <Element E>
+std::pair<basic_tensor<E>, i32> min(const basic_tensor<E>& x, int axis, return_indices_t,
+                                    bool keep_dims = false, Loc loc = Loc::current()) {
+  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc);
+  return {basic_tensor<E>(r[0]), i32(r[1])};
+}
+
+// Counts of the values 0 .. num_bins - 1 in a 1-D integer tensor (values outside are not
+// counted; lanes where `mask` is false neither). num_bins must be a power of two.
+template <IntElement E>
+i32 histogram(const basic_tensor<E>& x, int num_bins, Loc loc = Loc::current()) {
+  return i32(detail::histogram(x.use(loc), nullptr, num_bins, loc));
+}
+template <IntElement E>
+i32 histogram(const basic_tensor<E>& x, int num_bins, const i1& mask, Loc loc = Loc::current()) {
+  return i32(detail::histogram(x.use(loc), mask.use(loc), num_bins, loc));
+}
+
+// out[..., i, ...] = src[..., index[..., i, ...], ...] along `axis` (Triton's gather): src and
+// index have one rank and agree on every other dimension; src's size along axis must be a
+// power of two. Built from compares and a sum, so every backend runs it.
+template <Element E, IntElement I>
+basic_tensor<E> gather(const basic_tensor<E>& src, const basic_tensor<I>& index, int axis,
+                       Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::gather(src.use(loc), index.use(loc), axis, loc));
+}
+
+// Sorts along the last dimension (Triton's tl.sort: `dim` may only name the last one), which
+// must be a power of two; a bitonic network of compares and selects.
+template <ScalarElement E>
+basic_tensor<E> sort(const basic_tensor<E>& x, std::optional<int> dim = std::nullopt,
+                     bool descending = false, Loc loc = Loc::current()) {
+  ir::Value* v = x.use(loc);
+  int rank = v->type.rank();
+  if (dim && *dim != rank - 1 && *dim != -1)
+    detail::fail(loc, "sort works along the last dimension only (as Triton), got dim " +
+                          std::to_string(*dim) + " of a rank-" + std::to_string(rank) + " tensor");
+  return basic_tensor<E>(detail::sort(v, descending, loc));
+}
+// The k largest values along the last dimension, largest first (k a power of two).
+template <ScalarElement E>
+basic_tensor<E> topk(const basic_tensor<E>& x, int k, Loc loc = Loc::current()) {
+  ir::Value* v = x.use(loc);
+  int rank = v->type.rank();
+  if (rank == 0 || k <= 0 || k > v->type.shape.back())
+    detail::fail(loc, "topk needs 0 < k <= the last dimension (" +
+                          (rank ? std::to_string(v->type.shape.back()) : std::string("scalar")) +
+                          "), got k = " + std::to_string(k));
+  ir::Value* sorted = detail::sort(v, true, loc);
+  Shape one(rank, 1), out = v->type.shape;
+  one.back() = k;
+  out.back() = k;
+  ir::Value* idx = detail::broadcast_to(detail::reshape(detail::arange(0, k, loc), one, loc), out,
+                                        loc);
+  return basic_tensor<E>(detail::gather(sorted, idx, rank - 1, loc));
 }
 
 // An inclusive scan with a user combine function (associative).
@@ -395,12 +561,14 @@ basic_tensor<E> associative_scan(const basic_tensor<E>& x, int axis, F combine,
 template <Element E>
 basic_tensor<E> cumsum(const basic_tensor<E>& x, int axis = 0, bool reverse = false,
                        Loc loc = Loc::current()) {
-  return associative_scan(x, axis, [](auto a, auto b) { return a + b; }, reverse, loc);
+  return associative_scan(
+      x, axis, [](auto a, auto b) { return a + b; }, reverse, loc);
 }
 template <Element E>
 basic_tensor<E> cumprod(const basic_tensor<E>& x, int axis = 0, bool reverse = false,
                         Loc loc = Loc::current()) {
-  return associative_scan(x, axis, [](auto a, auto b) { return a * b; }, reverse, loc);
+  return associative_scan(
+      x, axis, [](auto a, auto b) { return a * b; }, reverse, loc);
 }
 
 // --- linear algebra ------------------------------------------------------------------------
@@ -444,10 +612,30 @@ inline void static_assert_(bool cond, std::string_view msg = "", Loc loc = Loc::
   if (!cond)
     detail::fail(loc, "static assertion failed" + (msg.empty() ? "" : ": " + std::string(msg)));
 }
+// A string that remembers where it was written: variadic functions cannot take a trailing
+// defaulted source_location, so their leading message argument carries it.
+struct Message {
+  std::string_view text;
+  Loc loc;
+  template <class S>
+  requires std::convertible_to<const S&, std::string_view> Message(const S& s,
+                                                                   Loc l = Loc::current())
+      : text(s), loc(l) {}
+};
+// Prints the prefix and the values at run time, from every program (Triton's device_print).
 template <Element... E>
-void device_print(std::string_view prefix, const basic_tensor<E>&... xs) {
-  Loc loc = Loc::current();
-  detail::debug_op(ir::OpKind::Print, {xs.use(loc)...}, {{"prefix", std::string(prefix)}}, loc);
+void device_print(Message prefix, const basic_tensor<E>&... xs) {
+  Loc loc = prefix.loc;
+  detail::debug_op(ir::OpKind::Print, {xs.use(loc)...}, {{"prefix", std::string(prefix.text)}},
+                   loc);
+}
+// Prints the prefix and the values' types (shape and element type) while tracing, once per
+// specialization (Triton's static_print); values are not known then.
+template <Element... E>
+void static_print(Message prefix, const basic_tensor<E>&... xs) {
+  std::string line = std::string(prefix.text);
+  ((line += " " + ir::to_string(xs.use(prefix.loc)->type)), ...);
+  detail::static_print(line, prefix.loc);
 }
 inline void device_assert(const i1& cond, std::string_view msg = "", Loc loc = Loc::current()) {
   detail::debug_op(ir::OpKind::Assert, {cond.use(loc)}, {{"message", std::string(msg)}}, loc);

@@ -39,7 +39,7 @@ concept Literal = std::is_arithmetic_v<S>;
 namespace detail {
 
 template <class E, class S>
-concept LiteralFits = Literal<S> && (std::integral<S> || dtype_traits<E>::is_float) &&
+concept LiteralFits = Literal<S> &&(std::integral<S> || dtype_traits<E>::is_float) &&
                       (dtype_traits<E>::is_float || dtype_traits<E>::is_int);
 
 template <class E>
@@ -66,14 +66,13 @@ struct Arg {
   detail::Loc loc;
   Arg(const basic_tensor<E>& t, detail::Loc l = detail::Loc::current());
   template <class S>
-    requires detail::LiteralFits<E, S>
-  Arg(S s, detail::Loc l = detail::Loc::current())
+  requires detail::LiteralFits<E, S> Arg(S s, detail::Loc l = detail::Loc::current())
       : v(std::integral<S> ? detail::literal_int<E>(static_cast<int64_t>(s), l)
                            : detail::literal<E>(static_cast<double>(s), l)),
         loc(l) {}
   template <class S>
-    requires detail::LiteralFits<E, S>
-  Arg(constexpr_<S> s, detail::Loc l = detail::Loc::current()) : Arg(s.value, l) {}
+  requires detail::LiteralFits<E, S> Arg(constexpr_<S> s, detail::Loc l = detail::Loc::current())
+      : Arg(s.value, l) {}
 };
 
 // Any integer operand (tensor or literal): pointer offsets, shift amounts.
@@ -98,6 +97,32 @@ inline constexpr all_t _{};
 inline constexpr newaxis_t None{};
 inline constexpr newaxis_t newaxis{};
 using Index = std::variant<all_t, newaxis_t>;
+// The braced index list of x[{...}], with the location of the expression it appears in.
+struct Indices {
+  std::initializer_list<Index> items;
+  detail::Loc loc;
+  Indices(std::initializer_list<Index> i, detail::Loc l = detail::Loc::current())
+      : items(i), loc(l) {}
+};
+
+namespace detail {
+// The element type a literal S takes next to a tensor of element type E.
+template <class E, class S>
+using literal_elem_t =
+    std::conditional_t<std::floating_point<S> && !dtype_traits<E>::is_float, float, E>;
+} // namespace detail
+
+// An operand of another element type than E, for compound assignment (x += y with y of
+// another type converts the result back to E); it keeps the caller's location.
+template <Element E>
+struct MixedArg {
+  ir::Value* v;
+  ir::DType common; // the promoted type the operation runs in
+  detail::Loc loc;
+  template <ScalarElement B>
+  requires(ScalarElement<E> && !std::same_as<B, E>)
+      MixedArg(const basic_tensor<B>& t, detail::Loc l = detail::Loc::current());
+};
 
 template <Element E>
 class basic_tensor : public detail::HandleBase {
@@ -121,20 +146,21 @@ public:
   }
 
   // x[{tl::_, tl::None}] inserts a size-1 dimension where None stands.
-  basic_tensor operator[](std::initializer_list<Index> idx) const {
-    detail::Loc loc = detail::Loc::current();
+  basic_tensor operator[](Indices idx) const {
+    detail::Loc loc = idx.loc;
     ir::Value* v = use(loc);
-    int axis = 0, kept = 0;
-    for (const Index& i : idx) {
-      if (std::holds_alternative<newaxis_t>(i)) {
+    int kept = 0;
+    for (const Index& i : idx.items)
+      kept += std::holds_alternative<all_t>(i) ? 1 : 0;
+    if (kept != v->type.rank())
+      detail::fail(loc, "x[{...}] must name each dimension of x with tl::_ (x has rank " +
+                            std::to_string(v->type.rank()) + ")");
+    int axis = 0;
+    for (const Index& i : idx.items) {
+      if (std::holds_alternative<newaxis_t>(i))
         v = detail::expand_dims(v, axis, loc);
-      } else {
-        ++kept;
-      }
       ++axis;
     }
-    if (kept != static_cast<int>(use(loc)->type.rank()))
-      detail::fail(loc, "x[{...}] must name each dimension of x with tl::_");
     return basic_tensor(v);
   }
 
@@ -147,88 +173,51 @@ public:
   basic_tensor& operator&=(Arg<E> b) { return assign(ir::OpKind::And, b); }
   basic_tensor& operator|=(Arg<E> b) { return assign(ir::OpKind::Or, b); }
   basic_tensor& operator^=(Arg<E> b) { return assign(ir::OpKind::Xor, b); }
-  template <Element B>
-    requires(!std::same_as<B, E>)
-  basic_tensor& operator+=(const basic_tensor<B>& b) {
-    return assign_mixed(ir::OpKind::Add, b);
-  }
-  template <Element B>
-    requires(!std::same_as<B, E>)
-  basic_tensor& operator-=(const basic_tensor<B>& b) {
-    return assign_mixed(ir::OpKind::Sub, b);
-  }
-  template <Element B>
-    requires(!std::same_as<B, E>)
-  basic_tensor& operator*=(const basic_tensor<B>& b) {
-    return assign_mixed(ir::OpKind::Mul, b);
-  }
-  basic_tensor& operator+=(IntArg off)
-    requires PointerElement<E>
-  {
+  basic_tensor& operator+=(MixedArg<E> b) { return assign_mixed(ir::OpKind::Add, b); }
+  basic_tensor& operator-=(MixedArg<E> b) { return assign_mixed(ir::OpKind::Sub, b); }
+  basic_tensor& operator*=(MixedArg<E> b) { return assign_mixed(ir::OpKind::Mul, b); }
+  basic_tensor& operator/=(MixedArg<E> b) { return assign_mixed(ir::OpKind::Div, b); }
+  basic_tensor& operator+=(IntArg off) requires PointerElement<E> {
     set(detail::add_ptr(use(off.loc), off.v, off.loc));
     return *this;
   }
 
   // Arithmetic on one element type, with literals of a fitting kind.
-  friend basic_tensor operator+(Arg<E> a, Arg<E> b)
-    requires ScalarElement<E>
-  {
+  friend basic_tensor operator+(Arg<E> a, Arg<E> b) requires ScalarElement<E> {
     return bin(ir::OpKind::Add, a, b);
   }
-  friend basic_tensor operator-(Arg<E> a, Arg<E> b)
-    requires ScalarElement<E>
-  {
+  friend basic_tensor operator-(Arg<E> a, Arg<E> b) requires ScalarElement<E> {
     return bin(ir::OpKind::Sub, a, b);
   }
-  friend basic_tensor operator*(Arg<E> a, Arg<E> b)
-    requires ScalarElement<E>
-  {
+  friend basic_tensor operator*(Arg<E> a, Arg<E> b) requires ScalarElement<E> {
     return bin(ir::OpKind::Mul, a, b);
   }
-  friend basic_tensor operator/(Arg<E> a, Arg<E> b)
-    requires ScalarElement<E>
-  {
+  friend basic_tensor operator/(Arg<E> a, Arg<E> b) requires ScalarElement<E> {
     return bin(ir::OpKind::Div, a, b);
   }
-  friend basic_tensor operator%(Arg<E> a, Arg<E> b)
-    requires ScalarElement<E>
-  {
+  friend basic_tensor operator%(Arg<E> a, Arg<E> b) requires ScalarElement<E> {
     return bin(ir::OpKind::Rem, a, b);
   }
-  friend basic_tensor operator&(Arg<E> a, Arg<E> b)
-    requires IntElement<E>
-  {
+  friend basic_tensor operator&(Arg<E> a, Arg<E> b) requires IntElement<E> {
     return bin(ir::OpKind::And, a, b);
   }
-  friend basic_tensor operator|(Arg<E> a, Arg<E> b)
-    requires IntElement<E>
-  {
+  friend basic_tensor operator|(Arg<E> a, Arg<E> b) requires IntElement<E> {
     return bin(ir::OpKind::Or, a, b);
   }
-  friend basic_tensor operator^(Arg<E> a, Arg<E> b)
-    requires IntElement<E>
-  {
+  friend basic_tensor operator^(Arg<E> a, Arg<E> b) requires IntElement<E> {
     return bin(ir::OpKind::Xor, a, b);
   }
-  friend basic_tensor operator<<(Arg<E> a, Arg<E> b)
-    requires IntElement<E>
-  {
+  friend basic_tensor operator<<(Arg<E> a, Arg<E> b) requires IntElement<E> {
     return bin(ir::OpKind::Shl, a, b);
   }
-  friend basic_tensor operator>>(Arg<E> a, Arg<E> b)
-    requires IntElement<E>
-  {
+  friend basic_tensor operator>>(Arg<E> a, Arg<E> b) requires IntElement<E> {
     return bin(ir::OpKind::Shr, a, b);
   }
   // Logical operators on masks are the bitwise ones, as in Triton.
-  friend basic_tensor operator&&(Arg<E> a, Arg<E> b)
-    requires std::same_as<E, bool>
-  {
+  friend basic_tensor operator&&(Arg<E> a, Arg<E> b) requires std::same_as<E, bool> {
     return bin(ir::OpKind::And, a, b);
   }
-  friend basic_tensor operator||(Arg<E> a, Arg<E> b)
-    requires std::same_as<E, bool>
-  {
+  friend basic_tensor operator||(Arg<E> a, Arg<E> b) requires std::same_as<E, bool> {
     return bin(ir::OpKind::Or, a, b);
   }
 
@@ -239,41 +228,25 @@ public:
   friend basic_tensor<bool> operator>(Arg<E> a, Arg<E> b) { return cmp("gt", a, b); }
   friend basic_tensor<bool> operator>=(Arg<E> a, Arg<E> b) { return cmp("ge", a, b); }
 
-  friend basic_tensor operator-(Arg<E> a)
-    requires ScalarElement<E>
-  {
+  friend basic_tensor operator-(Arg<E> a) requires ScalarElement<E> {
     return basic_tensor(detail::unary(ir::OpKind::Neg, a.v, a.loc));
   }
-  friend basic_tensor operator+(Arg<E> a)
-    requires ScalarElement<E>
-  {
-    return basic_tensor(a.v);
-  }
-  friend basic_tensor operator~(Arg<E> a)
-    requires IntElement<E>
-  {
+  friend basic_tensor operator+(Arg<E> a) requires ScalarElement<E> { return basic_tensor(a.v); }
+  friend basic_tensor operator~(Arg<E> a) requires IntElement<E> {
     return basic_tensor(detail::unary(ir::OpKind::Not, a.v, a.loc));
   }
-  friend basic_tensor operator!(Arg<E> a)
-    requires std::same_as<E, bool>
-  {
+  friend basic_tensor operator!(Arg<E> a) requires std::same_as<E, bool> {
     return basic_tensor(detail::unary(ir::OpKind::Not, a.v, a.loc));
   }
 
   // Pointer arithmetic: pointers plus or minus integer offsets, in elements.
-  friend basic_tensor operator+(Arg<E> p, IntArg off)
-    requires PointerElement<E>
-  {
+  friend basic_tensor operator+(Arg<E> p, IntArg off) requires PointerElement<E> {
     return basic_tensor(detail::add_ptr(p.v, off.v, p.loc));
   }
-  friend basic_tensor operator+(IntArg off, Arg<E> p)
-    requires PointerElement<E>
-  {
+  friend basic_tensor operator+(IntArg off, Arg<E> p) requires PointerElement<E> {
     return basic_tensor(detail::add_ptr(p.v, off.v, p.loc));
   }
-  friend basic_tensor operator-(Arg<E> p, IntArg off)
-    requires PointerElement<E>
-  {
+  friend basic_tensor operator-(Arg<E> p, IntArg off) requires PointerElement<E> {
     return basic_tensor(
         detail::add_ptr(p.v, detail::unary(ir::OpKind::Neg, off.v, off.loc), p.loc));
   }
@@ -289,14 +262,82 @@ private:
     set(detail::arith(k, use(b.loc), b.v, dtype_of<E>(), b.loc));
     return *this;
   }
-  template <Element B>
-  basic_tensor& assign_mixed(ir::OpKind k, const basic_tensor<B>& b) {
-    detail::Loc loc = detail::Loc::current();
-    set(detail::cast(detail::arith(k, use(loc), b.use(loc), dtype_of<promote_t<E, B>>(), loc),
-                     dtype_of<E>(), loc));
+  basic_tensor& assign_mixed(ir::OpKind k, const MixedArg<E>& b) {
+    set(detail::cast(detail::arith(k, use(b.loc), b.v, b.common, b.loc), dtype_of<E>(), b.loc));
     return *this;
   }
+
+  // Operands of different element types follow Triton's promotion (dtypes.hpp). These are
+  // hidden friends taking Arg<E> first, so that the expression's location is captured and
+  // exactly one overload (the left operand's class) matches.
+  template <ScalarElement B>
+  using promoted = basic_tensor<promote_t<E, B>>;
+  template <class S>
+  using promoted_literal = basic_tensor<promote_t<E, detail::literal_elem_t<E, S>>>;
+
+#define TRITIUM_MIXED_OPS(OP, KIND)                                                                \
+  template <ScalarElement B>                                                                       \
+  requires(ScalarElement<E> && !std::same_as<B, E>) friend promoted<B> operator OP(                \
+      Arg<E> a, const basic_tensor<B>& b) {                                                        \
+    using R = promote_t<E, B>;                                                                     \
+    return promoted<B>(detail::arith(ir::OpKind::KIND, a.v, b.use(a.loc), dtype_of<R>(), a.loc));  \
+  }                                                                                                \
+  template <Literal S>                                                                             \
+  requires(ScalarElement<E> && !detail::LiteralFits<E, S>) friend promoted_literal<S> operator OP( \
+      Arg<E> a, S s) {                                                                             \
+    using R = promote_t<E, detail::literal_elem_t<E, S>>;                                          \
+    ir::Value* lit = detail::constant_float(static_cast<double>(s), dtype_of<R>(), {}, a.loc);     \
+    return promoted_literal<S>(detail::arith(ir::OpKind::KIND, a.v, lit, dtype_of<R>(), a.loc));   \
+  }                                                                                                \
+  template <Literal S>                                                                             \
+  requires(ScalarElement<E> && !detail::LiteralFits<E, S>) friend promoted_literal<S> operator OP( \
+      S s, Arg<E> a) {                                                                             \
+    using R = promote_t<E, detail::literal_elem_t<E, S>>;                                          \
+    ir::Value* lit = detail::constant_float(static_cast<double>(s), dtype_of<R>(), {}, a.loc);     \
+    return promoted_literal<S>(detail::arith(ir::OpKind::KIND, lit, a.v, dtype_of<R>(), a.loc));   \
+  }
+  TRITIUM_MIXED_OPS(+, Add)
+  TRITIUM_MIXED_OPS(-, Sub)
+  TRITIUM_MIXED_OPS(*, Mul)
+  TRITIUM_MIXED_OPS(/, Div)
+  TRITIUM_MIXED_OPS(%, Rem)
+#undef TRITIUM_MIXED_OPS
+
+#define TRITIUM_MIXED_CMP(OP, PRED)                                                                \
+  template <ScalarElement B>                                                                       \
+  requires(ScalarElement<E> && !std::same_as<B, E>) friend basic_tensor<bool> operator OP(         \
+      Arg<E> a, const basic_tensor<B>& b) {                                                        \
+    return basic_tensor<bool>(                                                                     \
+        detail::compare(PRED, a.v, b.use(a.loc), dtype_of<promote_t<E, B>>(), a.loc));             \
+  }                                                                                                \
+  template <Literal S>                                                                             \
+  requires(ScalarElement<E> && !detail::LiteralFits<E, S>) friend basic_tensor<bool> operator OP(  \
+      Arg<E> a, S s) {                                                                             \
+    using R = promote_t<E, detail::literal_elem_t<E, S>>;                                          \
+    ir::Value* lit = detail::constant_float(static_cast<double>(s), dtype_of<R>(), {}, a.loc);     \
+    return basic_tensor<bool>(detail::compare(PRED, a.v, lit, dtype_of<R>(), a.loc));              \
+  }                                                                                                \
+  template <Literal S>                                                                             \
+  requires(ScalarElement<E> && !detail::LiteralFits<E, S>) friend basic_tensor<bool> operator OP(  \
+      S s, Arg<E> a) {                                                                             \
+    using R = promote_t<E, detail::literal_elem_t<E, S>>;                                          \
+    ir::Value* lit = detail::constant_float(static_cast<double>(s), dtype_of<R>(), {}, a.loc);     \
+    return basic_tensor<bool>(detail::compare(PRED, lit, a.v, dtype_of<R>(), a.loc));              \
+  }
+  TRITIUM_MIXED_CMP(==, "eq")
+  TRITIUM_MIXED_CMP(!=, "ne")
+  TRITIUM_MIXED_CMP(<, "lt")
+  TRITIUM_MIXED_CMP(<=, "le")
+  TRITIUM_MIXED_CMP(>, "gt")
+  TRITIUM_MIXED_CMP(>=, "ge")
+#undef TRITIUM_MIXED_CMP
 };
+
+template <Element E>
+template <ScalarElement B>
+requires(ScalarElement<E> && !std::same_as<B, E>) MixedArg<E>::MixedArg(const basic_tensor<B>& t,
+                                                                        detail::Loc l)
+    : v(t.use(l)), common(dtype_of<promote_t<E, B>>()), loc(l) {}
 
 template <Element E>
 Arg<E>::Arg(const basic_tensor<E>& t, detail::Loc l) : v(t.use(l)), loc(l) {}
@@ -348,17 +389,18 @@ struct operand_elem<basic_tensor<E>> {
 };
 
 template <class T>
-concept TensorOperand = requires { typename operand_elem<std::remove_cvref_t<T>>::type; };
-
-// The element type a literal S takes next to a tensor of element type E.
-template <class E, class S>
-using literal_elem_t =
-    std::conditional_t<std::floating_point<S> && !dtype_traits<E>::is_float, float, E>;
+concept TensorOperand = requires {
+  typename operand_elem<std::remove_cvref_t<T>>::type;
+};
 
 template <class A, class B>
 struct mixed_elem {};
+template <Element E>
+struct mixed_elem<basic_tensor<E>, basic_tensor<E>> {
+  using type = E;
+};
 template <ScalarElement EA, ScalarElement EB>
-struct mixed_elem<basic_tensor<EA>, basic_tensor<EB>> {
+requires(!std::same_as<EA, EB>) struct mixed_elem<basic_tensor<EA>, basic_tensor<EB>> {
   using type = promote_t<EA, EB>;
 };
 template <ScalarElement EA, Literal S>
@@ -369,23 +411,18 @@ template <Literal S, ScalarElement EB>
 struct mixed_elem<S, basic_tensor<EB>> {
   using type = promote_t<EB, literal_elem_t<EB, S>>;
 };
-
-// Pairs the hidden friends above do not take: two tensors of different element types, or an
-// integer tensor with a floating-point literal.
-template <class A, class B>
-concept Mixed = requires { typename mixed_elem<A, B>::type; } &&
-                (TensorOperand<A> || TensorOperand<B>) &&
-                !(TensorOperand<A> && TensorOperand<B> &&
-                  std::same_as<typename operand_elem<A>::type, typename operand_elem<B>::type>) &&
-                !(TensorOperand<A> && !TensorOperand<B> &&
-                  LiteralFits<typename operand_elem<A>::type, B>) &&
-                !(TensorOperand<B> && !TensorOperand<A> &&
-                  LiteralFits<typename operand_elem<B>::type, A>);
+// A tl::constexpr_ parameter stands where a literal of its type may.
+template <ScalarElement EA, Literal S>
+struct mixed_elem<basic_tensor<EA>, constexpr_<S>> : mixed_elem<basic_tensor<EA>, S> {};
+template <Literal S, ScalarElement EB>
+struct mixed_elem<constexpr_<S>, basic_tensor<EB>> : mixed_elem<S, basic_tensor<EB>> {};
 
 template <class E, class T>
 ir::Value* operand_value(const T& x, const Loc& loc) {
   if constexpr (TensorOperand<T>)
     return x.use(loc);
+  else if constexpr (is_constexpr_param<T>::value)
+    return operand_value<E>(x.value, loc);
   else if constexpr (std::floating_point<T>)
     return constant_float(static_cast<double>(x), dtype_of<E>(), {}, loc);
   else if constexpr (dtype_traits<E>::is_float)
@@ -394,48 +431,6 @@ ir::Value* operand_value(const T& x, const Loc& loc) {
     return constant_int(static_cast<int64_t>(x), dtype_of<E>(), {}, loc);
 }
 
-template <class A, class B>
-auto mixed_arith(ir::OpKind k, const A& a, const B& b) {
-  using R = typename mixed_elem<A, B>::type;
-  Loc loc = Loc::current();
-  return basic_tensor<R>(
-      arith(k, operand_value<R>(a, loc), operand_value<R>(b, loc), dtype_of<R>(), loc));
-}
-template <class A, class B>
-auto mixed_cmp(std::string_view pred, const A& a, const B& b) {
-  using R = typename mixed_elem<A, B>::type;
-  Loc loc = Loc::current();
-  return basic_tensor<bool>(
-      compare(pred, operand_value<R>(a, loc), operand_value<R>(b, loc), dtype_of<R>(), loc));
-}
-
 } // namespace detail
-
-#define TRITIUM_MIXED_ARITH(OP, KIND)                                                              \
-  template <class A, class B>                                                                      \
-    requires detail::Mixed<A, B>                                                                   \
-  auto operator OP(const A& a, const B& b) {                                                       \
-    return detail::mixed_arith(ir::OpKind::KIND, a, b);                                            \
-  }
-TRITIUM_MIXED_ARITH(+, Add)
-TRITIUM_MIXED_ARITH(-, Sub)
-TRITIUM_MIXED_ARITH(*, Mul)
-TRITIUM_MIXED_ARITH(/, Div)
-TRITIUM_MIXED_ARITH(%, Rem)
-#undef TRITIUM_MIXED_ARITH
-
-#define TRITIUM_MIXED_CMP(OP, PRED)                                                                \
-  template <class A, class B>                                                                      \
-    requires detail::Mixed<A, B>                                                                   \
-  basic_tensor<bool> operator OP(const A& a, const B& b) {                                         \
-    return detail::mixed_cmp(PRED, a, b);                                                          \
-  }
-TRITIUM_MIXED_CMP(==, "eq")
-TRITIUM_MIXED_CMP(!=, "ne")
-TRITIUM_MIXED_CMP(<, "lt")
-TRITIUM_MIXED_CMP(<=, "le")
-TRITIUM_MIXED_CMP(>, "gt")
-TRITIUM_MIXED_CMP(>=, "ge")
-#undef TRITIUM_MIXED_CMP
 
 } // namespace tritium::lang

@@ -92,11 +92,21 @@ ir::Value* trans(ir::Value* v, std::vector<int64_t> order, const Loc& loc);
 ir::Value* join(ir::Value* a, ir::Value* b, const Loc& loc);
 std::pair<ir::Value*, ir::Value*> split(ir::Value* v, const Loc& loc);
 ir::Value* cat(ir::Value* a, ir::Value* b, const Loc& loc);
+// Counts of 0 .. num_bins - 1 in the 1-D integer tensor v (where mask, if given, is true).
+ir::Value* histogram(ir::Value* v, ir::Value* mask, int num_bins, const Loc& loc);
+// Triton's gather along `axis`, from compares and a sum.
+ir::Value* gather(ir::Value* src, ir::Value* index, int axis, const Loc& loc);
+// Sorts v along its last dimension (a power of two) with a bitonic network of compares and
+// selects; `descending` reverses the order.
+ir::Value* sort(ir::Value* v, bool descending, const Loc& loc);
+// Reverses v along `axis` (negative counts from the end) using reshape/trans/split/join.
+ir::Value* flip(ir::Value* v, int axis, const Loc& loc);
+// Writes "file:line: text" to stdout while tracing (tl::static_print).
+void static_print(const std::string& text, const Loc& loc);
 ir::Value* dot(ir::Value* a, ir::Value* b, ir::Value* acc, std::string_view input_precision,
                const Loc& loc);
 ir::Value* hint(ir::Value* v, std::string_view name, int64_t value, const Loc& loc);
-void debug_op(ir::OpKind kind, std::vector<ir::Value*> operands, ir::Attrs attrs,
-              const Loc& loc);
+void debug_op(ir::OpKind kind, std::vector<ir::Value*> operands, ir::Attrs attrs, const Loc& loc);
 
 // A reduction or scan along `axis` whose combine function is traced from `combine`, which
 // receives 2N scalar values and returns N.
@@ -115,7 +125,9 @@ ir::Value* reduce_simple(ir::Value* x, int axis, bool keep_dims, ir::OpKind comb
 class ControlScope;
 
 // Dynamic `for`: begin opens the loop and returns the induction variable, end closes it.
-ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& loc);
+// `attrs` (num_stages, loop_unroll_factor, ...) are recorded on the loop for the compiler.
+ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& loc,
+                     ir::Attrs attrs = {});
 void for_end(const Loc& loc);
 void for_abandon(); // the body was left by break, return or an exception
 // if/else: both bodies run once at trace time.

@@ -1,0 +1,326 @@
+// Tutorial 03: the MLP block of Llama, with its RMSNorm, in two kernels.
+//
+//   out = (silu(Xn @ G) * (Xn @ U)) @ D,   Xn = RMSNorm(X) = X / sqrt(mean(X^2) + eps) * w
+//
+// X holds a few tokens (16 here: a decoding batch) of `hidden` features; G and U project to
+// `intermediate` features, D back. You will learn:
+//   * step 1: an elementwise kernel, the "triple elementwise multiplication"
+//     h = g * sigmoid(g) * u (silu(g) = g * sigmoid(g)) on its own;
+//   * step 2: a standalone RMSNorm and a plain matmul, which with step 1 make the unfused
+//     block: 5 kernels, with Xn, X@G, X@U and h going through memory;
+//   * step 3: one kernel that normalizes X on the fly, computes both projections in one loop
+//     (two accumulators sharing each loaded block of Xn), and applies step 1 in its epilogue:
+//     only h is written. With the down projection, the block takes 2 kernels.
+//
+// Usage: 03_llama_mlp [--full | --small]
+//   Shapes: hidden 1024 / intermediate 11008 (a toy Llama) and 4096 / 11008 (Llama-7B), 16
+//   tokens. The reference interpreter runs them scaled down (hidden 256 / intermediate 688) by
+//   default, to finish in seconds; --full runs the real shapes on any device, --small the
+//   scaled-down ones everywhere.
+
+#include <tritium/tritium.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace tl = tritium::tl;
+using tl::_;
+using tl::None;
+using tritium::Buffer;
+using tritium::half;
+
+// --- step 1: the triple elementwise multiplication ----------------------------------------
+// h = g * sigmoid(g) * u over n elements, in f32, stored as fp16.
+void silu_mul_kernel(tl::ptr<tl::f16> g_ptr, tl::ptr<tl::f16> u_ptr, tl::ptr<tl::f16> h_ptr,
+                     tl::i32 n, tl::constexpr_<int> BLOCK_SIZE) {
+  auto offs = tl::program_id(0) * BLOCK_SIZE + tl::arange(0, BLOCK_SIZE);
+  auto mask = offs < n;
+  auto g = tl::load(g_ptr + offs, mask).to<float>();
+  auto u = tl::load(u_ptr + offs, mask).to<float>();
+  tl::store(h_ptr + offs, (g * tl::sigmoid(g) * u).to<half>(), mask);
+}
+
+// --- step 2: the unfused pieces ------------------------------------------------------------
+// One program per row: y = x / sqrt(mean(x^2) + eps) * w, with BLOCK_SIZE >= the row length.
+void rmsnorm_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> w_ptr, tl::ptr<tl::f16> y_ptr,
+                    tl::i32 n_cols, tl::f32 eps, tl::constexpr_<int> BLOCK_SIZE) {
+  auto row = tl::program_id(0);
+  auto cols = tl::arange(0, BLOCK_SIZE);
+  auto mask = cols < n_cols;
+  auto x = tl::load(x_ptr + row * n_cols + cols, mask, 0.0).to<float>();
+  auto rstd = tl::rsqrt(tl::sum(x * x) / n_cols + eps);
+  auto w = tl::load(w_ptr + cols, mask).to<float>();
+  tl::store(y_ptr + row * n_cols + cols, (x * rstd * w).to<half>(), mask);
+}
+
+// C (M x N) = A (M x K) @ B (K x N), row-major, fp16 in and out, f32 accumulation.
+// Program (pid_n, pid_m) computes one BLOCK_M x BLOCK_N block.
+void matmul_kernel(tl::ptr<tl::f16> a_ptr, tl::ptr<tl::f16> b_ptr, tl::ptr<tl::f16> c_ptr,
+                   tl::i32 M, tl::i32 N, tl::i32 K, tl::constexpr_<int> BLOCK_M,
+                   tl::constexpr_<int> BLOCK_N, tl::constexpr_<int> BLOCK_K) {
+  auto offs_m = tl::program_id(1) * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto offs_n = tl::program_id(0) * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto offs_k = tl::arange(0, BLOCK_K);
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto ks = k + offs_k;
+    auto a = tl::load(a_ptr + offs_m[{_, None}] * K + ks[{None, _}],
+                      (offs_m[{_, None}] < M) && (ks[{None, _}] < K), 0.0);
+    auto b = tl::load(b_ptr + ks[{_, None}] * N + offs_n[{None, _}],
+                      (ks[{_, None}] < K) && (offs_n[{None, _}] < N), 0.0);
+    acc = tl::dot(a, b, acc);
+  }
+  auto mask = (offs_m[{_, None}] < M) && (offs_n[{None, _}] < N);
+  tl::store(c_ptr + offs_m[{_, None}] * N + offs_n[{None, _}], acc.to<half>(), mask);
+}
+
+// --- step 3: RMSNorm, gate and up projections, and step 1, in one kernel ---------------------
+// H (M x N) = silu(Xn @ G) * (Xn @ U) with Xn = RMSNorm(X): X is M x K, G and U are K x N.
+void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
+                            tl::ptr<tl::f16> g_ptr, tl::ptr<tl::f16> u_ptr, tl::ptr<tl::f16> h_ptr,
+                            tl::i32 M, tl::i32 N, tl::i32 K, tl::f32 eps,
+                            tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
+                            tl::constexpr_<int> BLOCK_K) {
+  auto offs_m = tl::program_id(1) * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto offs_n = tl::program_id(0) * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto offs_k = tl::arange(0, BLOCK_K);
+  auto m_mask = offs_m[{_, None}] < M;
+  auto n_mask = offs_n[{None, _}] < N;
+
+  // The RMS of each of this program's rows: a first pass over its rows of X. X is tiny next to
+  // G and U (16 rows), so reading it twice costs little; every program computes the same
+  // statistics instead of waiting for another kernel to write them.
+  auto sum_sq = tl::zeros<float>({BLOCK_M});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto ks = k + offs_k;
+    auto x =
+        tl::load(x_ptr + offs_m[{_, None}] * K + ks[{None, _}], m_mask && (ks[{None, _}] < K), 0.0)
+            .to<float>();
+    sum_sq += tl::sum(x * x, 1);
+  }
+  auto rstd = tl::rsqrt(sum_sq / K + eps);
+
+  // Both projections in one loop: each block of Xn is normalized once, in registers, and
+  // feeds two dots.
+  auto acc_g = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  auto acc_u = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, K, BLOCK_K)) {
+    auto ks = k + offs_k;
+    auto k_mask = ks < K;
+    auto x =
+        tl::load(x_ptr + offs_m[{_, None}] * K + ks[{None, _}], m_mask && k_mask[{None, _}], 0.0)
+            .to<float>();
+    auto w = tl::load(norm_w_ptr + ks, k_mask, 0.0).to<float>();
+    auto xn = (x * rstd[{_, None}] * w[{None, _}]).to<half>();
+    auto b_offs = ks[{_, None}] * N + offs_n[{None, _}];
+    auto b_mask = k_mask[{_, None}] && n_mask;
+    acc_g = tl::dot(xn, tl::load(g_ptr + b_offs, b_mask, 0.0), acc_g);
+    acc_u = tl::dot(xn, tl::load(u_ptr + b_offs, b_mask, 0.0), acc_u);
+  }
+
+  // The epilogue is step 1, on the accumulators: silu(g) * u = g * sigmoid(g) * u.
+  auto h = acc_g * tl::sigmoid(acc_g) * acc_u;
+  tl::store(h_ptr + offs_m[{_, None}] * N + offs_n[{None, _}], h.to<half>(), m_mask && n_mask);
+}
+
+// --- host side -------------------------------------------------------------------------------
+constexpr int BLOCK_M = 16, BLOCK_N = 64, BLOCK_K = 64;
+constexpr float EPS = 1e-6f;
+
+int next_pow2(int n) {
+  int b = 1;
+  while (b < n)
+    b *= 2;
+  return b;
+}
+
+void matmul(const Buffer<half>& a, const Buffer<half>& b, Buffer<half>& c, int M, int N, int K) {
+  static auto kernel = tritium::jit(matmul_kernel, "matmul_kernel");
+  kernel[{tritium::cdiv(N, BLOCK_N), tritium::cdiv(M, BLOCK_M)}](a, b, c, M, N, K, BLOCK_M, BLOCK_N,
+                                                                 BLOCK_K);
+}
+
+struct Weights {
+  Buffer<half> norm_w, g, u, d;
+};
+
+// The fused block: 2 kernels.
+void mlp_fused(const Buffer<half>& x, const Weights& w, Buffer<half>& h, Buffer<half>& out,
+               int tokens, int hidden, int inter) {
+  static auto kernel = tritium::jit(rmsnorm_gate_up_kernel, "rmsnorm_gate_up_kernel");
+  kernel[{tritium::cdiv(inter, BLOCK_N), tritium::cdiv(tokens, BLOCK_M)}](
+      x, w.norm_w, w.g, w.u, h, tokens, inter, hidden, EPS, BLOCK_M, BLOCK_N, BLOCK_K);
+  matmul(h, w.d, out, tokens, hidden, inter);
+}
+
+struct Scratch {
+  Buffer<half> xn, g, u, h;
+};
+
+// The unfused block: 5 kernels.
+void mlp_unfused(const Buffer<half>& x, const Weights& w, Scratch& s, Buffer<half>& out, int tokens,
+                 int hidden, int inter) {
+  static auto norm = tritium::jit(rmsnorm_kernel, "rmsnorm_kernel");
+  static auto silu_mul = tritium::jit(silu_mul_kernel, "silu_mul_kernel");
+  norm[{tokens}](x, w.norm_w, s.xn, hidden, EPS, next_pow2(hidden));
+  matmul(s.xn, w.g, s.g, tokens, inter, hidden);
+  matmul(s.xn, w.u, s.u, tokens, inter, hidden);
+  int n = tokens * inter;
+  silu_mul[{tritium::cdiv(n, 1024)}](s.g, s.u, s.h, n, 1024);
+  matmul(s.h, w.d, out, tokens, hidden, inter);
+}
+
+// Best wall time of `reps` runs after a warm-up run (which compiles); with reps = 0, the time
+// of that first run.
+double time_ms(const tritium::Device& dev, const std::function<void()>& fn, int reps) {
+  auto t0 = std::chrono::steady_clock::now();
+  fn();
+  dev.synchronize();
+  double best =
+      reps > 0 ? 1e30
+               : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                     .count();
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    dev.synchronize();
+    best = std::min(
+        best,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::vector<half> random_halves(std::mt19937& rng, size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<half> v(n);
+  for (auto& x : v)
+    x = half(dist(rng));
+  return v;
+}
+
+// Returns false if a result is wrong.
+bool run(const tritium::Device& dev, int tokens, int hidden, int inter, bool interpreter) {
+  std::mt19937 rng(hidden + inter);
+  // Weights scaled by 1/sqrt(fan-in) keep every intermediate value near 1.
+  float sg = 1.f / std::sqrt(float(hidden)), sd = 1.f / std::sqrt(float(inter));
+  auto hx = random_halves(rng, size_t(tokens) * hidden, -1.f, 1.f);
+  auto hw = random_halves(rng, hidden, 0.5f, 1.5f);
+  auto hg = random_halves(rng, size_t(hidden) * inter, -sg, sg);
+  auto hu = random_halves(rng, size_t(hidden) * inter, -sg, sg);
+  auto hd = random_halves(rng, size_t(inter) * hidden, -sd, sd);
+  auto x = dev.from_host(hx);
+  Weights w{dev.from_host(hw), dev.from_host(hg), dev.from_host(hu), dev.from_host(hd)};
+  auto h = dev.alloc<half>(size_t(tokens) * inter);
+  auto out = dev.alloc<half>(size_t(tokens) * hidden);
+  auto out_unfused = dev.alloc<half>(size_t(tokens) * hidden);
+  Scratch s{dev.alloc<half>(size_t(tokens) * hidden), dev.alloc<half>(size_t(tokens) * inter),
+            dev.alloc<half>(size_t(tokens) * inter), dev.alloc<half>(size_t(tokens) * inter)};
+
+  // The first runs trace and compile the kernels; on the interpreter they are also the timing.
+  double fused = time_ms(
+      dev, [&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }, 0);
+  double unfused = time_ms(
+      dev, [&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }, 0);
+  auto got = out.to_host(), got_unfused = out_unfused.to_host();
+
+  // Plain C++ reference, in double.
+  auto f = [](half v) { return double(float(v)); };
+  double max_err = 0, max_err_unfused = 0, max_ref = 0;
+  std::vector<double> xn(hidden), gate(inter), up(inter);
+  for (int t = 0; t < tokens; ++t) {
+    double ss = 0;
+    for (int k = 0; k < hidden; ++k)
+      ss += f(hx[size_t(t) * hidden + k]) * f(hx[size_t(t) * hidden + k]);
+    double rstd = 1.0 / std::sqrt(ss / hidden + EPS);
+    for (int k = 0; k < hidden; ++k)
+      xn[k] = f(hx[size_t(t) * hidden + k]) * rstd * f(hw[k]);
+    std::fill(gate.begin(), gate.end(), 0.0);
+    std::fill(up.begin(), up.end(), 0.0);
+    for (int k = 0; k < hidden; ++k)
+      for (int n = 0; n < inter; ++n) {
+        gate[n] += xn[k] * f(hg[size_t(k) * inter + n]);
+        up[n] += xn[k] * f(hu[size_t(k) * inter + n]);
+      }
+    for (int n = 0; n < inter; ++n)
+      gate[n] = gate[n] / (1.0 + std::exp(-gate[n])) * up[n]; // silu(g) * u
+    for (int j = 0; j < hidden; ++j) {
+      double o = 0;
+      for (int n = 0; n < inter; ++n)
+        o += gate[n] * f(hd[size_t(n) * hidden + j]);
+      size_t idx = size_t(t) * hidden + j;
+      max_ref = std::max(max_ref, std::fabs(o));
+      max_err = std::max(max_err, std::fabs(f(got[idx]) - o));
+      max_err_unfused = std::max(max_err_unfused, std::fabs(f(got_unfused[idx]) - o));
+    }
+  }
+  // fp16 intermediates (Xn, h) and output: a few units of 2^-11 relative to the output scale.
+  const double bound = 1e-2;
+  double rel = max_err / max_ref, rel_unfused = max_err_unfused / max_ref;
+  bool ok = rel <= bound && rel_unfused <= bound;
+
+  if (!interpreter) {
+    fused = time_ms(
+        dev, [&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }, 20);
+    unfused = time_ms(
+        dev, [&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }, 20);
+  }
+  fmt::print("tokens {:3}, hidden {:5}, intermediate {:5}: max relative error {:.2e} (unfused "
+             "{:.2e}, bound {:.0e})  fused (2 kernels) {:9.3f} ms, unfused (5 kernels) {:9.3f} ms  "
+             "{}\n",
+             tokens, hidden, inter, rel, rel_unfused, bound, fused, unfused, ok ? "ok" : "WRONG");
+  return ok;
+}
+
+int main(int argc, char** argv) {
+  try {
+    bool full = false, small = false;
+    for (int i = 1; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--full") == 0)
+        full = true;
+      else if (std::strcmp(argv[i], "--small") == 0)
+        small = true;
+      else {
+        fmt::print(stderr, "usage: {} [--full | --small]\n", argv[0]);
+        return 2;
+      }
+    }
+    auto dev = tritium::default_device();
+    const bool interpreter = dev.name() == "interpreter";
+    fmt::print("device: {} ({})\n", dev.name(), dev.target());
+    fmt::print("out = (silu(Xn @ G) * (Xn @ U)) @ D, Xn = RMSNorm(X); fp16 data, f32 "
+               "accumulation\n");
+    struct Case {
+      int hidden, inter;
+    };
+    std::vector<Case> cases{{1024, 11008}, {4096, 11008}};
+    if (small || (interpreter && !full)) {
+      fmt::print("running scaled-down shapes ({}); pass --full for hidden 1024 and 4096 / "
+                 "intermediate 11008\n",
+                 small ? "--small" : "the interpreter runs one element at a time");
+      cases = {{256, 688}, {512, 1376}};
+    }
+    if (interpreter)
+      fmt::print("note: interpreter timings measure the reference interpreter, not a GPU\n");
+    const int tokens = 16;
+    bool ok = true;
+    for (auto c : cases)
+      ok = run(dev, tokens, c.hidden, c.inter, interpreter) && ok;
+    if (!ok) {
+      fmt::print("FAILED: results differ from the plain C++ reference\n");
+      return 1;
+    }
+    fmt::print("OK\n");
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
