@@ -311,3 +311,13 @@ TEST_CASE("emulated GPU lowering: bytes, shorts, booleans and halves through mem
                   buffer(std::vector<int32_t>(n)), scalar(n)},
                  4, ws);
 }
+
+TEST_CASE("emulated GPU lowering: reductions with keep_dims") {
+  for (int ws : {32, 64})
+    for (auto [m, n] : {std::pair{4, 8}, std::pair{32, 64}}) {
+      lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(m), const_arg(n)};
+      auto f = lang::trace(gpu_test::keep_dims, "keep_dims", s);
+      differential(*f, {1}, {buffer(random_floats(m * n)), buffer(std::vector<float>(m * n))}, 4,
+                   ws, 1e-5, 1e-5);
+    }
+}

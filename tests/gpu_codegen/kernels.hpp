@@ -190,3 +190,15 @@ inline void narrow(tl::ptr<bool> flags, tl::ptr<uint8_t> bytes, tl::ptr<int16_t>
 }
 
 } // namespace gpu_test
+
+namespace gpu_test {
+
+// Reductions that keep the reduced axis (size 1) broadcast back against their input.
+inline void keep_dims(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
+                      tl::constexpr_<int> N) {
+  auto offs = tl::expand_dims(tl::arange(0, M), 1) * N + tl::expand_dims(tl::arange(0, N), 0);
+  auto a = tl::load(x + offs);
+  tl::store(out + offs, a - tl::max(a, 1, true) + tl::sum(a, 0, true));
+}
+
+} // namespace gpu_test
