@@ -147,6 +147,8 @@ public:
     default:
       return expand_math(b, kind, args, *this, op); // what AMDGPU uses
     }
+    if (args[0]->getType()->isDoubleTy()) // AMDGPU's (and libdevice-less NVPTX's) f64 path
+      return expand_math_f64(b, kind, args[0], op);
     return b.CreateUnaryIntrinsic(id, args[0]);
   }
   bool printf(llvm::IRBuilder<>& b, const std::string& format,
@@ -335,6 +337,20 @@ public:
   void copy_device_to_device(void* d, const void* s, size_t n) override { std::memmove(d, s, n); }
   std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
                                           const CompileOptions& o) override {
+    // TRITIUM_EMULATOR_TARGETS=gfx90a,gfx942,gfx1100,sm_90: every kernel must also compile for
+    // these real targets (what CI checks for every test kernel, without GPUs).
+    if (const char* list = std::getenv("TRITIUM_EMULATOR_TARGETS"); list && *list) {
+      std::string_view rest = list;
+      while (!rest.empty()) {
+        auto comma = rest.find(',');
+        GpuTarget t;
+        t.arch = std::string(rest.substr(0, comma));
+        t.keep_stages = false;
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (!t.arch.empty())
+          compile_for_gpu(*f, t, o);
+      }
+    }
     return std::make_unique<EmulatorKernel>(*f, o, warp_size());
   }
 

@@ -125,7 +125,8 @@ void differential(const ir::Function& f, LaunchGrid grid, const std::vector<Arg>
     for (size_t k = 0; k * eb < args[i].bytes.size() && bad < 5; ++k) {
       double r = element(static_cast<uint8_t*>(ref[i]) + k * eb, t);
       double e = element(static_cast<uint8_t*>(emu[i]) + k * eb, t);
-      bool ok = (std::isnan(r) && std::isnan(e)) || std::fabs(r - e) <= atol + rtol * std::fabs(r);
+      bool ok = r == e || (std::isnan(r) && std::isnan(e)) ||
+                std::fabs(r - e) <= atol + rtol * std::fabs(r);
       if (!ok) {
         ++bad;
         FAIL_CHECK("argument " << i << " element " << k << ": interpreter " << r
@@ -320,4 +321,23 @@ TEST_CASE("emulated GPU lowering: reductions with keep_dims") {
       differential(*f, {1}, {buffer(random_floats(m * n)), buffer(std::vector<float>(m * n))}, 4,
                    ws, 1e-5, 1e-5);
     }
+}
+
+TEST_CASE("emulated GPU lowering: f64 exp, exp2, log, log2, sin, cos expansions") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(512)};
+  auto f = lang::trace(gpu_test::f64_math, "f64_math", s);
+  std::mt19937 rng(21);
+  std::vector<double> x(512);
+  for (size_t i = 0; i < x.size(); ++i) {
+    // Wide ranges, with the special values.
+    double mag = std::ldexp(1.0, static_cast<int>(rng() % 20) - 10);
+    x[i] = (static_cast<double>(rng()) / 4294967296.0 - 0.5) * 2 * mag * 100;
+  }
+  x[0] = 0;
+  x[1] = -0.0;
+  x[2] = 700;
+  x[3] = -700;
+  x[4] = 1e-310;
+  for (int ws : {32, 64})
+    differential(*f, {1}, {buffer(x), buffer(std::vector<double>(6 * 512))}, 4, ws, 4e-15, 1e-300);
 }

@@ -202,3 +202,19 @@ inline void keep_dims(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> 
 }
 
 } // namespace gpu_test
+
+namespace gpu_test {
+
+// f64 transcendentals (AMD: our own expansions, as ocml is not available).
+inline void f64_math(tl::ptr<double> x, tl::ptr<double> out, tl::constexpr_<int> B) {
+  auto offs = tl::arange(0, B);
+  auto a = tl::load(x + offs);
+  tl::store(out + offs, tl::exp(a));
+  tl::store(out + B + offs, tl::log(tl::abs(a) + 1e-300));
+  tl::store(out + 2 * B + offs, tl::sin(a));
+  tl::store(out + 3 * B + offs, tl::cos(a));
+  tl::store(out + 4 * B + offs, tl::exp2(a));
+  tl::store(out + 5 * B + offs, tl::log2(tl::abs(a) + 1e-300));
+}
+
+} // namespace gpu_test
