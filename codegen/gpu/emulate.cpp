@@ -7,6 +7,7 @@
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
+#include <tritium/ir/printer.hpp>
 
 #include <fmt/format.h>
 
@@ -14,10 +15,13 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 
 #include <barrier>
 #include <bit>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -143,6 +147,8 @@ public:
     default:
       return expand_math(b, kind, args, *this, op); // what AMDGPU uses
     }
+    if (args[0]->getType()->isDoubleTy()) // AMDGPU's (and libdevice-less NVPTX's) f64 path
+      return expand_math_f64(b, kind, args[0], op);
     return b.CreateUnaryIntrinsic(id, args[0]);
   }
   bool printf(llvm::IRBuilder<>& b, const std::string& format,
@@ -193,82 +199,180 @@ void add_entry(llvm::Module& m, llvm::Function& kernel) {
   b.CreateRetVoid();
 }
 
+// One kernel compiled for emulation: the JIT that holds its code, and how to run it.
+class EmulatedProgram {
+public:
+  EmulatedProgram(const ir::Function& f, const CompileOptions& options, int warp_size)
+      : warps_(options.num_warps), ws_(warp_size) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      llvm::InitializeNativeTarget();
+      llvm::InitializeNativeTargetAsmPrinter();
+    });
+    auto jit = llvm::orc::LLJITBuilder().create();
+    if (!jit)
+      throw Error("GPU emulation: cannot create a JIT: " + llvm::toString(jit.takeError()));
+    jit_ = std::move(*jit);
+    jit_->getExecutionSession().setErrorReporter(
+        [this](llvm::Error e) { jit_errors_ += llvm::toString(std::move(e)) + "\n"; });
+    auto g = prepare_gpu_ir(f, warps_, ws_, nullptr);
+    ir_ = ir::print(*g);
+    HostEmuTarget ti(ws_, jit_->getDataLayout().getStringRepresentation());
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto m = lower_to_llvm(*g, ti, *ctx, warps_, &shared_bytes_);
+    add_entry(*m, *m->getFunction(f.name));
+    {
+      llvm::raw_string_ostream os(ll_);
+      m->print(os, nullptr);
+    }
+    auto& jd = jit_->getMainJITDylib();
+    llvm::orc::MangleAndInterner mangle(jit_->getExecutionSession(), jit_->getDataLayout());
+    llvm::orc::SymbolMap syms;
+    auto def = [&](const char* name, auto* fn) {
+      syms[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
+    };
+    def("tritium_emu_tid", &tritium_emu_tid);
+    def("tritium_emu_pid", &tritium_emu_pid);
+    def("tritium_emu_nprog", &tritium_emu_nprog);
+    def("tritium_emu_barrier", &tritium_emu_barrier);
+    def("tritium_emu_smem", &tritium_emu_smem);
+    def("tritium_emu_shfl_xor", &tritium_emu_shfl_xor);
+    def("tritium_emu_shfl_idx", &tritium_emu_shfl_idx);
+    def("__truncsfbf2", &tritium_emu_truncsfbf2);
+    def("__truncdfbf2", &tritium_emu_truncdfbf2);
+    if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
+      throw Error("GPU emulation: " + llvm::toString(std::move(err)));
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    if (!gen)
+      throw Error("GPU emulation: " + llvm::toString(gen.takeError()));
+    jd.addGenerator(std::move(*gen));
+    if (auto err = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+      throw Error("GPU emulation: " + llvm::toString(std::move(err)));
+    auto sym = jit_->lookup("tritium_emu_entry");
+    if (!sym)
+      throw Error("GPU emulation: " + llvm::toString(sym.takeError()) + "\n" + jit_errors_);
+    entry_ = sym->toPtr<void (*)(const uint64_t*)>();
+  }
+
+  void run(const LaunchGrid& grid, std::span<const ArgSlot> slots) {
+    static std::mutex one_at_a_time; // the runtime hooks above are process-global
+    std::lock_guard<std::mutex> lock(one_at_a_time);
+    const int threads = warps_ * ws_;
+    std::vector<uint8_t> smem(static_cast<size_t>(shared_bytes_) + 16);
+    std::vector<uint32_t> xchg(threads);
+    for (int64_t z = 0; z < grid.z; ++z)
+      for (int64_t y = 0; y < grid.y; ++y)
+        for (int64_t x = 0; x < grid.x; ++x) {
+          std::barrier<> bar(threads);
+          Launch launch{{grid.x, grid.y, grid.z}, threads, ws_, &bar, &smem, &xchg};
+          g_launch = &launch;
+          std::vector<std::thread> pool;
+          for (int t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+              t_tid = t;
+              t_pid[0] = x;
+              t_pid[1] = y;
+              t_pid[2] = z;
+              entry_(slots.data());
+            });
+          for (auto& th : pool)
+            th.join();
+          g_launch = nullptr;
+        }
+  }
+
+  const std::string& ir() const { return ir_; }
+  const std::string& ll() const { return ll_; }
+
+private:
+  int warps_, ws_;
+  int shared_bytes_ = 0;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::string jit_errors_, ir_, ll_;
+  void (*entry_)(const uint64_t*) = nullptr;
+};
+
+// A device that runs kernels through the GPU lowering on the CPU ("gpu-emulator"), so that
+// every test written against devices() also checks the GPU lowering against the interpreter.
+// Never the default device (priority below the interpreter's). TRITIUM_EMULATOR_WARP=64
+// emulates wave64.
+class EmulatorKernel final : public CompiledKernel {
+public:
+  EmulatorKernel(const ir::Function& f, const CompileOptions& o, int ws)
+      : name_(f.name), nparams_(f.args().size()), program_(f, o, ws) {}
+  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
+    if (args.size() != nparams_)
+      throw Error(
+          fmt::format("kernel '{}': {} arguments for {} parameters", name_, args.size(), nparams_));
+    program_.run(grid, args);
+  }
+  std::string artifact(std::string_view stage) const override {
+    if (stage == "ir.opt")
+      return program_.ir();
+    if (stage == "ll")
+      return program_.ll();
+    return {};
+  }
+
+private:
+  std::string name_;
+  size_t nparams_;
+  EmulatedProgram program_;
+};
+
+class EmulatorBackend final : public Backend {
+public:
+  std::string_view name() const override { return "gpu-emulator"; }
+  std::string target() const override { return fmt::format("gpu-emulator-wave{}", warp_size()); }
+  void* alloc(size_t bytes) override {
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    if (!p)
+      throw Error(fmt::format("gpu-emulator: cannot allocate {} bytes", bytes));
+    return p;
+  }
+  void free(void* p) override { std::free(p); }
+  void copy_to_device(void* d, const void* s, size_t n) override { std::memcpy(d, s, n); }
+  void copy_to_host(void* d, const void* s, size_t n) override { std::memcpy(d, s, n); }
+  void copy_device_to_device(void* d, const void* s, size_t n) override { std::memmove(d, s, n); }
+  std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
+                                          const CompileOptions& o) override {
+    // TRITIUM_EMULATOR_TARGETS=gfx90a,gfx942,gfx1100,sm_90: every kernel must also compile for
+    // these real targets (what CI checks for every test kernel, without GPUs).
+    if (const char* list = std::getenv("TRITIUM_EMULATOR_TARGETS"); list && *list) {
+      std::string_view rest = list;
+      while (!rest.empty()) {
+        auto comma = rest.find(',');
+        GpuTarget t;
+        t.arch = std::string(rest.substr(0, comma));
+        t.keep_stages = false;
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (!t.arch.empty())
+          compile_for_gpu(*f, t, o);
+      }
+    }
+    return std::make_unique<EmulatorKernel>(*f, o, warp_size());
+  }
+
+private:
+  static int warp_size() {
+    const char* w = std::getenv("TRITIUM_EMULATOR_WARP");
+    return w && std::string_view(w) == "64" ? 64 : 32;
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  register_backend({"gpu-emulator", -1, [](std::string*) -> std::unique_ptr<Backend> {
+                      return std::make_unique<EmulatorBackend>();
+                    }});
+  return true;
+}();
+
 } // namespace
 
 void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, int warp_size,
                         const LaunchGrid& grid, std::span<const ArgSlot> slots) {
-  static std::mutex one_at_a_time; // the runtime hooks above are process-global
-  std::lock_guard<std::mutex> lock(one_at_a_time);
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit)
-    throw Error("GPU emulation: cannot create a JIT: " + llvm::toString(jit.takeError()));
-  std::string jit_errors;
-  (*jit)->getExecutionSession().setErrorReporter(
-      [&](llvm::Error e) { jit_errors += llvm::toString(std::move(e)) + "\n"; });
-  const int warps = options.num_warps;
-  auto g = prepare_gpu_ir(f, warps, warp_size, nullptr);
-  HostEmuTarget ti(warp_size, (*jit)->getDataLayout().getStringRepresentation());
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  int shared_bytes = 0;
-  auto m = lower_to_llvm(*g, ti, *ctx, warps, &shared_bytes);
-  add_entry(*m, *m->getFunction(f.name));
-  auto& jd = (*jit)->getMainJITDylib();
-  auto& es = (*jit)->getExecutionSession();
-  llvm::orc::MangleAndInterner mangle(es, (*jit)->getDataLayout());
-  llvm::orc::SymbolMap syms;
-  auto def = [&](const char* name, auto* fn) {
-    syms[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
-  };
-  def("tritium_emu_tid", &tritium_emu_tid);
-  def("tritium_emu_pid", &tritium_emu_pid);
-  def("tritium_emu_nprog", &tritium_emu_nprog);
-  def("tritium_emu_barrier", &tritium_emu_barrier);
-  def("tritium_emu_smem", &tritium_emu_smem);
-  def("tritium_emu_shfl_xor", &tritium_emu_shfl_xor);
-  def("tritium_emu_shfl_idx", &tritium_emu_shfl_idx);
-  def("__truncsfbf2", &tritium_emu_truncsfbf2);
-  def("__truncdfbf2", &tritium_emu_truncdfbf2);
-  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
-    throw Error("GPU emulation: " + llvm::toString(std::move(err)));
-  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      (*jit)->getDataLayout().getGlobalPrefix());
-  if (!gen)
-    throw Error("GPU emulation: " + llvm::toString(gen.takeError()));
-  jd.addGenerator(std::move(*gen));
-  if (auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    throw Error("GPU emulation: " + llvm::toString(std::move(err)));
-  auto sym = (*jit)->lookup("tritium_emu_entry");
-  if (!sym)
-    throw Error("GPU emulation: " + llvm::toString(sym.takeError()) + "\n" + jit_errors);
-  auto* entry = sym->toPtr<void (*)(const uint64_t*)>();
-
-  const int threads = warps * warp_size;
-  std::vector<uint8_t> smem(static_cast<size_t>(shared_bytes) + 16);
-  std::vector<uint32_t> xchg(threads);
-  for (int64_t z = 0; z < grid.z; ++z)
-    for (int64_t y = 0; y < grid.y; ++y)
-      for (int64_t x = 0; x < grid.x; ++x) {
-        std::barrier<> bar(threads);
-        Launch launch{{grid.x, grid.y, grid.z}, threads, warp_size, &bar, &smem, &xchg};
-        g_launch = &launch;
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t)
-          pool.emplace_back([&, t] {
-            t_tid = t;
-            t_pid[0] = x;
-            t_pid[1] = y;
-            t_pid[2] = z;
-            entry(slots.data());
-          });
-        for (auto& th : pool)
-          th.join();
-        g_launch = nullptr;
-      }
+  EmulatedProgram(f, options, warp_size).run(grid, slots);
 }
 
 } // namespace tritium::gpu

@@ -238,7 +238,10 @@ private:
         if (std::string_view(e.what()).find(fmt::format("kernel '{}'", f_.name)) !=
             std::string_view::npos)
           throw;
-        fail(*op, e.what());
+        std::string_view what = e.what();
+        if (what.starts_with("GPU lowering: "))
+          what.remove_prefix(14);
+        fail(*op, std::string(what));
       }
     }
   }
@@ -1222,12 +1225,17 @@ private:
       if (res->type.is_scalar()) {
         out.push_back(acc[0][k]);
       } else {
-        // The slice layout's registers are the input's with the axis digit 0, in order.
+        // The slice layout's registers are the input's with the axis digit 0, in order (with
+        // keep_dims, the input's layout over a size-1 axis: the same).
         Dist rd = dist(res);
+        const bool keep = res->type.rank() == x0->type.rank();
         out.resize(rd.num_regs());
         for (size_t g = 0; g < acc.size(); ++g) {
           auto dig = d.reg_digits(keys[g]);
-          dig.erase(dig.begin() + axis);
+          if (keep)
+            dig[axis] = 0;
+          else
+            dig.erase(dig.begin() + axis);
           out[rd.reg_index(dig)] = acc[g][k];
         }
       }

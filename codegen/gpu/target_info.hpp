@@ -90,6 +90,11 @@ std::unique_ptr<TargetInfo> make_amdgpu_target(const GpuTarget& t);
 llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                          TargetInfo& ti, const ir::Op& op);
 
+// exp, exp2, log, log2, sin, cos on f64 from fma, ldexp, frexp and polynomials (within a few
+// ulp; sin/cos for |x| up to about 1e9), for targets with no f64 math library.
+llvm::Value* expand_math_f64(llvm::IRBuilder<>& b, ir::OpKind kind, llvm::Value* x,
+                             const ir::Op& op);
+
 // LLVM helpers for the targets (llvm_util.cpp): O3 over a module with a TargetMachine, and
 // emitting assembly / object code.
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);

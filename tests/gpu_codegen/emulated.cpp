@@ -50,42 +50,41 @@ std::vector<float> random_floats(size_t n, float lo = -2, float hi = 2, unsigned
 }
 
 double element(const uint8_t* p, ir::DType t) {
+  auto as = [&](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return static_cast<double>(v);
+  };
   switch (t.kind) {
-  case ir::ScalarKind::F32: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  case ir::ScalarKind::F64: {
-    double f;
-    std::memcpy(&f, p, 8);
-    return f;
+  case ir::ScalarKind::F32:
+    return as(float{});
+  case ir::ScalarKind::F64:
+    return as(double{});
+  case ir::ScalarKind::F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return f16_bits_to_float(h);
   }
   case ir::ScalarKind::BF16: {
     uint16_t h;
     std::memcpy(&h, p, 2);
     return bf16_bits_to_float(h);
   }
-  case ir::ScalarKind::F16: {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return f16_bits_to_float(h);
-  }
-  case ir::ScalarKind::I32: {
-    int32_t i;
-    std::memcpy(&i, p, 4);
-    return i;
-  }
-  case ir::ScalarKind::U32: {
-    uint32_t i;
-    std::memcpy(&i, p, 4);
-    return i;
-  }
-  default: {
-    int8_t i;
-    std::memcpy(&i, p, 1);
-    return i;
-  }
+  case ir::ScalarKind::I64:
+    return as(int64_t{});
+  case ir::ScalarKind::U64:
+    return as(uint64_t{});
+  case ir::ScalarKind::I32:
+    return as(int32_t{});
+  case ir::ScalarKind::U32:
+    return as(uint32_t{});
+  case ir::ScalarKind::I16:
+    return as(int16_t{});
+  case ir::ScalarKind::U16:
+    return as(uint16_t{});
+  case ir::ScalarKind::I8:
+    return as(int8_t{});
+  default:
+    return as(uint8_t{}); // u8, i1
   }
 }
 
@@ -126,7 +125,8 @@ void differential(const ir::Function& f, LaunchGrid grid, const std::vector<Arg>
     for (size_t k = 0; k * eb < args[i].bytes.size() && bad < 5; ++k) {
       double r = element(static_cast<uint8_t*>(ref[i]) + k * eb, t);
       double e = element(static_cast<uint8_t*>(emu[i]) + k * eb, t);
-      bool ok = (std::isnan(r) && std::isnan(e)) || std::fabs(r - e) <= atol + rtol * std::fabs(r);
+      bool ok = r == e || (std::isnan(r) && std::isnan(e)) ||
+                std::fabs(r - e) <= atol + rtol * std::fabs(r);
       if (!ok) {
         ++bad;
         FAIL_CHECK("argument " << i << " element " << k << ": interpreter " << r
@@ -290,4 +290,54 @@ TEST_CASE("emulated GPU lowering: dot with bf16 and f64 operands") {
                  {buffer(bf), buffer(d), buffer(std::vector<float>(1024)),
                   buffer(std::vector<double>(1024)), buffer(std::vector<uint16_t>(1024))},
                  4, ws, 1e-6, 1e-7);
+}
+
+TEST_CASE("emulated GPU lowering: bytes, shorts, booleans and halves through memory") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(),  ptr_arg(),     ptr_arg(),
+                       ptr_arg(), int_arg(1), const_arg(256)};
+  auto f = lang::trace(gpu_test::narrow, "narrow", s);
+  const int n = 500;
+  std::vector<uint8_t> flags(n), bytes(n);
+  std::vector<int16_t> shorts(n);
+  std::vector<uint16_t> halves(n);
+  for (int i = 0; i < n; ++i) {
+    flags[i] = (i * 7) % 3 == 0;
+    bytes[i] = static_cast<uint8_t>(i * 13);
+    shorts[i] = static_cast<int16_t>(i * 331 - 70000);
+    halves[i] = double_to_f16_bits((i % 17) * 0.25);
+  }
+  for (int ws : {32, 64})
+    differential(*f, {2},
+                 {buffer(flags), buffer(bytes), buffer(shorts), buffer(halves),
+                  buffer(std::vector<int32_t>(n)), scalar(n)},
+                 4, ws);
+}
+
+TEST_CASE("emulated GPU lowering: reductions with keep_dims") {
+  for (int ws : {32, 64})
+    for (auto [m, n] : {std::pair{4, 8}, std::pair{32, 64}}) {
+      lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(m), const_arg(n)};
+      auto f = lang::trace(gpu_test::keep_dims, "keep_dims", s);
+      differential(*f, {1}, {buffer(random_floats(m * n)), buffer(std::vector<float>(m * n))}, 4,
+                   ws, 1e-5, 1e-5);
+    }
+}
+
+TEST_CASE("emulated GPU lowering: f64 exp, exp2, log, log2, sin, cos expansions") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(512)};
+  auto f = lang::trace(gpu_test::f64_math, "f64_math", s);
+  std::mt19937 rng(21);
+  std::vector<double> x(512);
+  for (size_t i = 0; i < x.size(); ++i) {
+    // Wide ranges, with the special values.
+    double mag = std::ldexp(1.0, static_cast<int>(rng() % 20) - 10);
+    x[i] = (static_cast<double>(rng()) / 4294967296.0 - 0.5) * 2 * mag * 100;
+  }
+  x[0] = 0;
+  x[1] = -0.0;
+  x[2] = 700;
+  x[3] = -700;
+  x[4] = 1e-310;
+  for (int ws : {32, 64})
+    differential(*f, {1}, {buffer(x), buffer(std::vector<double>(6 * 512))}, 4, ws, 4e-15, 1e-300);
 }

@@ -129,6 +129,11 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Function>>> op_kernels() 
     k.emplace_back("more_dots", trace(gpu_test::more_dots, "more_dots", s));
   }
   {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),
+                         ptr_arg(), int_arg(), const_arg(256)};
+    k.emplace_back("narrow", trace(gpu_test::narrow, "narrow", s));
+  }
+  {
     lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
     k.emplace_back("scans", trace(gpu_test::scans, "scans", s));
   }
@@ -307,6 +312,24 @@ TEST_CASE("matmul: no layout conversions, dot over shared memory, 128-bit loads"
   check_ptxas(nv.assembly, "sm_90");
   auto amd = compile(*f, "gfx942", 8);
   CHECK(meta_int(*amd.stage("hsaco.meta"), "private_segment_fixed_size") == 0); // no spills
+}
+
+TEST_CASE("fp16 GEMM block 128x128x64, 8 warps (FMA dot): no scratch on gfx942 or gfx1100") {
+  // Triton 3.6 (MFMA/WMMA) on the same block: gfx942 151 VGPRs, no scratch; gfx1100 256 VGPRs
+  // and 836 bytes of scratch.
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(),      ptr_arg(),      int_arg(),
+                       int_arg(), int_arg(),      int_arg(),      int_arg(),
+                       int_arg(), const_arg(128), const_arg(128), const_arg(64)};
+  auto f = lang::trace(samples::matmul, "matmul", s);
+  for (const char* arch : {"gfx942", "gfx1100"}) {
+    CAPTURE(arch);
+    auto bin = compile(*f, arch, 8);
+    const std::string& meta = *bin.stage("hsaco.meta");
+    CHECK(meta_int(meta, "private_segment_fixed_size") == 0);
+    CHECK(meta_int(meta, "vgpr_spill_count") == 0);
+    MESSAGE(std::string(arch) << " GEMM 128x128x64: " << meta_int(meta, "vgpr_count") << " VGPRs, "
+                              << bin.shared_bytes << " bytes of LDS");
+  }
 }
 
 TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {

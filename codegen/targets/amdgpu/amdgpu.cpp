@@ -291,10 +291,8 @@ public:
     default:
       return expand_math(b, kind, args, *this, op);
     }
-    if (f64)
-      throw Error(fmt::format("{}: op '{}' on f64 needs ROCm's ocml, which this build does not "
-                              "link (Debian 12 does not package it)",
-                              op.loc.str(), ir::op_name(kind)));
+    if (f64) // no ocml (Debian 12 does not package it): our own f64 expansions
+      return expand_math_f64(b, kind, x, op);
     return b.CreateUnaryIntrinsic(id, x);
   }
 

@@ -177,9 +177,7 @@ public:
     }
     llvm::Value* x = args[0];
     if (f64 && kind != ir::OpKind::Tanh && kind != ir::OpKind::Erf && kind != ir::OpKind::Pow)
-      throw Error(fmt::format("{}: op '{}' on f64 needs libdevice (set TRITIUM_LIBDEVICE or "
-                              "CUDA_HOME)",
-                              op.loc.str(), ir::op_name(kind)));
+      return expand_math_f64(b, kind, x, op);
     auto approx = [&](llvm::Intrinsic::ID id, llvm::Value* v) {
       return b.CreateIntrinsic(id, {}, {v});
     };
