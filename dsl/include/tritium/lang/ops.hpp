@@ -298,11 +298,17 @@ basic_tensor<E> sigmoid(const basic_tensor<E>& x, Loc loc = Loc::current()) {
 template <FloatElement E>
 basic_tensor<E> softmax(const basic_tensor<E>& x, int axis = 0, Loc loc = Loc::current()) {
   ir::Value* v = x.use(loc);
-  ir::Value* m = detail::reduce_simple(v, axis, true, ir::OpKind::Max, loc);
-  ir::Value* z = detail::arith(ir::OpKind::Sub, v, m, dtype_of<E>(), loc);
+  int rank = v->type.rank();
+  int a = axis < 0 ? axis + rank : axis;
+  // Reduce, then put the reduced axis back as size 1 so that it broadcasts against x.
+  auto reduce_keep = [&](ir::Value* t, ir::OpKind k) {
+    return detail::expand_dims(detail::reduce_simple(t, axis, false, k, loc), a, loc);
+  };
+  ir::Value* z = detail::arith(ir::OpKind::Sub, v, reduce_keep(v, ir::OpKind::Max), dtype_of<E>(),
+                               loc);
   ir::Value* num = detail::unary(ir::OpKind::Exp, z, loc);
-  ir::Value* den = detail::reduce_simple(num, axis, true, ir::OpKind::Add, loc);
-  return basic_tensor<E>(detail::arith(ir::OpKind::Div, num, den, dtype_of<E>(), loc));
+  return basic_tensor<E>(detail::arith(ir::OpKind::Div, num, reduce_keep(num, ir::OpKind::Add),
+                                       dtype_of<E>(), loc));
 }
 
 // --- memory ------------------------------------------------------------------------------
