@@ -304,11 +304,11 @@ basic_tensor<E> softmax(const basic_tensor<E>& x, int axis = 0, Loc loc = Loc::c
   auto reduce_keep = [&](ir::Value* t, ir::OpKind k) {
     return detail::expand_dims(detail::reduce_simple(t, axis, false, k, loc), a, loc);
   };
-  ir::Value* z = detail::arith(ir::OpKind::Sub, v, reduce_keep(v, ir::OpKind::Max), dtype_of<E>(),
-                               loc);
+  ir::Value* z =
+      detail::arith(ir::OpKind::Sub, v, reduce_keep(v, ir::OpKind::Max), dtype_of<E>(), loc);
   ir::Value* num = detail::unary(ir::OpKind::Exp, z, loc);
-  return basic_tensor<E>(detail::arith(ir::OpKind::Div, num, reduce_keep(num, ir::OpKind::Add),
-                                       dtype_of<E>(), loc));
+  return basic_tensor<E>(
+      detail::arith(ir::OpKind::Div, num, reduce_keep(num, ir::OpKind::Add), dtype_of<E>(), loc));
 }
 
 // --- memory ------------------------------------------------------------------------------
@@ -549,8 +549,8 @@ basic_tensor<E> topk(const basic_tensor<E>& x, int k, Loc loc = Loc::current()) 
   Shape one(rank, 1), out = v->type.shape;
   one.back() = k;
   out.back() = k;
-  ir::Value* idx = detail::broadcast_to(detail::reshape(detail::arange(0, k, loc), one, loc), out,
-                                        loc);
+  ir::Value* idx =
+      detail::broadcast_to(detail::reshape(detail::arange(0, k, loc), one, loc), out, loc);
   return basic_tensor<E>(detail::gather(sorted, idx, rank - 1, loc));
 }
 
