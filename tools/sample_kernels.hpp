@@ -63,6 +63,7 @@ inline void softmax(tl::ptr<float> out, tl::ptr<float> in, tl::i32 stride, tl::i
 inline lang::ArgSpec ptr_arg() {
   lang::ArgSpec s;
   s.info.divisibility = 16;
+  s.info.range32 = true; // a buffer smaller than 2 GiB, as Triton's AMD launcher specializes
   return s;
 }
 inline lang::ArgSpec int_arg(int64_t div = 16) {

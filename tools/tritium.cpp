@@ -2,7 +2,7 @@
 //
 //   tritium compile --target gfx942 [--num-warps 4] [--code-object 4] [--dump DIR]
 //                   (--sample vector_add | FILE.tir)
-//   tritium targets          list the targets
+//   tritium targets          list the targets ("host" goes through the CPU backend, when built)
 //   tritium samples          list the built-in sample kernels
 //
 // FILE.tir holds a kernel in the IR's text form (ir::print / ir::parse). Without --dump the
@@ -13,6 +13,7 @@
 
 #include <tritium/error.hpp>
 #include <tritium/ir/printer.hpp>
+#include <tritium/runtime/device.hpp>
 
 #include <fmt/format.h>
 
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   if (cmd == "targets") {
     for (const auto& a : gpu::supported_gpu_archs())
       std::cout << a << "\n";
+    std::cout << "host\n";
     return 0;
   }
   if (cmd == "samples") {
@@ -98,9 +100,29 @@ int main(int argc, char** argv) {
       ss << in.rdbuf();
       f = ir::parse(ss.str());
     }
-    if (target.arch == "host")
-      throw Error("the host target is compiled by the CPU backend (codegen/targets/cpu); this "
-                  "tool compiles GPU targets");
+    if (target.arch == "host") {
+      // The CPU backend compiles the host target; its stages come from CompiledKernel.
+      Device cpu = device("cpu");
+      std::shared_ptr<const ir::Function> shared(std::move(f));
+      auto k = cpu.backend().compile(shared, options);
+      namespace fs = std::filesystem;
+      if (!dump.empty())
+        fs::create_directories(dump);
+      int written = 0;
+      for (const char* stage : {"ir", "ir.opt", "ll", "ll.opt", "asm"}) {
+        std::string text = k->artifact(stage);
+        if (text.empty())
+          continue;
+        ++written;
+        if (dump.empty() && std::string(stage) == "asm")
+          std::cout << text;
+        else if (!dump.empty())
+          std::ofstream(fs::path(dump) / fmt::format("{}.{}", shared->name, stage)) << text;
+      }
+      if (!dump.empty())
+        std::cout << fmt::format("{}: {} stages in {}\n", shared->name, written, dump);
+      return 0;
+    }
     target.dump_dir = dump;
     gpu::GpuKernelBinary bin = gpu::compile_for_gpu(*f, target, options);
     if (dump.empty()) {

@@ -46,6 +46,37 @@ std::unique_ptr<TargetInfo> make_target(const GpuTarget& t) {
 
 } // namespace
 
+namespace {
+// The text form has no source locations: copy them onto the clone, op by op.
+void copy_locations(const ir::Block& from, ir::Block& to) {
+  for (size_t i = 0; i < from.ops.size() && i < to.ops.size(); ++i) {
+    to.ops[i]->loc = from.ops[i]->loc;
+    for (size_t r = 0; r < from.ops[i]->regions.size(); ++r)
+      copy_locations(*from.ops[i]->regions[r]->block, *to.ops[i]->regions[r]->block);
+  }
+}
+} // namespace
+
+std::unique_ptr<ir::Function>
+prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
+  ir::verify(f);
+  std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
+  g->arg_info = f.arg_info;
+  copy_locations(f.entry(), g->entry());
+  const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
+      {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, num_warps, warp_size); }},
+      {"coalesce", [&](ir::Function& h) { coalesce(h, num_warps, warp_size); }},
+      {"remove_layout_conversions", [&](ir::Function& h) { remove_layout_conversions(h); }},
+  };
+  for (const auto& [name, run] : passes) {
+    run(*g);
+    if (after_pass)
+      after_pass(name, *g);
+  }
+  return g;
+}
+
 std::vector<std::string> supported_gpu_archs() {
   return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"};
 }
@@ -79,28 +110,22 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
       out.stages.emplace_back(std::move(stage), text());
   };
 
-  // make_ttir: a private copy of the kernel (the passes rewrite it), verified.
-  ir::verify(f);
-  std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
-  g->arg_info = f.arg_info;
-  keep("ir", [&] { return ir::print(*g); });
-
-  // make_ttgir: layouts.
-  const int ws = ti->warp_size();
-  const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
-      {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, warps, ws); }},
-      {"coalesce", [&](ir::Function& h) { coalesce(h, warps, ws); }},
-      {"remove_layout_conversions", [&](ir::Function& h) { remove_layout_conversions(h); }},
-  };
-  for (const auto& [name, run] : passes) {
-    run(*g);
-    keep(fmt::format("ir.{}", name), [&] { return ir::print(*g); });
-  }
+  // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts.
+  keep("ir", [&] { return ir::print(f); });
+  std::unique_ptr<ir::Function> g = prepare_gpu_ir(
+      f, warps, ti->warp_size(), [&](const std::string& pass, const ir::Function& h) {
+        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
+      });
   keep("ir.opt", [&] { return ir::print(*g); });
 
   // make_llir: LLVM IR, device libraries, O3.
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = lower_to_llvm(*g, *ti, ctx, warps, &out.shared_bytes);
+  if (out.shared_bytes > ti->max_shared_bytes())
+    throw Error(fmt::format("kernel '{}': needs {} bytes of shared memory on {}, more than the {} "
+                            "a block may use (smaller blocks, or fewer values live across "
+                            "layout conversions, reductions and dots)",
+                            f.name, out.shared_bytes, target.arch, ti->max_shared_bytes()));
   keep("ll", [&] { return print_module(*m); });
   ti->prepare_module(*m);
   ti->optimize(*m);

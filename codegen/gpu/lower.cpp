@@ -231,7 +231,18 @@ private:
     for (const auto& op : blk.ops) {
       if (op_category(op->kind) == ir::OpCategory::Terminator)
         return;
-      lower(*op);
+      try {
+        lower(*op);
+      } catch (const Error& e) {
+        // Errors from layout helpers know no op: name it (once).
+        if (std::string_view(e.what()).find(fmt::format("kernel '{}'", f_.name)) !=
+            std::string_view::npos)
+          throw;
+        std::string_view what = e.what();
+        if (what.starts_with("GPU lowering: "))
+          what.remove_prefix(14);
+        fail(*op, std::string(what));
+      }
     }
   }
   std::vector<Regs> region(const ir::Block& blk, const std::vector<Regs>& args) {
@@ -372,10 +383,59 @@ private:
       return;
     }
     case OpKind::Print:
-      fail(op, "device printing is not supported by the GPU backends yet (use "
-               "TRITIUM_DEVICE=interpreter to debug)");
+      return print(op);
     default:
       fail(op, "this op has no GPU lowering");
+    }
+  }
+
+  // device_print: one line per element, from the thread that owns it: the program id, the
+  // element's index, the prefix and the value (Triton's format).
+  void print(const ir::Op& op) {
+    const std::string& prefix = op.str_attr("prefix");
+    LV* pid[3] = {ti_.program_id(b_, 0), ti_.program_id(b_, 1), ti_.program_id(b_, 2)};
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      const ir::Value* v = op.operand(k);
+      DType t = v->type.elem;
+      const Regs& regs = get(v);
+      auto promote = [&](LV* x) -> LV* {
+        if (t.is_float())
+          return b_.CreateFPExt(x, b_.getDoubleTy());
+        if (t.is_ptr())
+          return x;
+        return b_.CreateIntCast(x, b_.getInt64Ty(), t.is_signed_int());
+      };
+      const char* conv = t.is_float()      ? "%f"
+                         : t.is_ptr()      ? "%p"
+                         : t.is_unsigned() ? "%llu"
+                                           : "%lld";
+      std::string operand = op.operands.size() > 1 ? fmt::format(" (operand {})", k) : "";
+      auto emit = [&](LV* cond, LV* index, LV* value) {
+        std::string format = fmt::format("pid ({{}}, {{}}, {{}}) idx ({}) {}{}: {}\n",
+                                         index ? "%d" : "", prefix, operand, conv);
+        format = fmt::format(fmt::runtime(format), "%d", "%d", "%d");
+        std::vector<LV*> args{pid[0], pid[1], pid[2]};
+        if (index)
+          args.push_back(index);
+        args.push_back(promote(value));
+        guarded(
+            cond,
+            [&]() -> LV* {
+              if (!ti_.printf(b_, format, args))
+                fail(op, "device printing needs a device printf, which this target lacks here "
+                         "(AMD: ROCm's ockl); use TRITIUM_DEVICE=interpreter to debug");
+              return nullptr;
+            },
+            nullptr);
+      };
+      if (v->type.is_scalar()) {
+        emit(b_.CreateICmpEQ(tid_, b_.getInt32(0)), nullptr, regs[0]);
+        continue;
+      }
+      Dist d = dist(v);
+      LV* owner = is_owner(d, v->type);
+      for (int r = 0; r < d.num_regs(); ++r)
+        emit(owner, linear(coords(d, v->type, r), v->type.shape), regs[r]);
     }
   }
 
@@ -776,7 +836,7 @@ private:
     if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32 || !nonneg(o))
       return;
     const Regs& off = get(o);
-    if (p->def && p->def->kind == OpKind::Splat) {
+    if (p->def && p->def->kind == OpKind::Splat && within_2gib(p->def->operand(0))) {
       split_[op.result()] = {get(p->def->operand(0))[0], off};
     } else if (auto it = split_.find(p); it != split_.end()) {
       BaseOffset s = it->second;
@@ -784,6 +844,13 @@ private:
         s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", true, true);
       split_[op.result()] = std::move(s);
     }
+  }
+  // A scalar pointer at a non-negative offset into a kernel argument's buffer of less than
+  // 2 GiB: in-bounds accesses from it are less than 2^31 bytes away.
+  bool within_2gib(const ir::Value* p) {
+    while (p->def && p->def->kind == OpKind::AddPtr && nonneg(p->def->operand(1)))
+      p = p->def->operand(0);
+    return !p->def && p->block == &f_.entry() && f_.arg_info.at(p->index).range32;
   }
   LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
     return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", true,
@@ -1038,7 +1105,9 @@ private:
   }
 
   // --- collectives ---------------------------------------------------------------------
-  LV* shuffle_xor(LV* v, int lane_mask) {
+  // A shuffle of any scalar type, as 32-bit pieces through `shfl32`.
+  template <class F>
+  LV* shuffle_any(LV* v, F shfl32) {
     llvm::Type* t = v->getType();
     unsigned bits = static_cast<unsigned>(m_->getDataLayout().getTypeSizeInBits(t));
     LV* x = t->isPointerTy() ? b_.CreatePtrToInt(v, b_.getInt64Ty()) : v;
@@ -1046,20 +1115,24 @@ private:
       x = b_.CreateBitCast(x, b_.getIntNTy(bits));
     LV* r;
     if (bits == 64) {
-      LV* lo = b_.CreateTrunc(x, b_.getInt32Ty());
-      LV* hi = b_.CreateTrunc(b_.CreateLShr(x, 32), b_.getInt32Ty());
-      lo = ti_.shuffle_xor(b_, lo, lane_mask);
-      hi = ti_.shuffle_xor(b_, hi, lane_mask);
+      LV* lo = shfl32(b_.CreateTrunc(x, b_.getInt32Ty()));
+      LV* hi = shfl32(b_.CreateTrunc(b_.CreateLShr(x, 32), b_.getInt32Ty()));
       r = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()),
                       b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
     } else {
       LV* w = bits < 32 ? b_.CreateZExt(x, b_.getInt32Ty()) : x;
-      w = ti_.shuffle_xor(b_, w, lane_mask);
+      w = shfl32(w);
       r = bits < 32 ? b_.CreateTrunc(w, b_.getIntNTy(bits)) : w;
     }
     if (t->isPointerTy())
       return b_.CreateIntToPtr(r, t);
     return r->getType() == t ? r : b_.CreateBitCast(r, t);
+  }
+  LV* shuffle_xor(LV* v, int lane_mask) {
+    return shuffle_any(v, [&](LV* w) { return ti_.shuffle_xor(b_, w, lane_mask); });
+  }
+  LV* shuffle_idx(LV* v, LV* src_lane) {
+    return shuffle_any(v, [&](LV* w) { return ti_.shuffle_idx(b_, w, src_lane); });
   }
 
   // Reduction: within each thread, then across the lanes holding the axis (xor butterfly),
@@ -1152,12 +1225,17 @@ private:
       if (res->type.is_scalar()) {
         out.push_back(acc[0][k]);
       } else {
-        // The slice layout's registers are the input's with the axis digit 0, in order.
+        // The slice layout's registers are the input's with the axis digit 0, in order (with
+        // keep_dims, the input's layout over a size-1 axis: the same).
         Dist rd = dist(res);
+        const bool keep = res->type.rank() == x0->type.rank();
         out.resize(rd.num_regs());
         for (size_t g = 0; g < acc.size(); ++g) {
           auto dig = d.reg_digits(keys[g]);
-          dig.erase(dig.begin() + axis);
+          if (keep)
+            dig[axis] = 0;
+          else
+            dig.erase(dig.begin() + axis);
           out[rd.reg_index(dig)] = acc[g][k];
         }
       }
@@ -1165,66 +1243,204 @@ private:
     }
   }
 
-  // Scan: inputs to shared memory; each register accumulates its prefix along the axis.
+  // An optional tuple of values: `has` is null when statically absent, else an i1.
+  struct Partial {
+    std::vector<LV*> v;
+    LV* has = nullptr;
+  };
+  // a then b in scan order, either possibly absent.
+  Partial then(const ir::Op& op, const Partial& a, const Partial& b) {
+    if (!a.has)
+      return b;
+    if (!b.has)
+      return a;
+    std::vector<LV*> both = combine(op, a.v, b.v);
+    Partial r;
+    for (size_t k = 0; k < both.size(); ++k)
+      r.v.push_back(b_.CreateSelect(a.has, b_.CreateSelect(b.has, both[k], a.v[k]), b.v[k]));
+    r.has = b_.CreateOr(a.has, b.has);
+    return r;
+  }
+
+  // Inclusive scan (Triton's associative_scan): within each thread's runs along the axis, then
+  // across lanes (Hillis-Steele over shuffles), then across warps through shared memory, then
+  // carried from one repetition of the layout tile to the next. `reverse` mirrors every step.
   void scan(const ir::Op& op) {
     const size_t n = op.operands.size();
     const ir::Value* x0 = op.operand(0);
     const int axis = static_cast<int>(op.int_attr("axis"));
-    const bool reverse = op.int_attr("reverse", 0) != 0;
-    const auto& shape = x0->type.shape;
-    const int64_t len = shape[axis];
-    ti_.barrier(b_);
-    std::vector<int64_t> base;
-    int64_t off = 0;
-    for (size_t k = 0; k < n; ++k) {
-      base.push_back(off);
-      off += to_smem(op.operand(k), get(op.operand(k)), off);
-    }
-    need_shared(off);
-    ti_.barrier(b_);
+    const bool rev = op.int_attr("reverse", 0) != 0;
     Dist d = dist(x0);
-    std::vector<Regs> out(n, Regs(d.num_regs()));
+    const int64_t S = d.shape[axis];
+    const int e = d.regs_per_dim[axis];
+    const int chunk = std::min(d.spt[axis], e);
+    const int reps = e / chunk;
+    const int64_t L = std::clamp<int64_t>(S / d.spt[axis], 1, d.tpw[axis]);
+    const int64_t W = std::clamp<int64_t>(S / (int64_t{d.spt[axis]} * d.tpw[axis]), 1, d.wpc[axis]);
+    const int ls = d.lane_stride[axis];
+    LV* lane_r = b_.CreateAnd(b_.CreateLShr(lane_, std::countr_zero(unsigned(ls))),
+                              static_cast<uint64_t>(L - 1));
+    LV* warp_r = b_.CreateAnd(b_.CreateLShr(warp_, std::countr_zero(unsigned(d.warp_stride[axis]))),
+                              static_cast<uint64_t>(W - 1));
+    // Positions in scan order.
+    LV* p = rev ? b_.CreateSub(b_.getInt32(static_cast<uint32_t>(L - 1)), lane_r) : lane_r;
+    LV* q = rev ? b_.CreateSub(b_.getInt32(static_cast<uint32_t>(W - 1)), warp_r) : warp_r;
+    // The lane `delta` positions earlier in scan order (meaningful where p >= delta).
+    auto earlier_lane = [&](int64_t delta) {
+      LV* step = b_.getInt32(static_cast<uint32_t>(delta * ls));
+      return rev ? b_.CreateAdd(lane_, step) : b_.CreateSub(lane_, step);
+    };
+
+    // Groups: registers that differ only along the axis, indexed by their axis digit.
+    std::map<int, std::vector<int>> groups;
     for (int r = 0; r < d.num_regs(); ++r) {
-      Regs c = coords(d, x0->type, r);
-      LV* pos = c[axis];
-      // j runs from the start of the axis (the end, reversed) to pos inclusive.
-      auto elem = [&](LV* j) {
-        Regs cj = c;
-        cj[axis] = j;
-        LV* idx = linear(cj, shape);
-        std::vector<LV*> v;
-        for (size_t k = 0; k < n; ++k)
-          v.push_back(from_smem(op.operand(k)->type.elem, idx, base[k]));
-        return v;
-      };
-      LV* first = b_.getInt32(reverse ? static_cast<uint32_t>(len - 1) : 0);
-      std::vector<LV*> init = elem(first);
-      llvm::BasicBlock* pre = b_.GetInsertBlock();
-      auto* head = llvm::BasicBlock::Create(ctx_, "scan.head", fn_);
-      auto* body = llvm::BasicBlock::Create(ctx_, "scan.body", fn_);
-      auto* exit = llvm::BasicBlock::Create(ctx_, "scan.exit", fn_);
-      b_.CreateBr(head);
-      b_.SetInsertPoint(head);
-      auto* j = b_.CreatePHI(b_.getInt32Ty(), 2);
-      j->addIncoming(first, pre);
-      std::vector<llvm::PHINode*> phis;
-      for (size_t k = 0; k < n; ++k) {
-        phis.push_back(b_.CreatePHI(init[k]->getType(), 2));
-        phis.back()->addIncoming(init[k], pre);
+      auto dig = d.reg_digits(r);
+      int j = dig[axis];
+      dig[axis] = 0;
+      auto& g = groups[d.reg_index(dig)];
+      g.resize(e);
+      g[j] = r;
+    }
+    const int G = static_cast<int>(groups.size());
+    auto in = [&](int r) {
+      std::vector<LV*> v;
+      for (size_t k = 0; k < n; ++k)
+        v.push_back(get(op.operand(k))[r]);
+      return v;
+    };
+    // Chunk k's digits in scan order.
+    auto chunk_digits = [&](int k) {
+      std::vector<int> js;
+      for (int i = 0; i < chunk; ++i)
+        js.push_back(k * chunk + (rev ? chunk - 1 - i : i));
+      return js;
+    };
+    std::vector<int> chunk_order;
+    for (int i = 0; i < reps; ++i)
+      chunk_order.push_back(rev ? reps - 1 - i : i);
+
+    // A: within each chunk. acc[g][j] = inclusive scan up to j inside its chunk.
+    std::vector<std::vector<std::vector<LV*>>> acc(G, std::vector<std::vector<LV*>>(e));
+    std::vector<std::vector<std::vector<LV*>>> incl(G, std::vector<std::vector<LV*>>(reps));
+    int gi = 0;
+    for (auto& [key, regs] : groups) {
+      for (int k = 0; k < reps; ++k) {
+        std::vector<LV*> a;
+        for (int j : chunk_digits(k)) {
+          a = a.empty() ? in(regs[j]) : combine(op, a, in(regs[j]));
+          acc[gi][j] = a;
+        }
+        incl[gi][k] = a; // the chunk's total in this thread
       }
-      b_.CreateCondBr(b_.CreateICmpEQ(j, pos), exit, body);
-      b_.SetInsertPoint(body);
-      LV* next = reverse ? b_.CreateSub(j, b_.getInt32(1)) : b_.CreateAdd(j, b_.getInt32(1));
-      std::vector<LV*> a(phis.begin(), phis.end());
-      a = combine(op, a, elem(next));
-      llvm::BasicBlock* body_end = b_.GetInsertBlock();
-      b_.CreateBr(head);
-      j->addIncoming(next, body_end);
-      for (size_t k = 0; k < n; ++k)
-        phis[k]->addIncoming(a[k], body_end);
-      b_.SetInsertPoint(exit);
-      for (size_t k = 0; k < n; ++k)
-        out[k][r] = phis[k];
+      ++gi;
+    }
+    // B: across lanes, inclusive over chunk totals, then the exclusive prefix.
+    std::vector<std::vector<Partial>> lane_excl(G, std::vector<Partial>(reps));
+    for (int64_t dlt = 1; dlt < L; dlt *= 2) {
+      LV* valid = b_.CreateICmpUGE(p, b_.getInt32(static_cast<uint32_t>(dlt)));
+      LV* src = b_.CreateSelect(valid, earlier_lane(dlt), lane_);
+      for (int g = 0; g < G; ++g)
+        for (int k = 0; k < reps; ++k) {
+          std::vector<LV*> o;
+          for (LV* v : incl[g][k])
+            o.push_back(shuffle_idx(v, src));
+          std::vector<LV*> c = combine(op, o, incl[g][k]);
+          for (size_t t = 0; t < n; ++t)
+            incl[g][k][t] = b_.CreateSelect(valid, c[t], incl[g][k][t]);
+        }
+    }
+    if (L > 1) {
+      LV* valid = b_.CreateICmpUGE(p, b_.getInt32(1));
+      LV* src = b_.CreateSelect(valid, earlier_lane(1), lane_);
+      for (int g = 0; g < G; ++g)
+        for (int k = 0; k < reps; ++k) {
+          lane_excl[g][k].has = valid;
+          for (LV* v : incl[g][k])
+            lane_excl[g][k].v.push_back(shuffle_idx(v, src));
+        }
+    }
+    // The chunk's total over the whole lane group: held by the last lane in scan order.
+    std::vector<std::vector<std::vector<LV*>>> lanes_total(G, std::vector<std::vector<LV*>>(reps));
+    {
+      LV* last = b_.CreateAdd(
+          lane_, b_.CreateMul(b_.CreateSub(b_.getInt32(static_cast<uint32_t>(L - 1)), p),
+                              b_.getInt32(static_cast<uint32_t>(rev ? -ls : ls))));
+      for (int g = 0; g < G; ++g)
+        for (int k = 0; k < reps; ++k)
+          for (LV* v : incl[g][k])
+            lanes_total[g][k].push_back(L > 1 ? shuffle_idx(v, last) : v);
+    }
+    // C: across warps through shared memory: slot[operand][chunk][warp][group].
+    std::vector<std::vector<Partial>> warp_prefix(G, std::vector<Partial>(reps));
+    std::vector<std::vector<std::vector<LV*>>> tile_total = lanes_total;
+    if (W > 1) {
+      ti_.barrier(b_);
+      // Slots are per line (the coordinates off the axis), not per register group: other
+      // threads hold other lines in the same group.
+      const int64_t lines = x0->type.numel() / S;
+      std::vector<int64_t> base;
+      int64_t off = 0;
+      for (size_t t = 0; t < n; ++t) {
+        base.push_back(off);
+        off += align16(int64_t{reps} * W * lines * mem_bytes(op.operand(t)->type.elem));
+      }
+      need_shared(off);
+      std::vector<LV*> line_of;
+      for (auto& [key, regs] : groups) {
+        Regs c = coords(d, x0->type, regs[0]);
+        c.erase(c.begin() + axis);
+        auto os = x0->type.shape;
+        os.erase(os.begin() + axis);
+        line_of.push_back(linear(c, os));
+      }
+      auto slot = [&](int k, LV* w, int g) {
+        return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(k * W)), w),
+                                         b_.getInt32(static_cast<uint32_t>(lines))),
+                            line_of[g]);
+      };
+      for (int g = 0; g < G; ++g)
+        for (int k = 0; k < reps; ++k)
+          for (size_t t = 0; t < n; ++t) {
+            DType et = op.operand(t)->type.elem;
+            b_.CreateStore(to_mem(lanes_total[g][k][t], et),
+                           smem_ptr(slot(k, warp_r, g), base[t], mem_bytes(et)));
+          }
+      ti_.barrier(b_);
+      for (int g = 0; g < G; ++g)
+        for (int k = 0; k < reps; ++k) {
+          Partial pre, all;
+          for (int64_t i = 0; i < W; ++i) {
+            int64_t w = rev ? W - 1 - i : i;
+            Partial x;
+            for (size_t t = 0; t < n; ++t)
+              x.v.push_back(from_smem(op.operand(t)->type.elem,
+                                      slot(k, b_.getInt32(static_cast<uint32_t>(w)), g), base[t]));
+            x.has = b_.getTrue();
+            all = then(op, all, x);
+            // Warps before this one in scan order.
+            x.has = b_.CreateICmpULT(b_.getInt32(static_cast<uint32_t>(i)), q);
+            pre = then(op, pre, x);
+          }
+          warp_prefix[g][k] = pre;
+          tile_total[g][k] = all.v;
+        }
+    }
+    // D: carried over the repetitions of the tile, then applied to every element.
+    std::vector<Regs> out(n, Regs(d.num_regs()));
+    gi = 0;
+    for (auto& [key, regs] : groups) {
+      Partial carry;
+      for (int k : chunk_order) {
+        Partial prefix = then(op, then(op, carry, warp_prefix[gi][k]), lane_excl[gi][k]);
+        for (int j : chunk_digits(k)) {
+          Partial self{acc[gi][j], b_.getTrue()};
+          Partial r = then(op, prefix, self);
+          for (size_t t = 0; t < n; ++t)
+            out[t][regs[j]] = r.v[t];
+        }
+        carry = then(op, carry, Partial{tile_total[gi][k], b_.getTrue()});
+      }
+      ++gi;
     }
     for (size_t k = 0; k < n; ++k)
       set(op.results[k], std::move(out[k]));

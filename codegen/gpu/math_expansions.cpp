@@ -11,6 +11,118 @@
 
 namespace tritium::gpu {
 
+llvm::Value* expand_math_f64(llvm::IRBuilder<>& b, ir::OpKind kind, llvm::Value* x,
+                             const ir::Op& op) {
+  using llvm::Value;
+  llvm::Type* t = b.getDoubleTy();
+  auto c = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto fma = [&](Value* a, Value* m, Value* d) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {a, m, d});
+  };
+  auto horner = [&](Value* z, const std::vector<double>& coeffs) { // highest degree first
+    Value* r = c(coeffs[0]);
+    for (size_t i = 1; i < coeffs.size(); ++i)
+      r = fma(r, z, c(coeffs[i]));
+    return r;
+  };
+  auto fact = [](int n) {
+    double f = 1;
+    for (int i = 2; i <= n; ++i)
+      f *= i;
+    return f;
+  };
+  auto round = [&](Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, v); };
+  auto ldexp = [&](Value* v, Value* k) {
+    return b.CreateIntrinsic(llvm::Intrinsic::ldexp, {t, b.getInt32Ty()},
+                             {v, b.CreateFPToSI(k, b.getInt32Ty())});
+  };
+  const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+  // e^r for |r| <= ln2/2: Taylor series to r^13 (error below 1e-17).
+  auto exp_reduced = [&](Value* r) {
+    std::vector<double> k;
+    for (int i = 13; i >= 0; --i)
+      k.push_back(1.0 / fact(i));
+    return horner(r, k);
+  };
+  auto exp = [&](Value* v) {
+    Value* k = round(b.CreateFMul(v, c(1.4426950408889634)));
+    Value* r = fma(b.CreateFNeg(k), c(ln2_lo), fma(b.CreateFNeg(k), c(ln2_hi), v));
+    Value* e = ldexp(exp_reduced(r), k);
+    // Saturate far outside the range (k would overflow ldexp's exponent otherwise).
+    e = b.CreateSelect(b.CreateFCmpOGT(v, c(709.8)), c(INFINITY), e);
+    return b.CreateSelect(b.CreateFCmpOLT(v, c(-745.2)), c(0.0), e);
+  };
+  auto log = [&](Value* v) {
+    // v = m * 2^e with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m - 1) / (m + 1).
+    auto* fr = b.CreateIntrinsic(llvm::Intrinsic::frexp, {t, b.getInt32Ty()}, {v});
+    Value* m = b.CreateExtractValue(fr, 0);
+    Value* e = b.CreateSIToFP(b.CreateExtractValue(fr, 1), t);
+    Value* small = b.CreateFCmpOLT(m, c(0.70710678118654752));
+    m = b.CreateSelect(small, b.CreateFMul(m, c(2.0)), m);
+    e = b.CreateSelect(small, b.CreateFSub(e, c(1.0)), e);
+    Value* s = b.CreateFDiv(b.CreateFSub(m, c(1.0)), b.CreateFAdd(m, c(1.0)));
+    Value* s2 = b.CreateFMul(s, s);
+    std::vector<double> k;
+    for (int i = 10; i >= 1; --i)
+      k.push_back(1.0 / (2 * i + 1));
+    Value* tail = b.CreateFMul(s2, horner(s2, k)); // s^2/3 + s^4/5 + ...
+    Value* lm = b.CreateFMul(c(2.0), fma(s, tail, s));
+    Value* r = fma(e, c(ln2_hi), fma(e, c(ln2_lo), lm));
+    // Special cases: log 0 = -inf, log of a negative = NaN, log inf = inf, NaN stays.
+    r = b.CreateSelect(b.CreateFCmpOEQ(v, c(0.0)), c(-INFINITY), r);
+    r = b.CreateSelect(b.CreateFCmpOLT(v, c(0.0)), llvm::ConstantFP::getNaN(t), r);
+    r = b.CreateSelect(b.CreateFCmpOEQ(v, c(INFINITY)), c(INFINITY), r);
+    return b.CreateSelect(b.CreateFCmpUNO(v, v), v, r);
+  };
+  auto sincos = [&](Value* v, bool cosine) {
+    // k = round(v * 2/pi); r = v - k pi/2 in three parts (Cody & Waite).
+    Value* k = round(b.CreateFMul(v, c(0.63661977236758134)));
+    Value* nk = b.CreateFNeg(k);
+    Value* r = fma(nk, c(1.5707963267341256e+00), v);
+    r = fma(nk, c(6.0771005065061922e-11), r);
+    r = fma(nk, c(2.0222662487959506e-21), r);
+    Value* r2 = b.CreateFMul(r, r);
+    std::vector<double> ks, kc;
+    for (int i = 8; i >= 1; --i)
+      ks.push_back((i % 2 ? -1.0 : 1.0) / fact(2 * i + 1));
+    for (int i = 9; i >= 2; --i)
+      kc.push_back((i % 2 ? -1.0 : 1.0) / fact(2 * i));
+    Value* sn = fma(b.CreateFMul(r, r2), horner(r2, ks), r); // r - r^3/3! + ...
+    Value* cs = fma(b.CreateFMul(r2, r2), horner(r2, kc), fma(r2, c(-0.5), c(1.0)));
+    // Quadrant q = k mod 4 (cos shifts it by one).
+    Value* q = b.CreateAnd(b.CreateFPToSI(k, b.getInt64Ty()), 3);
+    if (cosine)
+      q = b.CreateAnd(b.CreateAdd(q, b.getInt64(1)), 3);
+    Value* odd = b.CreateICmpEQ(b.CreateAnd(q, 1), b.getInt64(1));
+    Value* neg = b.CreateICmpUGE(q, b.getInt64(2));
+    Value* res = b.CreateSelect(odd, cs, sn);
+    return b.CreateSelect(neg, b.CreateFNeg(res), res);
+  };
+  switch (kind) {
+  case ir::OpKind::Exp:
+    return exp(x);
+  case ir::OpKind::Exp2: {
+    // 2^x = 2^k * e^((x - k) ln 2); x - k is exact.
+    Value* k = round(x);
+    Value* f = b.CreateFSub(x, k);
+    Value* e = ldexp(exp_reduced(fma(f, c(ln2_hi), b.CreateFMul(f, c(ln2_lo)))), k);
+    e = b.CreateSelect(b.CreateFCmpOGT(x, c(1024.0)), c(INFINITY), e);
+    return b.CreateSelect(b.CreateFCmpOLT(x, c(-1075.0)), c(0.0), e);
+  }
+  case ir::OpKind::Log:
+    return log(x);
+  case ir::OpKind::Log2:
+    return b.CreateFMul(log(x), c(1.4426950408889634));
+  case ir::OpKind::Sin:
+    return sincos(x, false);
+  case ir::OpKind::Cos:
+    return sincos(x, true);
+  default:
+    throw Error(fmt::format("{}: op '{}': no f64 expansion of this math function", op.loc.str(),
+                            ir::op_name(kind)));
+  }
+}
+
 llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                          TargetInfo& ti, const ir::Op& op) {
   using llvm::Value;

@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,8 @@ public:
   virtual std::string triple() const = 0;
   virtual std::string data_layout() const = 0;
   virtual int warp_size() const = 0;
+  // Shared memory (LDS) one block may use.
+  virtual int max_shared_bytes() const = 0;
   // Address space of global memory pointers (kernel pointer arguments) and of shared memory.
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }
@@ -37,6 +40,8 @@ public:
   virtual void barrier(llvm::IRBuilder<>& b) = 0;
   // The value of `v` (i32) held by lane (this lane ^ lane_mask) of the same warp.
   virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) = 0;
+  // The value of `v` (i32) held by lane `src_lane` (i32, 0 .. warp size - 1) of the same warp.
+  virtual llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) = 0;
   // The block's dynamic shared memory, as a pointer in the shared address space.
   virtual llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) = 0;
   // A math library call or expansion of `kind` (exp, exp2, log, log2, sin, cos, tanh, erf,
@@ -54,6 +59,13 @@ public:
   }
   virtual bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
                             llvm::Value* byte_offset, llvm::Value* mask) {
+    return false;
+  }
+
+  // printf(format, args...) from one thread, args already promoted (i32/i64, double, ptr).
+  // False where the target has no device printf (the lowering then reports an error).
+  virtual bool printf(llvm::IRBuilder<>& b, const std::string& format,
+                      const std::vector<llvm::Value*>& args) {
     return false;
   }
 
@@ -78,12 +90,23 @@ std::unique_ptr<TargetInfo> make_amdgpu_target(const GpuTarget& t);
 llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                          TargetInfo& ti, const ir::Op& op);
 
+// exp, exp2, log, log2, sin, cos on f64 from fma, ldexp, frexp and polynomials (within a few
+// ulp; sin/cos for |x| up to about 1e9), for targets with no f64 math library.
+llvm::Value* expand_math_f64(llvm::IRBuilder<>& b, ir::OpKind kind, llvm::Value* x,
+                             const ir::Op& op);
+
 // LLVM helpers for the targets (llvm_util.cpp): O3 over a module with a TargetMachine, and
 // emitting assembly / object code.
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
+
+// make_ttgir: a verified private copy of `f` with layouts, after each GPU pass in order;
+// `after_pass(name, ir)` sees the IR after each (may be null).
+std::unique_ptr<ir::Function>
+prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass);
 
 // Lowers a function whose tensors carry layouts to an LLVM module with one kernel.
 // Returns the dynamic shared memory the kernel needs in *shared_bytes.

@@ -176,8 +176,10 @@ private:
       for (size_t k = 1; k < o.operands.size(); ++k)
         convert_operand(k, l);
       int axis = static_cast<int>(o.int_attr("axis"));
+      // keep_dims keeps the axis (size 1): the input's layout fits it as is.
+      bool keep = o.kind == OpKind::Scan || o.int_attr("keep_dims", 0);
       for (ir::Value* r : o.results)
-        set(r, o.kind == OpKind::Scan ? l : slice_layout(axis, l));
+        set(r, keep ? l : slice_layout(axis, l));
       return; // the combine region works on scalars
     }
     case OpKind::ExpandDims: {

@@ -148,7 +148,8 @@ private:
         if (r->type.is_scalar())
           continue;
         ir::LayoutPtr old = r->type.layout;
-        r->type.layout = op.kind == OpKind::Scan ? l : slice_layout(axis, l);
+        bool keep = op.kind == OpKind::Scan || op.int_attr("keep_dims", 0);
+        r->type.layout = keep ? l : slice_layout(axis, l);
         ir::Type back = r->type;
         back.layout = old;
         ir::Op& c = insert_op(f_, b, at++, OpKind::ConvertLayout, {r}, {back}, op.loc);

@@ -40,6 +40,8 @@ public:
             info.name = std::get<std::string>(it->second);
           if (auto it = a.find("div"); it != a.end())
             info.divisibility = std::get<int64_t>(it->second);
+          if (auto it = a.find("range32"); it != a.end())
+            info.range32 = std::get<int64_t>(it->second) != 0;
           if (auto it = a.find("const"); it != a.end()) {
             info.is_constant = true;
             info.constant = std::get<int64_t>(it->second);

@@ -39,6 +39,8 @@ public:
         a["div"] = info.divisibility;
       if (info.is_constant)
         a["const"] = info.constant;
+      if (info.range32)
+        a["range32"] = int64_t{1};
       print_attrs(a);
     }
     out_ += ") {\n";

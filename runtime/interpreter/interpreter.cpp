@@ -354,15 +354,13 @@ private:
   Scalar unary(const Op& op, DType t, Scalar a) {
     if (!t.is_float()) {
       switch (op.kind) {
-      case OpKind::Neg:
-        return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
-      case OpKind::Not:
-        return normalize(int_scalar(~a.i), t);
+      case OpKind::Neg: return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
+      case OpKind::Not: return normalize(int_scalar(~a.i), t);
       case OpKind::Abs:
-        return normalize(
-            int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
-      default:
-        fail(op, "not defined on integers");
+        if (t.is_unsigned()) // u64 values above 2^63 look negative in a.i
+          return a;
+        return normalize(int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
+      default: fail(op, "not defined on integers");
       }
     }
     double x = a.f, r = 0;
@@ -714,9 +712,14 @@ private:
     }
     case OpKind::AtomicCas: {
       const Tensor &p = get(o[0]), &c = get(o[1]), &v = get(o[2]);
+      const Tensor* mask = o.size() > 3 ? &get(o[3]) : nullptr;
       Tensor r = make(result_type());
       DType t = r.type.elem;
       for (size_t i = 0; i < p.size(); ++i) {
+        if (mask && !mask->data[i].i) { // masked-off lanes touch no memory, as in atomic_rmw
+          r.data[i] = t.is_float() ? float_scalar(0) : int_scalar(0);
+          continue;
+        }
         uintptr_t addr = checked(op, p.data[i].i, t, i);
         Scalar old = read(addr, t);
         if (to_bits(old, t) == to_bits(c.data[i], t))

@@ -117,7 +117,104 @@ inline void control(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constex
   tl::assume(n > 0);
   tl::device_assert(acc == acc, "no NaN");
   tl::debug_barrier();
+  tl::device_print("total", total);
   tl::store(out + offs + tl::max_constancy(i * 0, 16), acc);
+}
+
+} // namespace gpu_test
+
+namespace gpu_test {
+
+// Tensors smaller than the block: threads replicate elements; stores are benign, atomics must
+// still happen once per element.
+inline void tiny(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<float> acc, tl::constexpr_<int> N) {
+  auto r = tl::arange(0, N);
+  auto a = tl::load(x + r);
+  tl::atomic_add(acc + r, a);
+  tl::atomic_add(acc + N, tl::sum(a, 0));
+  auto m = tl::reshape(a, {2, N / 2});
+  auto rows = tl::sum(m, 1);
+  auto cols = tl::max(m, 0);
+  tl::store(out + tl::arange(0, 2), rows);
+  tl::store(out + 2 + tl::arange(0, N / 2), cols);
+  tl::store(out + 2 + N / 2 + r, tl::cumsum(a, 0));
+}
+
+// Scans along both axes of a 2-D block, forward and reverse.
+inline void scans(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
+                  tl::constexpr_<int> N) {
+  auto rm = tl::arange(0, M);
+  auto rn = tl::arange(0, N);
+  auto offs = tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0);
+  auto a = tl::load(x + offs);
+  tl::store(out + offs, tl::cumsum(a, 1) + tl::cumsum(a, 0, true));
+  tl::store(out + M * N + offs, tl::cumsum(a, 1, true) - tl::cumsum(a, 0));
+}
+
+} // namespace gpu_test
+
+namespace gpu_test {
+
+// dot's other dtype rules: bf16 into f32, f64 into f64, bf16 into a bf16 accumulator.
+inline void more_dots(tl::ptr<tritium::bfloat16> a, tl::ptr<double> d, tl::ptr<float> out,
+                      tl::ptr<double> dout, tl::ptr<tritium::bfloat16> bout,
+                      tl::constexpr_<int> M) {
+  auto r = tl::arange(0, M);
+  auto offs = tl::expand_dims(r, 1) * M + tl::expand_dims(r, 0);
+  auto x = tl::load(a + offs);
+  tl::store(out + offs, tl::dot(x, x, tl::zeros<float>({M, M})));
+  auto y = tl::load(d + offs);
+  tl::store(dout + offs, tl::dot(y, y, tl::zeros<double>({M, M})));
+  tl::store(bout + offs, tl::dot(x, x, tl::zeros<tritium::bfloat16>({M, M})));
+}
+
+} // namespace gpu_test
+
+namespace gpu_test {
+
+// Narrow element types through memory: bytes, shorts and booleans, masked.
+inline void narrow(tl::ptr<bool> flags, tl::ptr<uint8_t> bytes, tl::ptr<int16_t> shorts,
+                   tl::ptr<tritium::half> halves, tl::ptr<int32_t> out, tl::i32 n,
+                   tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto f = tl::load(flags + offs, mask);
+  auto b = tl::load(bytes + offs, mask);
+  auto s = tl::load(shorts + offs, mask);
+  auto h = tl::load(halves + offs, mask);
+  auto r = tl::where(f, tl::cast<int32_t>(b), tl::cast<int32_t>(s)) + tl::cast<int32_t>(h);
+  tl::store(out + offs, r, mask);
+  tl::store(flags + offs, !f, mask);
+  tl::store(bytes + offs, b + tl::cast<uint8_t>(s), mask);
+  tl::store(halves + offs, h * h, mask);
+}
+
+} // namespace gpu_test
+
+namespace gpu_test {
+
+// Reductions that keep the reduced axis (size 1) broadcast back against their input.
+inline void keep_dims(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
+                      tl::constexpr_<int> N) {
+  auto offs = tl::expand_dims(tl::arange(0, M), 1) * N + tl::expand_dims(tl::arange(0, N), 0);
+  auto a = tl::load(x + offs);
+  tl::store(out + offs, a - tl::max(a, 1, true) + tl::sum(a, 0, true));
+}
+
+} // namespace gpu_test
+
+namespace gpu_test {
+
+// f64 transcendentals (AMD: our own expansions, as ocml is not available).
+inline void f64_math(tl::ptr<double> x, tl::ptr<double> out, tl::constexpr_<int> B) {
+  auto offs = tl::arange(0, B);
+  auto a = tl::load(x + offs);
+  tl::store(out + offs, tl::exp(a));
+  tl::store(out + B + offs, tl::log(tl::abs(a) + 1e-300));
+  tl::store(out + 2 * B + offs, tl::sin(a));
+  tl::store(out + 3 * B + offs, tl::cos(a));
+  tl::store(out + 4 * B + offs, tl::exp2(a));
+  tl::store(out + 5 * B + offs, tl::log2(tl::abs(a) + 1e-300));
 }
 
 } // namespace gpu_test

@@ -47,7 +47,7 @@ TEST_CASE("launches specialize on constexpr values, ints == 1 and % 16, and cach
   CHECK(text.find("%2: i32 {const = 1}") != std::string::npos);
   auto g = k.trace(x, out, 64, 4.0f, 16);
   CHECK(tritium::ir::print(*g).find("%2: i32 {div = 16}") != std::string::npos);
-  CHECK(tritium::ir::print(*g).find("%0: ptr<f32> {div = 16}") != std::string::npos);
+  CHECK(tritium::ir::print(*g).find("%0: ptr<f32> {div = 16") != std::string::npos);
   // Every specialization of the kernel verifies and round-trips through text.
   CHECK(tritium::ir::print(*tritium::ir::parse(text)) == text);
 }

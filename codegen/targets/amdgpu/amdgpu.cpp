@@ -149,6 +149,7 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return warp_; }
+  int max_shared_bytes() const override { return 64 * 1024; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) override {
     auto* v = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
@@ -188,6 +189,10 @@ public:
     llvm::Value* lane = b.CreateAnd(thread_id(b), b.getInt32(warp_ - 1));
     llvm::Value* addr = b.CreateShl(b.CreateXor(lane, b.getInt32(lane_mask)), 2);
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {addr, v});
+  }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) override {
+    return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {},
+                             {b.CreateShl(src_lane, 2), v});
   }
   llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) override {
     llvm::Module* m = b.GetInsertBlock()->getModule();
@@ -286,10 +291,8 @@ public:
     default:
       return expand_math(b, kind, args, *this, op);
     }
-    if (f64)
-      throw Error(fmt::format("{}: op '{}' on f64 needs ROCm's ocml, which this build does not "
-                              "link (Debian 12 does not package it)",
-                              op.loc.str(), ir::op_name(kind)));
+    if (f64) // no ocml (Debian 12 does not package it): our own f64 expansions
+      return expand_math_f64(b, kind, x, op);
     return b.CreateUnaryIntrinsic(id, x);
   }
 

@@ -60,6 +60,10 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return 32; }
+  // Opt-in maximum per block (cuFuncSetAttribute): 227 KiB on sm_90, 163 KiB on sm_80.
+  int max_shared_bytes() const override {
+    return arch_.rfind("sm_9", 0) == 0 ? 227 * 1024 : 163 * 1024;
+  }
 
   llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
     return b.CreateIntrinsic(id, {}, {});
@@ -86,6 +90,10 @@ public:
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
                              {b.getInt32(0xffffffffu), v, b.getInt32(lane_mask), b.getInt32(0x1f)});
   }
+  llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b.getInt32(0xffffffffu), v, src_lane, b.getInt32(0x1f)});
+  }
   llvm::Value* shared_memory_base(llvm::IRBuilder<>& b) override {
     llvm::Module* m = b.GetInsertBlock()->getModule();
     if (auto* g = m->getNamedGlobal("tritium_smem"))
@@ -98,6 +106,26 @@ public:
     g->setAlignment(llvm::Align(16));
     return g;
   }
+  bool printf(llvm::IRBuilder<>& b, const std::string& format,
+              const std::vector<llvm::Value*>& args) override {
+    // CUDA's vprintf(format, packed arguments): each argument at its natural alignment.
+    llvm::Module* m = b.GetInsertBlock()->getModule();
+    llvm::Value* fmt_global = b.CreateGlobalString(format, "printf_format", 1, m);
+    llvm::Value* fmt_generic = b.CreateAddrSpaceCast(fmt_global, b.getPtrTy());
+    std::vector<llvm::Type*> tys;
+    for (auto* a : args)
+      tys.push_back(a->getType());
+    auto* st = llvm::StructType::get(b.getContext(), tys);
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    llvm::Value* buf = entry.CreateAlloca(st);
+    for (size_t i = 0; i < args.size(); ++i)
+      b.CreateStore(args[i], b.CreateStructGEP(st, buf, static_cast<unsigned>(i)));
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getPtrTy()}, false);
+    b.CreateCall(m->getOrInsertFunction("vprintf", fty), {fmt_generic, buf});
+    return true;
+  }
+
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext&, const std::string&) override {
     // LLVM 19's NVPTX backend emits system-scope atomics only; that is correct for every scope.
     return llvm::SyncScope::System;
@@ -149,9 +177,7 @@ public:
     }
     llvm::Value* x = args[0];
     if (f64 && kind != ir::OpKind::Tanh && kind != ir::OpKind::Erf && kind != ir::OpKind::Pow)
-      throw Error(fmt::format("{}: op '{}' on f64 needs libdevice (set TRITIUM_LIBDEVICE or "
-                              "CUDA_HOME)",
-                              op.loc.str(), ir::op_name(kind)));
+      return expand_math_f64(b, kind, x, op);
     auto approx = [&](llvm::Intrinsic::ID id, llvm::Value* v) {
       return b.CreateIntrinsic(id, {}, {v});
     };

@@ -101,6 +101,9 @@ struct ArgInfo {
   int64_t divisibility = 1;  // value (or address) is a multiple of this
   bool is_constant = false;  // specialized to the value below
   int64_t constant = 0;
+  // Pointers: the buffer is smaller than 2^31 bytes, so in-bounds offsets from it fit 32 bits
+  // (what AMD's buffer instructions need; Triton's tt.pointer_range = 32).
+  bool range32 = false;
 };
 
 struct Function {

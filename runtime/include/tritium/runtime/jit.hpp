@@ -209,7 +209,8 @@ private:
                       "' but an earlier buffer argument is on '" + std::string(dev.name()) + "'");
         uint64_t addr = reinterpret_cast<uintptr_t>(a.data());
         slot = addr;
-        key = addr % 16 == 0 ? 16 : 1; // the pointer's divisibility
+        // The pointer's divisibility, and 0x100 when the buffer is under 2 GiB (range32).
+        key = (addr % 16 == 0 ? 16 : 1) | (a.bytes() < (uint64_t{1} << 31) ? 0x100 : 0);
       } else if constexpr (lang::dtype_traits<E>::is_int) {
         using Lim =
             std::numeric_limits<std::conditional_t<lang::dtype_traits<E>::bits == 1, bool, E>>;
@@ -251,7 +252,8 @@ private:
     } else {
       using E = typename Traits::element;
       if constexpr (lang::PointerElement<E>) {
-        spec.info.divisibility = static_cast<int64_t>(key);
+        spec.info.divisibility = static_cast<int64_t>(key & 0xff);
+        spec.info.range32 = (key & 0x100) != 0;
       } else if constexpr (lang::dtype_traits<E>::is_int) {
         int64_t v = static_cast<int64_t>(slot);
         spec.info.is_constant = (v == 1);

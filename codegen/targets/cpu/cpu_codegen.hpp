@@ -1,0 +1,42 @@
+// The CPU code generator as the host runtime sees it: IR in, a callable kernel out. No LLVM
+// types appear here, so runtime/host stays independent of LLVM's headers.
+#pragma once
+
+#include <tritium/ir/ir.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace tritium::cpu {
+
+// Shared by every program of one launch; compiled code reports failures (device_assert, a zero
+// loop step) here instead of unwinding through JIT frames.
+struct LaunchState {
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::string message;
+};
+
+// void kernel(const uint64_t* args, const int64_t* pid_grid /*px,py,pz,gx,gy,gz*/,
+//             char* scratch /*64-byte aligned, scratch_bytes*/, LaunchState*)
+using KernelEntry = void (*)(const uint64_t*, const int64_t*, char*, LaunchState*);
+
+struct CpuCode {
+  KernelEntry entry = nullptr;
+  int64_t scratch_bytes = 0;
+  std::map<std::string, std::string, std::less<>> artifacts; // "ll", "ll.opt" when dumping
+  std::shared_ptr<void> keep_alive; // releases the JIT'd code when the last user goes
+};
+
+// The whole pipeline: lower -> optimize (O3) -> JIT. Thread-safe.
+CpuCode compile_kernel(const ir::Function& f);
+
+// The host's target, for Backend::target() ("x86_64", "aarch64", …).
+std::string host_arch();
+
+} // namespace tritium::cpu

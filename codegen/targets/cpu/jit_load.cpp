@@ -1,0 +1,77 @@
+#include "jit_load.hpp"
+
+#include "runtime_support.hpp"
+#include "target.hpp"
+
+#include <tritium/error.hpp>
+
+#include <fmt/format.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/Error.h>
+
+#include <mutex>
+
+namespace tritium::cpu {
+namespace {
+
+std::string message(llvm::Error e) {
+  return llvm::toString(std::move(e));
+}
+
+llvm::orc::LLJIT& jit() {
+  // Never destroyed: kernels held in static caches release their code during static
+  // destruction, which must find the JIT still alive.
+  static llvm::orc::LLJIT* instance = [] {
+    const CpuTarget& t = host_target();
+    llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(t.triple)};
+    jtmb.setCPU(t.cpu);
+    jtmb.addFeatures(std::vector<std::string>{});
+    jtmb.getFeatures().AddFeature(t.features);
+    jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+    if (!j)
+      throw Error("cpu backend: cannot create the LLVM JIT: " + message(j.takeError()));
+    auto& jd = (*j)->getMainJITDylib();
+    // The C library (libm for exp, log, pow…) from the process.
+    auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        (*j)->getDataLayout().getGlobalPrefix());
+    if (!gen)
+      throw Error("cpu backend: " + message(gen.takeError()));
+    jd.addGenerator(std::move(*gen));
+    llvm::orc::SymbolMap host;
+    for (auto [name, addr] : runtime_symbols())
+      host[(*j)->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                                           llvm::JITSymbolFlags::Exported |
+                                               llvm::JITSymbolFlags::Callable};
+    if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(host))))
+      throw Error("cpu backend: " + message(std::move(e)));
+    return j->release();
+  }();
+  return *instance;
+}
+
+std::mutex jit_mutex;
+
+} // namespace
+
+JitResult jit_load(llvm::orc::ThreadSafeModule module, const std::string& symbol) {
+  std::lock_guard<std::mutex> lock(jit_mutex);
+  auto& j = jit();
+  auto rt = j.getMainJITDylib().createResourceTracker();
+  if (auto e = j.addIRModule(rt, std::move(module)))
+    throw Error(fmt::format("cpu backend: kernel {}: {}", symbol, message(std::move(e))));
+  auto addr = j.lookup(symbol);
+  if (!addr)
+    throw Error(fmt::format("cpu backend: kernel {}: {}", symbol, message(addr.takeError())));
+  JitResult r;
+  r.address = addr->toPtr<void*>();
+  r.keep_alive = std::shared_ptr<void>(nullptr, [rt](void*) {
+    std::lock_guard<std::mutex> lock(jit_mutex);
+    llvm::consumeError(rt->remove());
+  });
+  return r;
+}
+
+} // namespace tritium::cpu

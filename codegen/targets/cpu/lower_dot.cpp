@@ -1,0 +1,163 @@
+// tl::dot. Operands are packed into contiguous tiles (rounding to tf32 on the way when asked),
+// then a register-blocked micro-kernel keeps an MR x (NR * W) block of the accumulator in
+// vector registers across the whole k loop (W = the host's f32 lanes). Each output element
+// still sums its products one fused multiply-add at a time in k order, exactly as the
+// interpreter does, so results are bit-identical.
+#include "lowering.hpp"
+#include "target.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tritium::cpu {
+
+using ir::DType;
+using ir::ScalarKind;
+
+namespace {
+constexpr int64_t kMR = 4; // rows per micro-tile
+constexpr int64_t kNR = 2; // vector registers per row
+} // namespace
+
+void KernelLowering::lower_dot(const ir::Op& op) {
+  flush();
+  auto& b = builder_;
+  const ir::Value *av = op.operand(0), *bv = op.operand(1), *cv = op.operand(2);
+  int rank = av->type.rank();
+  int64_t batch = rank == 3 ? av->type.shape[0] : 1;
+  int64_t M = av->type.shape[rank - 2], K = av->type.shape[rank - 1], N = bv->type.shape[rank - 1];
+  DType in = av->type.elem, acc = cv->type.elem;
+  bool tf32 = in.kind == ScalarKind::F32 && op.str_attr("input_precision") != "ieee";
+  bool float_path = acc.is_float();
+  llvm::Type* acc_ty = reg_type(acc);
+
+  // Packed operands in the accumulator's register type: [batch, M, K] and [batch, K, N].
+  auto pack = [&](const ir::Value* v, int64_t rows, int64_t cols) {
+    View src = view(v);
+    View dst = new_buffer(acc, {batch, rows, cols});
+    if (rank == 2) {
+      dst.shape.erase(dst.shape.begin());
+      dst.strides.erase(dst.strides.begin());
+    }
+    loop_nest(dst.shape, [&](const std::vector<llvm::Value*>& idx) {
+      llvm::Value* x = from_scratch(b.CreateLoad(src.ty, element_ptr(src, idx)), in);
+      if (tf32) {
+        llvm::Value* u = b.CreateBitCast(x, b.getInt32Ty());
+        llvm::Value* special =
+            b.CreateICmpEQ(b.CreateAnd(u, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
+        llvm::Value* r = b.CreateAnd(
+            b.CreateAdd(b.CreateAdd(u, b.getInt32(0x0fff)), b.CreateAnd(b.CreateLShr(u, 13), 1)),
+            b.getInt32(~0x1fffu));
+        x = b.CreateBitCast(b.CreateSelect(special, u, r), b.getFloatTy());
+      }
+      if (float_path)
+        x = x->getType() == acc_ty        ? x
+            : acc.kind == ScalarKind::F64 ? b.CreateFPExt(x, acc_ty)
+                                          : b.CreateFPTrunc(x, acc_ty);
+      else
+        x = in.is_unsigned() ? b.CreateZExtOrTrunc(x, acc_ty) : b.CreateSExtOrTrunc(x, acc_ty);
+      b.CreateStore(x, element_ptr(dst, idx));
+    });
+    return dst;
+  };
+  View A = pack(av, M, K), B = pack(bv, K, N);
+  View C = new_buffer(acc, cv->type.shape);
+  copy(view(cv), C, acc);
+
+  auto ptr = [&](const View& v, llvm::Value* lin) {
+    return b.CreateInBoundsGEP(v.ty, v.base, lin);
+  };
+  auto base_of = [&](llvm::Value* bt, int64_t rows, int64_t cols) {
+    return b.CreateMul(bt, i64(rows * cols));
+  };
+
+  // Plain loops for what the micro-kernel does not cover: i, k, j with j innermost.
+  auto simple = [&](llvm::Value* bt, int64_t i_lo, int64_t i_hi, int64_t j_lo, int64_t j_hi) {
+    if (i_lo >= i_hi || j_lo >= j_hi)
+      return;
+    loop(i64(i_lo), i64(i_hi), 1, [&](llvm::Value* i) {
+      loop(i64(0), i64(K), 1, [&](llvm::Value* k) {
+        llvm::Value* x = b.CreateLoad(
+            acc_ty, ptr(A, b.CreateAdd(base_of(bt, M, K), b.CreateAdd(b.CreateMul(i, i64(K)), k))));
+        loop(i64(j_lo), i64(j_hi), 1, [&](llvm::Value* j) {
+          llvm::Value* y = b.CreateLoad(
+              acc_ty,
+              ptr(B, b.CreateAdd(base_of(bt, K, N), b.CreateAdd(b.CreateMul(k, i64(N)), j))));
+          llvm::Value* cp =
+              ptr(C, b.CreateAdd(base_of(bt, M, N), b.CreateAdd(b.CreateMul(i, i64(N)), j)));
+          llvm::Value* s = b.CreateLoad(acc_ty, cp);
+          llvm::Value* r = float_path ? fma(acc, x, y, s) : b.CreateAdd(s, b.CreateMul(x, y));
+          b.CreateStore(r, cp);
+        });
+      });
+    });
+  };
+
+  const int64_t W = target_.vector_bits / 32;
+  const bool micro = acc.kind == ScalarKind::F32 && N >= W && M >= kMR;
+  const int64_t nr = micro ? std::min<int64_t>(kNR, N / W) : 0;
+  const int64_t m_full = micro ? M / kMR * kMR : 0, n_full = micro ? N / (nr * W) * (nr * W) : 0;
+
+  loop(i64(0), i64(batch), 1, [&](llvm::Value* bt) {
+    if (micro) {
+      auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(W));
+      loop(i64(0), i64(m_full), kMR, [&](llvm::Value* i0) {
+        loop(i64(0), i64(n_full), nr * W, [&](llvm::Value* j0) {
+          std::vector<llvm::Value*> cptr(kMR * nr), init(kMR * nr);
+          for (int64_t r = 0; r < kMR; ++r)
+            for (int64_t n = 0; n < nr; ++n) {
+              llvm::Value* lin = b.CreateAdd(
+                  base_of(bt, M, N), b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(N)),
+                                                 b.CreateAdd(j0, i64(n * W))));
+              cptr[r * nr + n] = ptr(C, lin);
+              init[r * nr + n] = b.CreateAlignedLoad(vt, cptr[r * nr + n], llvm::Align(4));
+            }
+          llvm::BasicBlock* pre = b.GetInsertBlock();
+          auto* kb = llvm::BasicBlock::Create(ctx_, "dot.k", fn_);
+          auto* done = llvm::BasicBlock::Create(ctx_, "dot.k.done", fn_);
+          b.CreateBr(kb);
+          b.SetInsertPoint(kb);
+          auto* k = b.CreatePHI(b.getInt64Ty(), 2, "k");
+          k->addIncoming(i64(0), pre);
+          std::vector<llvm::PHINode*> c(kMR * nr);
+          for (size_t q = 0; q < c.size(); ++q) {
+            c[q] = b.CreatePHI(vt, 2);
+            c[q]->addIncoming(init[q], pre);
+          }
+          std::vector<llvm::Value*> bvec(nr);
+          for (int64_t n = 0; n < nr; ++n)
+            bvec[n] = b.CreateAlignedLoad(
+                vt,
+                ptr(B, b.CreateAdd(base_of(bt, K, N), b.CreateAdd(b.CreateMul(k, i64(N)),
+                                                                  b.CreateAdd(j0, i64(n * W))))),
+                llvm::Align(4));
+          std::vector<llvm::Value*> next(c.size());
+          for (int64_t r = 0; r < kMR; ++r) {
+            llvm::Value* a = b.CreateLoad(
+                b.getFloatTy(),
+                ptr(A, b.CreateAdd(base_of(bt, M, K),
+                                   b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(K)), k))));
+            llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(W), a);
+            for (int64_t n = 0; n < nr; ++n)
+              next[r * nr + n] =
+                  b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, bvec[n], c[r * nr + n]});
+          }
+          llvm::Value* k1 = b.CreateAdd(k, i64(1), "", true, true);
+          k->addIncoming(k1, b.GetInsertBlock());
+          for (size_t q = 0; q < c.size(); ++q)
+            c[q]->addIncoming(next[q], b.GetInsertBlock());
+          b.CreateCondBr(b.CreateICmpSLT(k1, i64(K)), kb, done);
+          b.SetInsertPoint(done);
+          for (size_t q = 0; q < c.size(); ++q)
+            b.CreateAlignedStore(next[q], cptr[q], llvm::Align(4));
+        });
+      });
+      simple(bt, 0, m_full, n_full, N);
+      simple(bt, m_full, M, 0, N);
+    } else {
+      simple(bt, 0, M, 0, N);
+    }
+  });
+  set_view(op.result(), C);
+}
+
+} // namespace tritium::cpu

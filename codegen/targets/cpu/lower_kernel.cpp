@@ -1,0 +1,944 @@
+// The lowering stage: tritium IR -> one LLVM function per kernel. This file holds the driver:
+// ops in program order, fusion groups, views, scratch buffers and structured control flow.
+// Element semantics live in lower_scalar.cpp; collectives, dot and atomics in their own files.
+#include "lowering.hpp"
+#include "target.hpp"
+
+#include <tritium/error.hpp>
+
+#include <fmt/format.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace tritium::cpu {
+
+using ir::DType;
+using ir::Op;
+using ir::OpCategory;
+using ir::OpKind;
+
+namespace {
+
+std::vector<int64_t> row_major(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+// Contiguous in row-major order, ignoring dimensions of size 1 (their stride is never used).
+bool contiguous(const View& v) {
+  auto rm = row_major(v.shape);
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.shape[d] != 1 && v.strides[d] != rm[d])
+      return false;
+  return true;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+bool is_rank0(const ir::Value* v) {
+  return v->type.is_scalar();
+}
+
+} // namespace
+
+KernelLowering::KernelLowering(const ir::Function& f, const CpuTarget& target,
+                               llvm::LLVMContext& ctx, llvm::Module& m)
+    : f_(f), target_(target), ctx_(ctx), module_(m), builder_(ctx), entry_builder_(ctx) {}
+
+std::string KernelLowering::where(const Op& op) const {
+  return fmt::format("{}: in kernel '{}', op '{}'", op.loc.str(), f_.name, ir::op_name(op.kind));
+}
+
+llvm::FunctionCallee KernelLowering::host_fn(const char* name, llvm::Type* ret,
+                                             std::vector<llvm::Type*> args) {
+  return module_.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
+}
+
+llvm::Value* KernelLowering::global_string(const std::string& s) {
+  return entry_builder_.CreateGlobalStringPtr(s);
+}
+
+void KernelLowering::run() {
+  auto* ptr = llvm::PointerType::get(ctx_, 0);
+  auto* fty = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, module_.getName(), module_);
+  fn_->addFnAttr("target-cpu", target_.cpu);
+  fn_->addFnAttr("target-features", target_.features);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned i = 0; i < 3; ++i)
+    fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+  fn_->addParamAttr(2, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+  args_arg_ = fn_->getArg(0);
+  scratch_arg_ = fn_->getArg(2);
+  state_arg_ = fn_->getArg(3);
+
+  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  auto* body = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  builder_.SetInsertPoint(entry);
+  builder_.CreateBr(body);
+  entry_builder_.SetInsertPoint(entry->getTerminator());
+  for (int i = 0; i < 6; ++i)
+    pids_[i] = entry_builder_.CreateLoad(
+        entry_builder_.getInt64Ty(),
+        entry_builder_.CreateConstGEP1_64(entry_builder_.getInt64Ty(), fn_->getArg(1), i));
+  builder_.SetInsertPoint(body);
+
+  // Kernel arguments arrive as 64-bit slots.
+  const auto& params = f_.args();
+  for (size_t i = 0; i < params.size(); ++i) {
+    DType t = params[i]->type.elem;
+    llvm::Value* slot = builder_.CreateLoad(
+        builder_.getInt64Ty(), builder_.CreateConstGEP1_64(builder_.getInt64Ty(), args_arg_, i));
+    llvm::Value* v;
+    if (t.is_float())
+      v = round_from_double(builder_.CreateBitCast(slot, builder_.getDoubleTy()), t);
+    else if (t.is_ptr())
+      v = builder_.CreateIntToPtr(slot, reg_type(t));
+    else
+      v = builder_.CreateTrunc(slot, reg_type(t));
+    set_scalar(params[i], v);
+  }
+
+  ir::walk(f_.entry(), [&](const Op& op) {
+    for (ir::Value* v : op.operands)
+      users_[v].push_back(&op);
+  });
+  lower_block(f_.entry());
+  flush();
+  builder_.CreateRetVoid();
+
+  std::string err;
+  llvm::raw_string_ostream os(err);
+  if (llvm::verifyFunction(*fn_, &os))
+    throw Error(
+        fmt::format("cpu backend: kernel '{}' lowered to invalid LLVM IR: {}", f_.name, os.str()));
+}
+
+void KernelLowering::loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
+                          const std::function<void(llvm::Value*)>& body) {
+  auto& b = builder_;
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* exit = llvm::BasicBlock::Create(ctx_, "loop.exit", fn_);
+  auto* first = llvm::BasicBlock::Create(ctx_, "loop.body", fn_);
+  b.CreateCondBr(b.CreateICmpSLT(lo, hi), first, exit);
+  b.SetInsertPoint(first);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  iv->addIncoming(lo, pre);
+  body(iv);
+  llvm::Value* next = b.CreateAdd(iv, i64(step), "i.next", true, true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpSLT(next, hi), first, exit);
+  b.SetInsertPoint(exit);
+}
+
+void KernelLowering::loop_nest(const std::vector<int64_t>& shape,
+                               const std::function<void(const std::vector<llvm::Value*>&)>& body) {
+  std::vector<llvm::Value*> idx;
+  std::function<void(size_t)> level = [&](size_t d) {
+    if (d == shape.size())
+      return body(idx);
+    loop(i64(0), i64(shape[d]), 1, [&](llvm::Value* i) {
+      idx.push_back(i);
+      level(d + 1);
+      idx.pop_back();
+    });
+  };
+  level(0);
+}
+
+llvm::Value* KernelLowering::element_ptr(const View& v, const std::vector<llvm::Value*>& idx) {
+  llvm::Value* lin = i64(v.offset);
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (v.shape[d] != 1 && v.strides[d] != 0)
+      lin = builder_.CreateAdd(lin, builder_.CreateMul(idx[d], i64(v.strides[d]), "", true, true),
+                               "", true, true);
+  return builder_.CreateInBoundsGEP(v.ty, v.base, lin);
+}
+
+View KernelLowering::new_buffer(DType t, const std::vector<int64_t>& shape) {
+  View v;
+  v.ty = scratch_type(t);
+  v.shape = shape;
+  v.strides = row_major(shape);
+  int64_t bytes = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(v.ty)) *
+                  std::max<int64_t>(1, numel(shape));
+  int64_t at = (scratch_size_ + 63) / 64 * 64;
+  scratch_size_ = at + bytes;
+  v.base = entry_builder_.CreateConstInBoundsGEP1_64(entry_builder_.getInt8Ty(), scratch_arg_, at);
+  v.root = next_root_++;
+  return v;
+}
+
+void KernelLowering::copy(const View& src, const View& dst, DType) {
+  if (src.base == dst.base && src.offset == dst.offset && src.strides == dst.strides)
+    return;
+  loop_nest(dst.shape, [&](const std::vector<llvm::Value*>& idx) {
+    builder_.CreateStore(builder_.CreateLoad(src.ty, element_ptr(src, idx)), element_ptr(dst, idx));
+  });
+}
+
+const View& KernelLowering::view(const ir::Value* v) {
+  if (group_.defines.count(v))
+    flush();
+  auto it = values_.find(v);
+  if (it == values_.end() || !it->second.view.base)
+    throw Error(
+        fmt::format("cpu backend: kernel '{}': tensor value used before it is defined", f_.name));
+  return it->second.view;
+}
+
+llvm::Value* KernelLowering::scalar(const ir::Value* v) {
+  auto it = values_.find(v);
+  if (it == values_.end() || !it->second.scalar)
+    throw Error(
+        fmt::format("cpu backend: kernel '{}': scalar value used before it is defined", f_.name));
+  return it->second.scalar;
+}
+
+void KernelLowering::fail_if(llvm::Value* cond, const Op& op, const std::string& what,
+                             llvm::Value* lane) {
+  auto& b = builder_;
+  auto* then = llvm::BasicBlock::Create(ctx_, "fail", fn_);
+  auto* cont = llvm::BasicBlock::Create(ctx_, "ok", fn_);
+  b.CreateCondBr(cond, then, cont);
+  b.SetInsertPoint(then);
+  auto* ptr = llvm::PointerType::get(ctx_, 0);
+  auto callee = host_fn(kFailFn, b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty(), ptr});
+  std::string prefix = fmt::format("{}: in kernel '{}'", op.loc.str(), f_.name);
+  std::string suffix = fmt::format("op '{}': {}", ir::op_name(op.kind), what);
+  b.CreateCall(callee, {state_arg_, global_string(prefix), global_string(suffix),
+                        lane ? lane : i64(-1), fn_->getArg(1)});
+  b.CreateBr(cont);
+  b.SetInsertPoint(cont);
+}
+
+// --- fusion groups ---
+
+bool KernelLowering::fusible(const Op& op) const {
+  switch (ir::op_category(op.kind)) {
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Ternary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+  case OpCategory::Hint:
+    return true;
+  default:
+    return op.kind == OpKind::Constant || op.kind == OpKind::Arange || op.kind == OpKind::Splat ||
+           op.kind == OpKind::AddPtr || op.kind == OpKind::Load || op.kind == OpKind::Store;
+  }
+}
+
+bool KernelLowering::view_op(const Op& op) const {
+  return op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
+         op.kind == OpKind::Reshape || op.kind == OpKind::Trans || op.kind == OpKind::Split;
+}
+
+// Integer, pointer and mask tensors computed from the launch alone (aranges, splats, offsets,
+// pointer arithmetic, comparisons, and views of those) are recomputed per element where a
+// group uses them instead of being read back from a buffer: addresses then stay affine in the
+// loop indices, and the vectorizer emits contiguous (masked) accesses, not gathers/scatters.
+bool KernelLowering::rematerializable(const ir::Value* v) {
+  // The cost is the size of the expression tree (shared subexpressions count once per use,
+  // as they are recomputed): small trees only, or code size would grow exponentially.
+  constexpr int64_t kMaxCost = 48;
+  if (is_rank0(v))
+    return true;
+  if (auto it = remat_.find(v); it != remat_.end())
+    return it->second >= 0;
+  int64_t cost = -1;
+  if (v->def && !v->type.elem.is_float()) {
+    const Op& op = *v->def;
+    bool kind_ok = false;
+    switch (ir::op_category(op.kind)) {
+    case OpCategory::Binary:
+    case OpCategory::Compare:
+    case OpCategory::Unary:
+    case OpCategory::Select:
+    case OpCategory::Convert:
+    case OpCategory::Hint:
+      kind_ok = true;
+      break;
+    default:
+      kind_ok = op.kind == OpKind::Arange || op.kind == OpKind::Constant ||
+                op.kind == OpKind::Splat || op.kind == OpKind::AddPtr ||
+                op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
+                op.kind == OpKind::Trans;
+    }
+    if (kind_ok) {
+      cost = 1;
+      for (const ir::Value* o : op.operands) {
+        if (is_rank0(o))
+          continue;
+        if (!rematerializable(o)) {
+          cost = -1;
+          break;
+        }
+        cost += remat_.at(o);
+      }
+      if (cost > kMaxCost)
+        cost = -1;
+    }
+  }
+  remat_[v] = cost;
+  return cost >= 0;
+}
+
+llvm::Value* KernelLowering::addptr_element(const Op& op, llvm::Value* p, llvm::Value* off) {
+  auto& b = builder_;
+  DType pointee = op.operand(0)->type.elem.element_of_pointer();
+  off = op.operand(1)->type.elem.is_unsigned() ? b.CreateZExtOrTrunc(off, b.getInt64Ty())
+                                               : b.CreateSExtOrTrunc(off, b.getInt64Ty());
+  int64_t size = pointee.is_bool() ? 1 : pointee.bits() / 8;
+  return b.CreateGEP(b.getIntNTy(static_cast<unsigned>(size * 8)), p, off);
+}
+
+llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+                                   bool same_index,
+                                   std::unordered_map<const ir::Value*, llvm::Value*>& in) {
+  if (same_index)
+    if (auto it = in.find(v); it != in.end())
+      return it->second;
+  if (is_rank0(v))
+    return scalar(v);
+  const Op& op = *v->def;
+  auto& b = builder_;
+  switch (op.kind) {
+  case OpKind::Arange:
+    return b.CreateTrunc(b.CreateAdd(idx[0], i64(op.int_attr("start"))), b.getInt32Ty());
+  case OpKind::Constant:
+    return constant(op, v->type.elem);
+  case OpKind::Splat:
+    return scalar(op.operand(0));
+  case OpKind::Broadcast: {
+    std::vector<llvm::Value*> j = idx;
+    for (size_t d = 0; d < j.size(); ++d)
+      if (op.operand(0)->type.shape[d] == 1)
+        j[d] = i64(0);
+    return remat(op.operand(0), j, false, in);
+  }
+  case OpKind::ExpandDims: {
+    std::vector<llvm::Value*> j = idx;
+    j.erase(j.begin() + op.int_attr("axis"));
+    return remat(op.operand(0), j, false, in);
+  }
+  case OpKind::Trans: {
+    auto order = op.ints_attr("order");
+    std::vector<llvm::Value*> j(idx.size());
+    for (size_t d = 0; d < order.size(); ++d)
+      j[order[d]] = idx[d];
+    return remat(op.operand(0), j, false, in);
+  }
+  case OpKind::AddPtr:
+    return addptr_element(op, remat(op.operand(0), idx, same_index, in),
+                          remat(op.operand(1), idx, same_index, in));
+  default: {
+    std::vector<llvm::Value*> args;
+    for (const ir::Value* o : op.operands)
+      args.push_back(remat(o, idx, same_index, in));
+    return elementwise(op, args);
+  }
+  }
+}
+
+llvm::Value*
+KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+                              llvm::Value* flat,
+                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group) {
+  if (auto it = in_group.find(v); it != in_group.end())
+    return it->second;
+  if (is_rank0(v))
+    return scalar(v);
+  if (!flat && rematerializable(v))
+    return remat(v, idx, true, in_group);
+  const View& w = values_.at(v).view;
+  llvm::Value* p = flat ? builder_.CreateInBoundsGEP(
+                              w.ty, w.base, builder_.CreateAdd(flat, i64(w.offset), "", true, true))
+                        : element_ptr(w, idx);
+  return from_scratch(builder_.CreateLoad(w.ty, p), v->type.elem);
+}
+
+void KernelLowering::flush() {
+  if (group_.ops.empty())
+    return;
+  Group g = std::move(group_);
+  group_ = Group{};
+  std::unordered_set<const Op*> members(g.ops.begin(), g.ops.end());
+
+  // Only values read outside the group get a buffer.
+  std::vector<std::pair<const ir::Value*, View>> outputs;
+  for (const Op* op : g.ops)
+    for (ir::Value* r : op->results) {
+      auto& us = users_[r];
+      if (std::any_of(us.begin(), us.end(), [&](const Op* u) { return !members.count(u); }))
+        outputs.emplace_back(r, new_buffer(r->type.elem, r->type.shape));
+    }
+
+  // One flat loop when every tensor read is contiguous in the group's shape: the best case
+  // for the vectorizer. Otherwise a loop nest with the innermost dimension last.
+  bool flat = true;
+  for (const Op* op : g.ops) {
+    if (op->kind == OpKind::Arange && g.shape.size() != 1)
+      flat = false;
+    for (ir::Value* o : op->operands)
+      if (!is_rank0(o) && !g.defines.count(o) &&
+          (!contiguous(values_.at(o).view) || (g.shape.size() > 1 && rematerializable(o))))
+        flat = false;
+  }
+  std::vector<int64_t> space = flat ? std::vector<int64_t>{numel(g.shape)} : g.shape;
+
+  loop_nest(space, [&](const std::vector<llvm::Value*>& idx) {
+    auto& b = builder_;
+    llvm::Value* fl = flat ? idx[0] : nullptr;
+    std::unordered_map<const ir::Value*, llvm::Value*> in;
+    auto get = [&](const ir::Value* v) { return group_element(v, idx, fl, in); };
+    for (const Op* op : g.ops) {
+      const auto& o = op->operands;
+      DType t = op->results.empty() ? o[1]->type.elem : op->result()->type.elem;
+      llvm::Value* r = nullptr;
+      switch (op->kind) {
+      case OpKind::Constant:
+        r = constant(*op, t);
+        break;
+      case OpKind::Arange:
+        r = b.CreateTrunc(b.CreateAdd(idx.back(), i64(op->int_attr("start"))), b.getInt32Ty());
+        break;
+      case OpKind::Splat:
+        r = get(o[0]);
+        break;
+      case OpKind::AddPtr:
+        r = addptr_element(*op, get(o[0]), get(o[1]));
+        break;
+      case OpKind::Load: {
+        llvm::Value* p = get(o[0]);
+        if (o.size() == 1) {
+          r = load_user(p, t);
+          break;
+        }
+        llvm::Value* mask = get(o[1]);
+        llvm::Value* other = o.size() > 2 ? get(o[2]) : zero(t);
+        llvm::BasicBlock* from = b.GetInsertBlock();
+        auto* yes = llvm::BasicBlock::Create(ctx_, "load", fn_);
+        auto* done = llvm::BasicBlock::Create(ctx_, "load.done", fn_);
+        b.CreateCondBr(mask, yes, done);
+        b.SetInsertPoint(yes);
+        llvm::Value* loaded = load_user(p, t);
+        llvm::BasicBlock* yes_end = b.GetInsertBlock();
+        b.CreateBr(done);
+        b.SetInsertPoint(done);
+        auto* phi = b.CreatePHI(loaded->getType(), 2);
+        phi->addIncoming(loaded, yes_end);
+        phi->addIncoming(other, from);
+        r = phi;
+        break;
+      }
+      case OpKind::Store: {
+        llvm::Value* p = get(o[0]);
+        llvm::Value* v = get(o[1]);
+        if (o.size() == 2) {
+          store_user(p, v, t);
+          break;
+        }
+        auto* yes = llvm::BasicBlock::Create(ctx_, "store", fn_);
+        auto* done = llvm::BasicBlock::Create(ctx_, "store.done", fn_);
+        b.CreateCondBr(get(o[2]), yes, done);
+        b.SetInsertPoint(yes);
+        store_user(p, v, t);
+        b.CreateBr(done);
+        b.SetInsertPoint(done);
+        break;
+      }
+      default: {
+        std::vector<llvm::Value*> args;
+        for (ir::Value* x : o)
+          args.push_back(get(x));
+        r = elementwise(*op, args);
+      }
+      }
+      if (r)
+        in[op->result()] = r;
+    }
+    for (auto& [v, buf] : outputs) {
+      llvm::Value* p = fl ? b.CreateInBoundsGEP(buf.ty, buf.base, fl) : element_ptr(buf, idx);
+      b.CreateStore(to_scratch(in.at(v), v->type.elem), p);
+    }
+  });
+  for (auto& [v, buf] : outputs)
+    set_view(v, buf);
+}
+
+// --- ops ---
+
+void KernelLowering::lower_block(const ir::Block& blk) {
+  for (const auto& op : blk.ops) {
+    if (ir::op_category(op->kind) == OpCategory::Terminator)
+      return;
+    lower_op(*op);
+  }
+}
+
+void KernelLowering::lower_scalar_op(const Op& op) {
+  auto& b = builder_;
+  const auto& o = op.operands;
+  llvm::Value* r = nullptr;
+  switch (op.kind) {
+  case OpKind::ProgramId:
+    r = b.CreateTrunc(pid(op.int_attr("axis")), b.getInt32Ty());
+    break;
+  case OpKind::NumPrograms:
+    r = b.CreateTrunc(pid(3 + op.int_attr("axis")), b.getInt32Ty());
+    break;
+  case OpKind::Constant:
+    r = constant(op, op.result()->type.elem);
+    break;
+  case OpKind::AddPtr: {
+    DType pointee = o[0]->type.elem.element_of_pointer();
+    llvm::Value* off = scalar(o[1]);
+    off = o[1]->type.elem.is_unsigned() ? b.CreateZExtOrTrunc(off, b.getInt64Ty())
+                                        : b.CreateSExtOrTrunc(off, b.getInt64Ty());
+    int64_t size = pointee.is_bool() ? 1 : pointee.bits() / 8;
+    r = b.CreateGEP(b.getInt8Ty(), scalar(o[0]), b.CreateMul(off, i64(size)));
+    break;
+  }
+  case OpKind::Load: {
+    DType t = op.result()->type.elem;
+    if (o.size() == 1) {
+      r = load_user(scalar(o[0]), t);
+      break;
+    }
+    llvm::Value* other = o.size() > 2 ? scalar(o[2]) : zero(t);
+    llvm::BasicBlock* from = b.GetInsertBlock();
+    auto* yes = llvm::BasicBlock::Create(ctx_, "load", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "load.done", fn_);
+    b.CreateCondBr(scalar(o[1]), yes, done);
+    b.SetInsertPoint(yes);
+    llvm::Value* loaded = load_user(scalar(o[0]), t);
+    llvm::BasicBlock* yes_end = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    auto* phi = b.CreatePHI(loaded->getType(), 2);
+    phi->addIncoming(loaded, yes_end);
+    phi->addIncoming(other, from);
+    r = phi;
+    break;
+  }
+  case OpKind::Store: {
+    DType t = o[1]->type.elem;
+    if (o.size() == 2) {
+      store_user(scalar(o[0]), scalar(o[1]), t);
+      return;
+    }
+    auto* yes = llvm::BasicBlock::Create(ctx_, "store", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "store.done", fn_);
+    b.CreateCondBr(scalar(o[2]), yes, done);
+    b.SetInsertPoint(yes);
+    store_user(scalar(o[0]), scalar(o[1]), t);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    return;
+  }
+  default: {
+    std::vector<llvm::Value*> args;
+    for (ir::Value* x : o)
+      args.push_back(scalar(x));
+    r = elementwise(op, args);
+  }
+  }
+  set_scalar(op.result(), r);
+}
+
+void KernelLowering::lower_view_op(const Op& op) {
+  View v = view(op.operand(0));
+  const auto& rs = op.results.empty() ? v.shape : op.result()->type.shape;
+  switch (op.kind) {
+  case OpKind::Broadcast:
+    for (size_t d = 0; d < v.shape.size(); ++d)
+      if (v.shape[d] == 1 && rs[d] != 1)
+        v.strides[d] = 0;
+    v.shape = rs;
+    break;
+  case OpKind::ExpandDims: {
+    int64_t axis = op.int_attr("axis");
+    v.shape.insert(v.shape.begin() + axis, 1);
+    v.strides.insert(v.strides.begin() + axis, 0);
+    break;
+  }
+  case OpKind::Reshape:
+    if (!contiguous(v)) {
+      View c = new_buffer(op.operand(0)->type.elem, v.shape);
+      copy(v, c, op.operand(0)->type.elem);
+      v = c;
+    }
+    v.shape = rs;
+    v.strides = row_major(rs);
+    break;
+  case OpKind::Trans: {
+    auto order = op.ints_attr("order");
+    View t = v;
+    for (size_t d = 0; d < order.size(); ++d) {
+      t.shape[d] = v.shape[order[d]];
+      t.strides[d] = v.strides[order[d]];
+    }
+    v = t;
+    break;
+  }
+  case OpKind::Split: {
+    View x = v;
+    int64_t minor = x.strides.back();
+    x.shape.pop_back();
+    x.strides.pop_back();
+    View y = x;
+    y.offset += minor;
+    set_view(op.results[0], x);
+    set_view(op.results[1], y);
+    return;
+  }
+  default:
+    break;
+  }
+  set_view(op.result(), v);
+}
+
+void KernelLowering::lower_op(const Op& op) {
+  bool rank0 =
+      fusible(op) && (!op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0)));
+  if (rank0) {
+    if (op.kind == OpKind::Store)
+      flush();
+    return lower_scalar_op(op);
+  }
+  if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms)
+    return lower_scalar_op(op);
+  if (fusible(op)) {
+    const auto& shape = op.results.empty() ? op.operand(0)->type.shape : op.result()->type.shape;
+    if (!group_.ops.empty() && group_.shape != shape)
+      flush();
+    group_.shape = shape;
+    group_.ops.push_back(&op);
+    for (ir::Value* r : op.results)
+      group_.defines.insert(r);
+    if (op.kind == OpKind::Store)
+      flush(); // later loads must observe the store, lane for lane and op for op
+    return;
+  }
+  if (view_op(op))
+    return lower_view_op(op);
+  switch (op.kind) {
+  case OpKind::Join: {
+    DType t = op.result()->type.elem;
+    View r = new_buffer(t, op.result()->type.shape);
+    View a = view(op.operand(0)), c = view(op.operand(1));
+    for (int half = 0; half < 2; ++half) {
+      View dst = r;
+      dst.shape.pop_back();
+      dst.strides.pop_back();
+      dst.offset += half;
+      copy(half ? c : a, dst, t);
+    }
+    return set_view(op.result(), r);
+  }
+  case OpKind::Cat: {
+    DType t = op.result()->type.elem;
+    View r = new_buffer(t, op.result()->type.shape);
+    View a = view(op.operand(0)), c = view(op.operand(1));
+    View first = r, second = r;
+    first.shape[0] = a.shape[0];
+    second.shape[0] = c.shape[0];
+    second.offset += a.shape[0] * r.strides[0];
+    copy(a, first, t);
+    copy(c, second, t);
+    return set_view(op.result(), r);
+  }
+  case OpKind::Reduce:
+  case OpKind::Scan:
+    return lower_reduce_or_scan(op);
+  case OpKind::Dot:
+    return lower_dot(op);
+  default:
+    break;
+  }
+  flush(); // everything below has effects, or regions, that must follow earlier ops
+  switch (op.kind) {
+  case OpKind::For:
+    return lower_for(op);
+  case OpKind::If:
+    return lower_if(op);
+  case OpKind::While:
+    return lower_while(op);
+  case OpKind::AtomicRmw:
+  case OpKind::AtomicCas:
+    return lower_atomic(op);
+  case OpKind::Print:
+    return lower_print(op);
+  case OpKind::Assert:
+  case OpKind::Assume: {
+    std::string what = op.kind == OpKind::Assert ? "device_assert failed: " + op.str_attr("message")
+                                                 : std::string("tl::assume's condition is false");
+    if (is_rank0(op.operand(0)))
+      return fail_if(builder_.CreateNot(scalar(op.operand(0))), op, what);
+    const View& c = view(op.operand(0));
+    auto strides = row_major(c.shape);
+    loop_nest(c.shape, [&](const std::vector<llvm::Value*>& idx) {
+      llvm::Value* lane = i64(0);
+      for (size_t d = 0; d < idx.size(); ++d)
+        lane = builder_.CreateAdd(lane, builder_.CreateMul(idx[d], i64(strides[d])));
+      llvm::Value* ok =
+          from_scratch(builder_.CreateLoad(c.ty, element_ptr(c, idx)), ir::ScalarKind::I1);
+      fail_if(builder_.CreateNot(ok), op, what, lane);
+    });
+    return;
+  }
+  case OpKind::Barrier:
+    return;
+  default:
+    throw Error(fmt::format("{}: the CPU backend cannot lower this op", where(op)));
+  }
+}
+
+// --- structured control flow ---
+
+void KernelLowering::yield_into(const std::vector<const ir::Value*>& yielded,
+                                const std::vector<View>& dst,
+                                const std::unordered_set<int>& clobbered) {
+  // A yielded view that reads a buffer about to be overwritten goes through a temporary.
+  std::vector<View> src(yielded.size());
+  for (size_t i = 0; i < yielded.size(); ++i) {
+    if (!dst[i].base)
+      continue;
+    src[i] = view(yielded[i]);
+    bool same = src[i].base == dst[i].base && src[i].offset == dst[i].offset &&
+                src[i].strides == dst[i].strides;
+    if (!same && clobbered.count(src[i].root)) {
+      View tmp = new_buffer(yielded[i]->type.elem, yielded[i]->type.shape);
+      copy(src[i], tmp, yielded[i]->type.elem);
+      src[i] = tmp;
+    }
+  }
+  for (size_t i = 0; i < yielded.size(); ++i)
+    if (dst[i].base)
+      copy(src[i], dst[i], yielded[i]->type.elem);
+}
+
+void KernelLowering::lower_for(const Op& op) {
+  auto& b = builder_;
+  const auto& o = op.operands;
+  DType it = o[0]->type.elem;
+  auto widen = [&](llvm::Value* v) {
+    return it.is_unsigned() ? b.CreateZExt(v, b.getInt64Ty())
+                            : b.CreateSExtOrTrunc(v, b.getInt64Ty());
+  };
+  llvm::Value* lb = widen(scalar(o[0]));
+  llvm::Value* ub = widen(scalar(o[1]));
+  llvm::Value* step = widen(scalar(o[2]));
+  fail_if(b.CreateICmpEQ(step, i64(0)), op, "tl::range step is zero");
+
+  const ir::Block& body = op.body();
+  size_t n = o.size() - 3;
+  std::vector<View> carry(n);
+  std::unordered_set<int> roots;
+  for (size_t i = 0; i < n; ++i)
+    if (!is_rank0(o[3 + i])) {
+      carry[i] = new_buffer(o[3 + i]->type.elem, o[3 + i]->type.shape);
+      roots.insert(carry[i].root);
+      copy(view(o[3 + i]), carry[i], o[3 + i]->type.elem);
+    }
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx_, "for", fn_);
+  auto* loop_body = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  auto* iv = b.CreatePHI(b.getInt64Ty(), 2, "iv");
+  iv->addIncoming(lb, pre);
+  std::vector<llvm::PHINode*> phis(n, nullptr);
+  for (size_t i = 0; i < n; ++i)
+    if (!carry[i].base) {
+      phis[i] = b.CreatePHI(reg_type(o[3 + i]->type.elem), 2);
+      phis[i]->addIncoming(scalar(o[3 + i]), pre);
+    }
+  llvm::Value* up = b.CreateAnd(b.CreateICmpSGT(step, i64(0)), b.CreateICmpSLT(iv, ub));
+  llvm::Value* down = b.CreateAnd(b.CreateICmpSLT(step, i64(0)), b.CreateICmpSGT(iv, ub));
+  b.CreateCondBr(b.CreateOr(up, down), loop_body, exit);
+
+  b.SetInsertPoint(loop_body);
+  set_scalar(body.args[0], b.CreateTrunc(iv, reg_type(it)));
+  for (size_t i = 0; i < n; ++i) {
+    if (carry[i].base)
+      set_view(body.args[1 + i], carry[i]);
+    else
+      set_scalar(body.args[1 + i], phis[i]);
+  }
+  lower_block(body);
+  flush();
+  const Op* y = body.terminator();
+  std::vector<const ir::Value*> yielded(y->operands.begin(), y->operands.end());
+  std::vector<llvm::Value*> next_scalars(n, nullptr);
+  for (size_t i = 0; i < n; ++i)
+    if (!carry[i].base)
+      next_scalars[i] = scalar(yielded[i]);
+  yield_into(yielded, carry, roots);
+  llvm::Value* next = b.CreateAdd(iv, step);
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  iv->addIncoming(next, latch);
+  for (size_t i = 0; i < n; ++i)
+    if (phis[i])
+      phis[i]->addIncoming(next_scalars[i], latch);
+  b.CreateBr(header);
+
+  b.SetInsertPoint(exit);
+  for (size_t i = 0; i < n; ++i) {
+    if (carry[i].base)
+      set_view(op.results[i], carry[i]);
+    else
+      set_scalar(op.results[i], phis[i]);
+  }
+}
+
+void KernelLowering::lower_if(const Op& op) {
+  auto& b = builder_;
+  size_t n = op.results.size();
+  std::vector<View> out(n);
+  std::unordered_set<int> roots;
+  for (size_t i = 0; i < n; ++i)
+    if (!is_rank0(op.results[i])) {
+      out[i] = new_buffer(op.results[i]->type.elem, op.results[i]->type.shape);
+      roots.insert(out[i].root);
+    }
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "then", fn_);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "else", fn_);
+  auto* merge = llvm::BasicBlock::Create(ctx_, "endif", fn_);
+  b.CreateCondBr(scalar(op.operand(0)), then_bb, else_bb);
+  std::vector<std::pair<std::vector<llvm::Value*>, llvm::BasicBlock*>> incoming;
+  for (unsigned r = 0; r < 2; ++r) {
+    b.SetInsertPoint(r == 0 ? then_bb : else_bb);
+    const ir::Block& blk = op.body(r);
+    lower_block(blk);
+    flush();
+    const Op* y = blk.terminator();
+    std::vector<const ir::Value*> yielded(y->operands.begin(), y->operands.end());
+    std::vector<llvm::Value*> scalars(n, nullptr);
+    for (size_t i = 0; i < n; ++i)
+      if (!out[i].base)
+        scalars[i] = scalar(yielded[i]);
+    yield_into(yielded, out, roots);
+    incoming.emplace_back(scalars, b.GetInsertBlock());
+    b.CreateBr(merge);
+  }
+  b.SetInsertPoint(merge);
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i].base) {
+      set_view(op.results[i], out[i]);
+      continue;
+    }
+    auto* phi = b.CreatePHI(reg_type(op.results[i]->type.elem), 2);
+    for (auto& [vals, bb] : incoming)
+      phi->addIncoming(vals[i], bb);
+    set_scalar(op.results[i], phi);
+  }
+}
+
+void KernelLowering::lower_while(const Op& op) {
+  auto& b = builder_;
+  const auto& o = op.operands;
+  size_t n = o.size();
+  std::vector<View> carry(n);
+  std::unordered_set<int> roots;
+  for (size_t i = 0; i < n; ++i)
+    if (!is_rank0(o[i])) {
+      carry[i] = new_buffer(o[i]->type.elem, o[i]->type.shape);
+      roots.insert(carry[i].root);
+      copy(view(o[i]), carry[i], o[i]->type.elem);
+    }
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx_, "while", fn_);
+  auto* after = llvm::BasicBlock::Create(ctx_, "while.body", fn_);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "while.exit", fn_);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  std::vector<llvm::PHINode*> phis(n, nullptr);
+  const ir::Block& before = op.body(0);
+  for (size_t i = 0; i < n; ++i) {
+    if (carry[i].base) {
+      set_view(before.args[i], carry[i]);
+      continue;
+    }
+    phis[i] = b.CreatePHI(reg_type(o[i]->type.elem), 2);
+    phis[i]->addIncoming(scalar(o[i]), pre);
+    set_scalar(before.args[i], phis[i]);
+  }
+  lower_block(before);
+  flush();
+  const Op* c = before.terminator();
+  llvm::Value* go = scalar(c->operand(0));
+  std::vector<const ir::Value*> passed(c->operands.begin() + 1, c->operands.end());
+  // Tensors passed on are views; make sure none is still pending.
+  for (const ir::Value* v : passed)
+    if (!is_rank0(v))
+      (void)view(v);
+  b.CreateCondBr(go, after, exit);
+
+  b.SetInsertPoint(after);
+  const ir::Block& ab = op.body(1);
+  for (size_t i = 0; i < passed.size(); ++i) {
+    if (is_rank0(passed[i]))
+      set_scalar(ab.args[i], scalar(passed[i]));
+    else
+      set_view(ab.args[i], view(passed[i]));
+  }
+  lower_block(ab);
+  flush();
+  const Op* y = ab.terminator();
+  std::vector<const ir::Value*> yielded(y->operands.begin(), y->operands.end());
+  std::vector<llvm::Value*> next(n, nullptr);
+  for (size_t i = 0; i < n; ++i)
+    if (!carry[i].base)
+      next[i] = scalar(yielded[i]);
+  yield_into(yielded, carry, roots);
+  for (size_t i = 0; i < n; ++i)
+    if (phis[i])
+      phis[i]->addIncoming(next[i], b.GetInsertBlock());
+  b.CreateBr(header);
+
+  b.SetInsertPoint(exit);
+  for (size_t i = 0; i < passed.size(); ++i) {
+    if (is_rank0(passed[i]))
+      set_scalar(op.results[i], scalar(passed[i]));
+    else
+      set_view(op.results[i], view(passed[i]));
+  }
+}
+
+std::vector<llvm::Value*> KernelLowering::inline_region(const ir::Block& blk,
+                                                        const std::vector<llvm::Value*>& args) {
+  for (size_t i = 0; i < blk.args.size(); ++i)
+    set_scalar(blk.args[i], args[i]);
+  lower_block(blk);
+  flush();
+  std::vector<llvm::Value*> out;
+  for (ir::Value* v : blk.terminator()->operands)
+    out.push_back(scalar(v));
+  return out;
+}
+
+LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
+                            const std::string& symbol) {
+  LoweredModule out;
+  out.module = std::make_unique<llvm::Module>(symbol, ctx);
+  out.module->setTargetTriple(target.triple);
+  out.module->setDataLayout(target.machine->createDataLayout());
+  KernelLowering l(f, target, ctx, *out.module);
+  l.run();
+  out.symbol = symbol;
+  out.scratch_bytes = l.scratch_bytes();
+  return out;
+}
+
+} // namespace tritium::cpu

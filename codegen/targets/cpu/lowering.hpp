@@ -1,0 +1,183 @@
+// Internal to the CPU backend: the state shared by the files that lower tritium IR to LLVM IR.
+//
+// Representation. A scalar (rank-0) IR value is one LLVM SSA value. A tensor is a *view*: a
+// base pointer into the per-thread scratch arena plus compile-time shape, strides and offset.
+// Shape ops (broadcast, expand_dims, trans, split, reshape of contiguous data) only make new
+// views. Elementwise ops (and loads, stores, splats, aranges) of one shape are collected into
+// a *fusion group* and emitted as one loop nest whose body works on one element at a time;
+// only values used outside the group get a scratch buffer. LLVM's loop vectorizer turns those
+// loops into SIMD code. Collectives (reduce, scan, dot) and atomics get loops of their own.
+//
+// Element representation in registers: i1..i64 and unsigned kinds as LLVM integers of their
+// width; f32 and f64 as float and double; f16 and bf16 as a float holding an exactly
+// representable value (they are only 16 bits wide in user memory).
+#pragma once
+
+#include <tritium/ir/ir.hpp>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace tritium::cpu {
+
+struct CpuTarget;
+
+// Names of the host functions compiled code calls; runtime_support.cpp defines them.
+inline constexpr const char* kFailFn = "tritium_cpu_fail";
+inline constexpr const char* kPrintBeginFn = "tritium_cpu_print_begin";
+inline constexpr const char* kPrintIntFn = "tritium_cpu_print_int";
+inline constexpr const char* kPrintUintFn = "tritium_cpu_print_uint";
+inline constexpr const char* kPrintFloatFn = "tritium_cpu_print_float";
+inline constexpr const char* kPrintTensorFn = "tritium_cpu_print_next_tensor";
+inline constexpr const char* kPrintEndFn = "tritium_cpu_print_end";
+
+// The signature of every compiled kernel:
+//   void kernel(const uint64_t* args, const int64_t* pid_and_grid /*px,py,pz,gx,gy,gz*/,
+//               char* scratch, void* launch_state)
+using KernelFn = void (*)(const uint64_t*, const int64_t*, char*, void*);
+
+struct View {
+  llvm::Value* base = nullptr; // element pointer (scratch or a carried buffer)
+  llvm::Type* ty = nullptr;    // element type in scratch
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+  int root = -1; // id of the scratch buffer it points into (for aliasing decisions)
+};
+
+struct Lowered {
+  llvm::Value* scalar = nullptr; // rank 0
+  View view;                     // rank >= 1
+};
+
+class KernelLowering {
+public:
+  KernelLowering(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
+                 llvm::Module& m);
+  void run();
+  int64_t scratch_bytes() const { return scratch_size_; }
+
+  // --- element semantics (lower_scalar.cpp) ---
+  llvm::Type* reg_type(ir::DType t);     // in registers
+  llvm::Type* scratch_type(ir::DType t); // in scratch buffers (i1 is a byte)
+  llvm::Value* to_scratch(llvm::Value* v, ir::DType t);
+  llvm::Value* from_scratch(llvm::Value* v, ir::DType t);
+  llvm::Value* load_user(llvm::Value* ptr, ir::DType t); // from user memory
+  void store_user(llvm::Value* ptr, llvm::Value* v, ir::DType t);
+  llvm::Value* to_bits(llvm::Value* v, ir::DType t); // the storage bits as iN
+  llvm::Value* from_bits(llvm::Value* bits, ir::DType t);
+  llvm::Value* round_from_double(llvm::Value* d, ir::DType t); // one rounding to t
+  llvm::Value* round_from_float(llvm::Value* f, ir::DType t);  // f32 result to t
+  llvm::Value* constant(const ir::Op& op, ir::DType t);
+  llvm::Value* zero(ir::DType t);
+  llvm::Value* binary(const ir::Op& op, ir::OpKind k, ir::DType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* compare(const std::string& pred, ir::DType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* unary(const ir::Op& op, ir::DType t, llvm::Value* a);
+  llvm::Value* fma(ir::DType t, llvm::Value* a, llvm::Value* b, llvm::Value* c);
+  llvm::Value* convert(const ir::Op& op, llvm::Value* a, ir::DType from, ir::DType to);
+  llvm::Value* bitcast(llvm::Value* a, ir::DType from, ir::DType to);
+  // One element of a pure elementwise op (Binary, Compare, Unary, Ternary, Select, Convert).
+  llvm::Value* elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args);
+
+  // --- loops and views (lower_kernel.cpp) ---
+  // Emits for (i = lo; i < hi; i += step) body(i) with i64 induction, constant step.
+  void loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
+            const std::function<void(llvm::Value*)>& body);
+  void loop_nest(const std::vector<int64_t>& shape,
+                 const std::function<void(const std::vector<llvm::Value*>&)>& body);
+  llvm::Value* element_ptr(const View& v, const std::vector<llvm::Value*>& idx);
+  View new_buffer(ir::DType t, const std::vector<int64_t>& shape);
+  void copy(const View& src, const View& dst, ir::DType t);
+  const View& view(const ir::Value* v); // flushes the pending group if it defines v
+  llvm::Value* scalar(const ir::Value* v);
+  void set_scalar(const ir::Value* v, llvm::Value* s) { values_[v].scalar = s; }
+  void set_view(const ir::Value* v, View w) { values_[v].view = std::move(w); }
+  void fail_if(llvm::Value* cond, const ir::Op& op, const std::string& what,
+               llvm::Value* lane = nullptr);
+  void lower_block(const ir::Block& b);
+  void flush();
+
+  // --- collectives and memory (lower_collective.cpp, lower_dot.cpp, lower_memory.cpp) ---
+  void lower_reduce_or_scan(const ir::Op& op);
+  void lower_dot(const ir::Op& op);
+  void lower_atomic(const ir::Op& op);
+  void lower_print(const ir::Op& op);
+  // Applies a scalar region (a combine function) to arguments; returns its yielded values.
+  std::vector<llvm::Value*> inline_region(const ir::Block& b,
+                                          const std::vector<llvm::Value*>& args);
+
+  llvm::IRBuilder<>& b() { return builder_; }
+  llvm::LLVMContext& ctx() { return ctx_; }
+  llvm::Module& module() { return module_; }
+  const CpuTarget& target() const { return target_; }
+  llvm::Function* fn() const { return fn_; }
+  llvm::Value* launch_state() const { return state_arg_; }
+  llvm::Value* pid(int axis) const { return pids_[axis]; }
+  llvm::Value* i64(int64_t v) { return builder_.getInt64(v); }
+  llvm::FunctionCallee host_fn(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args);
+  llvm::FunctionCallee libm(const char* name, int args);
+  llvm::Value* global_string(const std::string& s);
+  const ir::Function& function() const { return f_; }
+  std::string where(const ir::Op& op) const;
+
+private:
+  void lower_op(const ir::Op& op);
+  bool fusible(const ir::Op& op) const;
+  bool view_op(const ir::Op& op) const;
+  void lower_view_op(const ir::Op& op);
+  void lower_scalar_op(const ir::Op& op);
+  void lower_for(const ir::Op& op);
+  void lower_if(const ir::Op& op);
+  void lower_while(const ir::Op& op);
+  llvm::Value* group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+                             llvm::Value* flat,
+                             std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
+  bool rematerializable(const ir::Value* v);
+  llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
+                     std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
+  llvm::Value* addptr_element(const ir::Op& op, llvm::Value* p, llvm::Value* off);
+  // Copies the yielded tensors into carried buffers, through a temporary where they alias.
+  void yield_into(const std::vector<const ir::Value*>& yielded, const std::vector<View>& dst,
+                  const std::unordered_set<int>& clobbered_roots);
+
+  const ir::Function& f_;
+  const CpuTarget& target_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& module_;
+  llvm::IRBuilder<> builder_;
+  llvm::IRBuilder<> entry_builder_; // scratch addresses live in the entry block
+  llvm::Function* fn_ = nullptr;
+  llvm::Value* args_arg_ = nullptr;
+  llvm::Value* scratch_arg_ = nullptr;
+  llvm::Value* state_arg_ = nullptr;
+  llvm::Value* pids_[6] = {};
+  int64_t scratch_size_ = 0;
+  int next_root_ = 0;
+  std::unordered_map<const ir::Value*, Lowered> values_;
+  std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users_;
+  std::unordered_map<const ir::Value*, int64_t> remat_; // tree size, -1: not
+
+  struct Group {
+    std::vector<int64_t> shape;
+    std::vector<const ir::Op*> ops;
+    std::unordered_set<const ir::Value*> defines;
+  } group_;
+};
+
+// The lowering stage's entry point: one LLVM module holding one kernel function.
+struct LoweredModule {
+  std::unique_ptr<llvm::Module> module;
+  std::string symbol;
+  int64_t scratch_bytes = 0;
+};
+LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
+                            const std::string& symbol);
+
+} // namespace tritium::cpu

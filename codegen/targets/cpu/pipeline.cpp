@@ -1,0 +1,102 @@
+// The CPU pipeline, one named stage per line:
+//   lower     tritium IR -> LLVM IR (fusion groups, views, micro-kernels)   lower_kernel.cpp
+//   optimize  LLVM O3 with the host's cost model (vectorizers)              optimize.cpp
+//   jit       machine code through ORC LLJIT, resolved to a function        jit_load.cpp
+// TRITIUM_LOG_STAGES=1 prints each stage's time; TRITIUM_DUMP keeps "ll" and "ll.opt" texts.
+#include "cpu_codegen.hpp"
+#include "jit_load.hpp"
+#include "lowering.hpp"
+#include "optimize.hpp"
+#include "target.hpp"
+
+#include <tritium/error.hpp>
+
+#include <fmt/format.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+namespace tritium::cpu {
+namespace {
+
+std::string text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+bool env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
+
+class StageLog {
+public:
+  explicit StageLog(const ir::Function& f) : f_(f), on_(env("TRITIUM_LOG_STAGES")) {}
+  template <class F>
+  auto operator()(const char* stage, F&& f) {
+    auto t0 = std::chrono::steady_clock::now();
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      report(stage, t0);
+    } else {
+      auto r = f();
+      report(stage, t0);
+      return r;
+    }
+  }
+
+private:
+  void report(const char* stage, std::chrono::steady_clock::time_point t0) {
+    if (!on_)
+      return;
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr, "[tritium cpu] %s: %-8s %.2f ms\n", f_.name.c_str(), stage, ms);
+  }
+  const ir::Function& f_;
+  bool on_;
+};
+
+} // namespace
+
+std::string host_arch() {
+  return llvm::Triple(host_target().triple).getArchName().str();
+}
+
+CpuCode compile_kernel(const ir::Function& f) {
+  static std::atomic<int> counter{0};
+  const CpuTarget& target = host_target();
+  const bool dump = env("TRITIUM_DUMP");
+  StageLog stage(f);
+  CpuCode code;
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::string symbol = fmt::format("tritium_{}_{}", f.name, counter++);
+
+  LoweredModule lowered = stage("lower", [&] { return lower_to_llvm(f, target, *ctx, symbol); });
+  if (dump)
+    code.artifacts["ll"] = text(*lowered.module);
+  {
+    // The shared TargetMachine caches subtargets without a lock: one optimization at a time.
+    static std::mutex optimize_mutex;
+    std::lock_guard<std::mutex> lock(optimize_mutex);
+    stage("optimize", [&] { optimize_module(*lowered.module, target); });
+  }
+  if (dump)
+    code.artifacts["ll.opt"] = text(*lowered.module);
+  JitResult jitted = stage("jit", [&] {
+    return jit_load(llvm::orc::ThreadSafeModule(std::move(lowered.module), std::move(ctx)), symbol);
+  });
+
+  code.entry = reinterpret_cast<KernelEntry>(jitted.address);
+  code.scratch_bytes = lowered.scratch_bytes;
+  code.keep_alive = std::move(jitted.keep_alive);
+  return code;
+}
+
+} // namespace tritium::cpu

@@ -1,0 +1,121 @@
+// The "cpu" device: host memory, kernels compiled by codegen/targets/cpu, and a launch that
+// runs the grid's programs in parallel on every core through oneTBB. A launch is synchronous.
+#include "cpu_codegen.hpp"
+
+#include <tritium/error.hpp>
+#include <tritium/ir/printer.hpp>
+#include <tritium/runtime/backend.hpp>
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace tritium {
+namespace {
+
+// Per-thread scratch arena for the tensors of the programs a thread runs (grown, never shrunk).
+char* thread_scratch(int64_t bytes) {
+  struct Arena {
+    char* p = nullptr;
+    int64_t size = 0;
+    ~Arena() { std::free(p); }
+  };
+  thread_local Arena arena;
+  if (arena.size < bytes) {
+    std::free(arena.p);
+    arena.size = (bytes + 4095) / 4096 * 4096;
+    arena.p = static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(arena.size)));
+    if (!arena.p)
+      throw Error(fmt::format("cpu: cannot allocate {} bytes of kernel scratch", arena.size));
+  }
+  return arena.p;
+}
+
+class CpuKernel : public CompiledKernel {
+public:
+  CpuKernel(std::shared_ptr<const ir::Function> f, cpu::CpuCode code)
+      : f_(std::move(f)), code_(std::move(code)) {}
+
+  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
+    if (args.size() != f_->args().size())
+      throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name, args.size(),
+                              f_->args().size()));
+    const int64_t total = grid.x * grid.y * grid.z;
+    if (total <= 0)
+      return;
+    cpu::LaunchState state;
+    const uint64_t* a = args.data();
+    auto run = [&](int64_t lo, int64_t hi) {
+      char* scratch = thread_scratch(std::max<int64_t>(code_.scratch_bytes, 64));
+      int64_t pg[6] = {0, 0, 0, grid.x, grid.y, grid.z};
+      for (int64_t p = lo; p < hi && !state.failed.load(std::memory_order_relaxed); ++p) {
+        pg[0] = p % grid.x;
+        pg[1] = (p / grid.x) % grid.y;
+        pg[2] = p / (grid.x * grid.y);
+        code_.entry(a, pg, scratch, &state);
+      }
+    };
+    if (total == 1)
+      run(0, 1);
+    else
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, total),
+                        [&](const tbb::blocked_range<int64_t>& r) { run(r.begin(), r.end()); });
+    if (state.failed.load())
+      throw Error(state.message);
+  }
+
+  std::string artifact(std::string_view stage) const override {
+    if (stage == "ir")
+      return ir::print(*f_);
+    auto it = code_.artifacts.find(stage);
+    return it == code_.artifacts.end() ? std::string() : it->second;
+  }
+
+private:
+  std::shared_ptr<const ir::Function> f_;
+  cpu::CpuCode code_;
+};
+
+class CpuBackend : public Backend {
+public:
+  std::string_view name() const override { return "cpu"; }
+  std::string target() const override { return cpu::host_arch(); }
+  void* alloc(size_t bytes) override {
+    void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p)
+      throw Error(fmt::format("cpu: cannot allocate {} bytes", bytes));
+    return p;
+  }
+  void free(void* p) override { std::free(p); }
+  void copy_to_device(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
+  void copy_device_to_device(void* dst, const void* src, size_t n) override {
+    std::memmove(dst, src, n);
+  }
+  std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
+                                          const CompileOptions&) override {
+    cpu::CpuCode code = cpu::compile_kernel(*f);
+    return std::make_unique<CpuKernel>(std::move(f), std::move(code));
+  }
+};
+
+} // namespace
+
+BackendFactory cpu_backend() {
+  return {"cpu", 50, [](std::string* why) -> std::unique_ptr<Backend> {
+            try {
+              (void)cpu::host_arch(); // the host must be a target this LLVM can compile for
+              return std::make_unique<CpuBackend>();
+            } catch (const std::exception& e) {
+              *why = e.what();
+              return nullptr;
+            }
+          }};
+}
+
+} // namespace tritium
