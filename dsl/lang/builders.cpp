@@ -84,6 +84,22 @@ bool broadcastable(const std::vector<int64_t>& a, const std::vector<int64_t>& b)
   return true;
 }
 
+// As in Triton, every dimension of a block is a power of two and a block holds at most 2^20
+// elements: GPU layouts spread blocks over lanes and warps by halving.
+void check_block_shape(const std::vector<int64_t>& shape, const Loc& loc) {
+  int64_t n = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] <= 0 || (shape[i] & (shape[i] - 1)) != 0)
+      fail(loc, fmt::format("shape {}: dimension {} has {} elements; each dimension's count must "
+                            "be a power of two (as in Triton)",
+                            ir::shape_string(shape), i, shape[i]));
+    n *= shape[i];
+  }
+  if (n > (int64_t{1} << 20))
+    fail(loc, fmt::format("shape {} has {} elements; a block holds at most 2^20",
+                          ir::shape_string(shape), n));
+}
+
 Value* create1(OpKind k, std::vector<Value*> ops, Type t, const Loc& loc, ir::Attrs attrs = {}) {
   return builder(loc).create1(k, std::move(ops), std::move(t), std::move(attrs));
 }
@@ -124,6 +140,7 @@ Value* arange(int64_t start, int64_t end, const Loc& loc) {
 }
 
 Value* constant_int(int64_t v, DType t, std::vector<int64_t> shape, const Loc& loc) {
+  check_block_shape(shape, loc);
   if (t.is_float())
     return constant_float(static_cast<double>(v), t, std::move(shape), loc);
   if (t.is_ptr())
@@ -134,6 +151,7 @@ Value* constant_int(int64_t v, DType t, std::vector<int64_t> shape, const Loc& l
 }
 
 Value* constant_float(double v, DType t, std::vector<int64_t> shape, const Loc& loc) {
+  check_block_shape(shape, loc);
   if (!t.is_float()) {
     if (std::isfinite(v) && v == std::trunc(v))
       return constant_int(static_cast<int64_t>(v), t, std::move(shape), loc);
@@ -167,6 +185,7 @@ Value* bitcast(Value* v, DType to, const Loc& loc) {
 }
 
 Value* broadcast_to(Value* v, const std::vector<int64_t>& shape, const Loc& loc) {
+  check_block_shape(shape, loc);
   const auto& s = v->type.shape;
   if (s == shape)
     return v;
@@ -384,6 +403,7 @@ Value* expand_dims(Value* v, int axis, const Loc& loc) {
 }
 
 Value* reshape(Value* v, std::vector<int64_t> shape, const Loc& loc) {
+  check_block_shape(shape, loc);
   int64_t n = 1;
   for (auto d : shape)
     n *= d;
@@ -439,6 +459,7 @@ Value* cat(Value* a, Value* b, const Loc& loc) {
                           shape_str(sa), shape_str(sb)));
   auto s = sa;
   s[0] += sb[0];
+  check_block_shape(s, loc);
   return create1(OpKind::Cat, {a, b}, a->type.with_shape(s), loc);
 }
 

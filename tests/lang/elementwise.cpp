@@ -334,3 +334,66 @@ TEST_CASE("bitcast reinterprets the bits") {
   check_map<tritium::bfloat16, uint16_t, [](auto x) { return tl::bitcast<uint16_t>(x); }>(
       {tritium::bfloat16(-2.f)}, {0xc000});
 }
+
+namespace {
+
+template <class T>
+std::string ir_name() {
+  return tritium::ir::to_string(tl::dtype_of<T>());
+}
+
+template <class From, class To>
+void convert_kernel(tl::ptr<From> x, tl::ptr<To> y) {
+  auto offs = tl::arange(0, 8);
+  tl::store(y + offs, tl::load(x + offs).template to<To>());
+}
+
+// Small integers are exact in every numeric type, so every conversion between two such types
+// must give the same number back; to and from bool, nonzero is 1.
+template <class From, class To>
+void check_pair(Device dev) {
+  constexpr bool from_bool = std::is_same_v<From, bool>, to_bool = std::is_same_v<To, bool>;
+  constexpr bool both_signed = !std::is_unsigned_v<From> && !std::is_unsigned_v<To>;
+  std::vector<int> vals{0, 1, 2, 7, 100, 3, 64, 1};
+  if (both_signed && !from_bool && !to_bool)
+    vals[5] = -3;
+  // bool has no host vector with data(): pass bools as uint8_t bit patterns.
+  using HostFrom = std::conditional_t<from_bool, uint8_t, From>;
+  using HostTo = std::conditional_t<to_bool, uint8_t, To>;
+  std::vector<HostFrom> in;
+  for (int v : vals)
+    in.push_back(from_bool ? HostFrom(v != 0) : HostFrom(v));
+  auto k = tritium::jit(&convert_kernel<std::conditional_t<from_bool, bool, From>,
+                                        std::conditional_t<to_bool, bool, To>>,
+                        "convert_kernel");
+  auto x = dev.alloc<std::conditional_t<from_bool, bool, From>>(8);
+  auto y = dev.alloc<std::conditional_t<to_bool, bool, To>>(8);
+  dev.backend().copy_to_device(x.data(), in.data(), 8 * sizeof(HostFrom));
+  k[{1}](x, y);
+  std::vector<HostTo> out(8);
+  dev.backend().copy_to_host(out.data(), y.data(), 8 * sizeof(HostTo));
+  for (int i = 0; i < 8; ++i) {
+    double src = from_bool ? double(vals[i] != 0) : double(vals[i]);
+    double expect = to_bool ? double(src != 0) : src;
+    double got = lang_test::as_double(out[i]);
+    CHECK_MESSAGE(got == expect,
+                  ir_name<From>() << " -> " << ir_name<To>() << " of " << src << ": got " << got);
+  }
+}
+
+template <class From, class... To>
+void check_from(Device dev) {
+  (check_pair<From, To>(dev), ...);
+}
+
+} // namespace
+
+TEST_CASE("conversions between every pair of element types keep small integers exact") {
+  for (Device dev : devices()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto all = [&]<class... T>() { (check_from<T, T...>(dev), ...); };
+    all.template operator()<bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                            uint64_t, tritium::half, tritium::bfloat16, float, double>();
+  }
+}

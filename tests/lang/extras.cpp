@@ -303,3 +303,38 @@ TEST_CASE("sort and topk") {
       },
       in, expect);
 }
+
+TEST_CASE("reduce and associative_scan over tuples of tensors") {
+  expect_io<float, float>(
+      +[](tl::ptr<float> x, tl::ptr<float> y) {
+        auto v = load_n(x, 8);
+        auto idx = tl::arange(0, 8);
+        // Argmin by hand: the smaller value, the smaller index on ties.
+        auto [mv, mi] =
+            tl::reduce(std::tuple{v, idx}, 0, [](tl::f32 a, tl::i32 ia, tl::f32 b, tl::i32 ib) {
+              auto take_a = (a < b) || ((a == b) && (ia < ib));
+              return std::tuple{tl::where(take_a, a, b), tl::where(take_a, ia, ib)};
+            });
+        tl::store(y, mv);
+        tl::store(y + 1, mi.to<float>());
+        // The linear recurrence h[t] = a[t] * h[t-1] + b[t] as a scan over (a, b) pairs:
+        // (a1, b1) then (a2, b2) composes to (a1 * a2, b1 * a2 + b2).
+        auto a = tl::full<float>({8}, 0.5);
+        auto [pa, h] = tl::associative_scan(std::tuple{a, v}, 0,
+                                            [](tl::f32 a1, tl::f32 b1, tl::f32 a2, tl::f32 b2) {
+                                              return std::tuple{a1 * a2, b1 * a2 + b2};
+                                            });
+        (void)pa;
+        tl::store(y + 2 + tl::arange(0, 8), h);
+      },
+      {4, 2, 6, 2, 8, 0, 2, 4},
+      [] {
+        std::vector<float> e{0, 5};
+        float h = 0;
+        for (float b : {4, 2, 6, 2, 8, 0, 2, 4}) {
+          h = 0.5f * h + b;
+          e.push_back(h);
+        }
+        return e;
+      }());
+}

@@ -292,3 +292,8 @@ TEST_CASE("device_assert passes when true and fails naming the line when false")
     CHECK(m.find("memory_control.cpp") != std::string::npos);
   }
 }
+
+TEST_CASE("the tests run on at least one device") {
+  // TRITIUM_TEST_DEVICES naming no usable device would make every device loop empty.
+  CHECK_MESSAGE(!devices().empty(), "no test device is available (TRITIUM_TEST_DEVICES?)");
+}

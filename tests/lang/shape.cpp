@@ -70,15 +70,15 @@ TEST_CASE("expand_dims on any axis, x[{_, None}], and broadcasting") {
         auto r2 = tl::expand_dims(a, -1) * 10 + tl::expand_dims(b, 0);
         tl::store(y + 8 + tl::arange(0, 8), tl::ravel(r2));
         // broadcast_to repeats along size-1 dimensions.
-        auto c = tl::broadcast_to(tl::expand_dims(a, 0), {3, 2});
-        CHECK(c.shape() == std::vector<int64_t>{3, 2});
+        auto c = tl::broadcast_to(tl::expand_dims(a, 0), {4, 2});
+        CHECK(c.shape() == std::vector<int64_t>{4, 2});
         auto d = tl::broadcast_to(tl::sum(tl::expand_dims(c, 2), 0), {2, 4});
         tl::store(y + 16 + tl::arange(0, 8), tl::ravel(d));
         // A scalar broadcasts to any shape.
         tl::store(y + 24 + tl::arange(0, 2), tl::broadcast_to(tl::load(x + 1), {2}));
       },
       iota<int32_t>(4),
-      {0, 1, 2, 3, 10, 11, 12, 13, 0, 1, 2, 3, 10, 11, 12, 13, 0, 0, 0, 0, 3, 3, 3, 3, 1, 1});
+      {0, 1, 2, 3, 10, 11, 12, 13, 0, 1, 2, 3, 10, 11, 12, 13, 0, 0, 0, 0, 4, 4, 4, 4, 1, 1});
 }
 
 TEST_CASE("join, split and interleave") {

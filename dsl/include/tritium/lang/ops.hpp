@@ -7,6 +7,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tritium::lang {
@@ -298,11 +299,17 @@ basic_tensor<E> sigmoid(const basic_tensor<E>& x, Loc loc = Loc::current()) {
 template <FloatElement E>
 basic_tensor<E> softmax(const basic_tensor<E>& x, int axis = 0, Loc loc = Loc::current()) {
   ir::Value* v = x.use(loc);
-  ir::Value* m = detail::reduce_simple(v, axis, true, ir::OpKind::Max, loc);
-  ir::Value* z = detail::arith(ir::OpKind::Sub, v, m, dtype_of<E>(), loc);
+  int rank = v->type.rank();
+  int a = axis < 0 ? axis + rank : axis;
+  // Reduce, then put the reduced axis back as size 1 so that it broadcasts against x.
+  auto reduce_keep = [&](ir::Value* t, ir::OpKind k) {
+    return detail::expand_dims(detail::reduce_simple(t, axis, false, k, loc), a, loc);
+  };
+  ir::Value* z =
+      detail::arith(ir::OpKind::Sub, v, reduce_keep(v, ir::OpKind::Max), dtype_of<E>(), loc);
   ir::Value* num = detail::unary(ir::OpKind::Exp, z, loc);
-  ir::Value* den = detail::reduce_simple(num, axis, true, ir::OpKind::Add, loc);
-  return basic_tensor<E>(detail::arith(ir::OpKind::Div, num, den, dtype_of<E>(), loc));
+  return basic_tensor<E>(
+      detail::arith(ir::OpKind::Div, num, reduce_keep(num, ir::OpKind::Add), dtype_of<E>(), loc));
 }
 
 // --- memory ------------------------------------------------------------------------------
@@ -543,9 +550,57 @@ basic_tensor<E> topk(const basic_tensor<E>& x, int k, Loc loc = Loc::current()) 
   Shape one(rank, 1), out = v->type.shape;
   one.back() = k;
   out.back() = k;
-  ir::Value* idx = detail::broadcast_to(detail::reshape(detail::arange(0, k, loc), one, loc), out,
-                                        loc);
+  ir::Value* idx =
+      detail::broadcast_to(detail::reshape(detail::arange(0, k, loc), one, loc), out, loc);
   return basic_tensor<E>(detail::gather(sorted, idx, rank - 1, loc));
+}
+
+namespace detail {
+// Calls combine(a0, ..., aN-1, b0, ..., bN-1) on 2N traced scalars and returns its N results
+// (a std::tuple of tensors), as Triton's combine functions over tuples.
+template <class... E, class F, size_t... I>
+std::vector<ir::Value*> combine_tuple(F& combine, const std::vector<ir::Value*>& a,
+                                      std::index_sequence<I...>, const Loc& loc) {
+  constexpr size_t n = sizeof...(E);
+  auto r = combine(basic_tensor<E>(a[I])..., basic_tensor<E>(a[I + n])...);
+  static_assert(std::tuple_size_v<decltype(r)> == n,
+                "a combine function over N tensors returns a std::tuple of N tensors");
+  return {std::get<I>(r).use(loc)...};
+}
+template <class... E, size_t... I>
+std::tuple<basic_tensor<E>...> tuple_of(const std::vector<ir::Value*>& vs,
+                                        std::index_sequence<I...>) {
+  return {basic_tensor<E>(vs[I])...};
+}
+} // namespace detail
+
+// Reductions and scans over several tensors at once (Triton's tuples): combine takes
+// (a0, ..., aN-1, b0, ..., bN-1) and returns std::tuple{c0, ..., cN-1}; all tensors share one
+// shape.
+//   auto [v, i] = tl::reduce(std::tuple{x, idx}, 0, [](tl::f32 a, tl::i32 ia, tl::f32 b,
+//                                                     tl::i32 ib) { return std::tuple{...}; });
+template <Element... E, class F>
+std::tuple<basic_tensor<E>...> reduce(const std::tuple<basic_tensor<E>...>& xs, int axis, F combine,
+                                      bool keep_dims = false, Loc loc = Loc::current()) {
+  auto seq = std::index_sequence_for<E...>{};
+  auto fn = [&](const std::vector<ir::Value*>& a) {
+    return detail::combine_tuple<E...>(combine, a, seq, loc);
+  };
+  std::vector<ir::Value*> in =
+      std::apply([&](const auto&... x) { return std::vector<ir::Value*>{x.use(loc)...}; }, xs);
+  return detail::tuple_of<E...>(detail::reduce(in, axis, keep_dims, fn, loc), seq);
+}
+template <Element... E, class F>
+std::tuple<basic_tensor<E>...> associative_scan(const std::tuple<basic_tensor<E>...>& xs, int axis,
+                                                F combine, bool reverse = false,
+                                                Loc loc = Loc::current()) {
+  auto seq = std::index_sequence_for<E...>{};
+  auto fn = [&](const std::vector<ir::Value*>& a) {
+    return detail::combine_tuple<E...>(combine, a, seq, loc);
+  };
+  std::vector<ir::Value*> in =
+      std::apply([&](const auto&... x) { return std::vector<ir::Value*>{x.use(loc)...}; }, xs);
+  return detail::tuple_of<E...>(detail::scan(in, axis, reverse, fn, loc), seq);
 }
 
 // An inclusive scan with a user combine function (associative).
