@@ -354,13 +354,17 @@ private:
   Scalar unary(const Op& op, DType t, Scalar a) {
     if (!t.is_float()) {
       switch (op.kind) {
-      case OpKind::Neg: return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
-      case OpKind::Not: return normalize(int_scalar(~a.i), t);
+      case OpKind::Neg:
+        return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
+      case OpKind::Not:
+        return normalize(int_scalar(~a.i), t);
       case OpKind::Abs:
         if (t.is_unsigned()) // u64 values above 2^63 look negative in a.i
           return a;
-        return normalize(int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
-      default: fail(op, "not defined on integers");
+        return normalize(
+            int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
+      default:
+        fail(op, "not defined on integers");
       }
     }
     double x = a.f, r = 0;

@@ -27,10 +27,10 @@ TEST_CASE("every f16 value converts to float and back unchanged") {
 
 TEST_CASE("f16 rounds to nearest, ties to even, overflows to infinity, keeps subnormals") {
   CHECK(half(1.0f).bits == 0x3c00);
-  CHECK(half(65504.0f).bits == 0x7bff);        // largest finite
-  CHECK(half(65520.0f).bits == 0x7c00);        // halfway to the next binade: rounds up to inf
+  CHECK(half(65504.0f).bits == 0x7bff); // largest finite
+  CHECK(half(65520.0f).bits == 0x7c00); // halfway to the next binade: rounds up to inf
   CHECK(half(65519.0f).bits == 0x7bff);
-  CHECK(half(5.960464477539063e-08f).bits == 0x0001); // smallest subnormal
+  CHECK(half(5.960464477539063e-08f).bits == 0x0001);   // smallest subnormal
   CHECK(half(2.98023223876953125e-08f).bits == 0x0000); // half of it: tie to even (0)
   CHECK(half(8.940696716308594e-08f).bits == 0x0002);   // 1.5 ulp: tie to even (2)
   // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even keeps 1.

@@ -31,6 +31,8 @@ inline std::vector<Device> test_devices() {
   return out;
 }
 
-inline Device interpreter() { return device("interpreter"); }
+inline Device interpreter() {
+  return device("interpreter");
+}
 
 } // namespace tritium::testing

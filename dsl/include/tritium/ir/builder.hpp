@@ -22,11 +22,12 @@ public:
              Attrs attrs = {}, unsigned num_regions = 0);
   // The common case of one result.
   Value* create1(OpKind kind, std::vector<Value*> operands, Type result_type, Attrs attrs = {}) {
-    return create(kind, std::move(operands), {std::move(result_type)}, std::move(attrs))
-        .result();
+    return create(kind, std::move(operands), {std::move(result_type)}, std::move(attrs)).result();
   }
 
-  Value* constant_int(int64_t v, Type t) { return create1(OpKind::Constant, {}, t, {{"value", v}}); }
+  Value* constant_int(int64_t v, Type t) {
+    return create1(OpKind::Constant, {}, t, {{"value", v}});
+  }
   Value* constant_float(double v, Type t) {
     return create1(OpKind::Constant, {}, t, {{"value", v}});
   }

@@ -57,9 +57,9 @@ struct Region;
 
 struct Value {
   Type type;
-  Op* def = nullptr;       // defining op, or null for a block argument
-  Block* block = nullptr;  // owning block, for block arguments
-  unsigned index = 0;      // result number or argument number
+  Op* def = nullptr;      // defining op, or null for a block argument
+  Block* block = nullptr; // owning block, for block arguments
+  unsigned index = 0;     // result number or argument number
 };
 
 struct Block {
@@ -97,9 +97,9 @@ struct Op {
 
 // What launch-time specialization tells about a kernel argument.
 struct ArgInfo {
-  std::string name;          // "" when unknown
-  int64_t divisibility = 1;  // value (or address) is a multiple of this
-  bool is_constant = false;  // specialized to the value below
+  std::string name;         // "" when unknown
+  int64_t divisibility = 1; // value (or address) is a multiple of this
+  bool is_constant = false; // specialized to the value below
   int64_t constant = 0;
   // Pointers: the buffer is smaller than 2^31 bytes, so in-bounds offsets from it fit 32 bits
   // (what AMD's buffer instructions need; Triton's tt.pointer_range = 32).
