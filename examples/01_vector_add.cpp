@@ -57,7 +57,15 @@ int main(int argc, char** argv) {
   try {
     auto dev = tritium::default_device();
     // 98432 elements, as Triton's tutorial: not a multiple of the block, so masks matter.
-    size_t n = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 98432;
+    size_t n = 98432;
+    if (argc > 1) {
+      char* end = nullptr;
+      n = std::strtoul(argv[1], &end, 10);
+      if (argc > 2 || *end != '\0' || n == 0 || n > (1ul << 31)) {
+        fmt::print(stderr, "usage: {} [N]  (N: number of elements, 1 to 2^31)\n", argv[0]);
+        return 2;
+      }
+    }
     std::mt19937 rng(0);
     std::uniform_real_distribution<float> dist(0.f, 1.f);
     std::vector<float> hx(n), hy(n);
