@@ -124,29 +124,9 @@ public:
   }
   llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                     const ir::Op& op) override {
-    llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
-    switch (kind) {
-    case ir::OpKind::Exp:
-      id = llvm::Intrinsic::exp;
-      break;
-    case ir::OpKind::Exp2:
-      id = llvm::Intrinsic::exp2;
-      break;
-    case ir::OpKind::Log:
-      id = llvm::Intrinsic::log;
-      break;
-    case ir::OpKind::Log2:
-      id = llvm::Intrinsic::log2;
-      break;
-    case ir::OpKind::Sin:
-      id = llvm::Intrinsic::sin;
-      break;
-    case ir::OpKind::Cos:
-      id = llvm::Intrinsic::cos;
-      break;
-    default:
+    llvm::Intrinsic::ID id = llvm_math_intrinsic(kind);
+    if (id == llvm::Intrinsic::not_intrinsic)
       return expand_math(b, kind, args, *this, op); // what AMDGPU uses
-    }
     if (args[0]->getType()->isDoubleTy()) // AMDGPU's (and libdevice-less NVPTX's) f64 path
       return expand_math_f64(b, kind, args[0], op);
     return b.CreateUnaryIntrinsic(id, args[0]);

@@ -182,4 +182,23 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
   }
 }
 
+llvm::Intrinsic::ID llvm_math_intrinsic(ir::OpKind kind) {
+  switch (kind) {
+  case ir::OpKind::Exp:
+    return llvm::Intrinsic::exp;
+  case ir::OpKind::Exp2:
+    return llvm::Intrinsic::exp2;
+  case ir::OpKind::Log:
+    return llvm::Intrinsic::log;
+  case ir::OpKind::Log2:
+    return llvm::Intrinsic::log2;
+  case ir::OpKind::Sin:
+    return llvm::Intrinsic::sin;
+  case ir::OpKind::Cos:
+    return llvm::Intrinsic::cos;
+  default:
+    return llvm::Intrinsic::not_intrinsic;
+  }
+}
+
 } // namespace tritium::gpu

@@ -8,6 +8,7 @@
 #include <tritium/ir/ir.hpp>
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -89,6 +90,9 @@ std::unique_ptr<TargetInfo> make_amdgpu_target(const GpuTarget& t);
 // (math_expansions.cpp).
 llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                          TargetInfo& ti, const ir::Op& op);
+
+// The LLVM intrinsic for exp, exp2, log, log2, sin and cos; not_intrinsic for any other op.
+llvm::Intrinsic::ID llvm_math_intrinsic(ir::OpKind kind);
 
 // exp, exp2, log, log2, sin, cos on f64 from fma, ldexp, frexp and polynomials (within a few
 // ulp; sin/cos for |x| up to about 1e9), for targets with no f64 math library.

@@ -268,29 +268,9 @@ public:
                     const ir::Op& op) override {
     llvm::Value* x = args[0];
     bool f64 = x->getType()->isDoubleTy();
-    llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
-    switch (kind) {
-    case ir::OpKind::Exp:
-      id = llvm::Intrinsic::exp;
-      break;
-    case ir::OpKind::Exp2:
-      id = llvm::Intrinsic::exp2;
-      break;
-    case ir::OpKind::Log:
-      id = llvm::Intrinsic::log;
-      break;
-    case ir::OpKind::Log2:
-      id = llvm::Intrinsic::log2;
-      break;
-    case ir::OpKind::Sin:
-      id = llvm::Intrinsic::sin;
-      break;
-    case ir::OpKind::Cos:
-      id = llvm::Intrinsic::cos;
-      break;
-    default:
+    llvm::Intrinsic::ID id = llvm_math_intrinsic(kind);
+    if (id == llvm::Intrinsic::not_intrinsic)
       return expand_math(b, kind, args, *this, op);
-    }
     if (f64) // no ocml (Debian 12 does not package it): our own f64 expansions
       return expand_math_f64(b, kind, x, op);
     return b.CreateUnaryIntrinsic(id, x);
