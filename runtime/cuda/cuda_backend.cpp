@@ -11,6 +11,7 @@
 // waits after every launch, so the error names exactly the kernel that faulted.
 #include "cuda_backend.hpp"
 #include "cuda_api.hpp"
+#include "runtime/core/device_fault.hpp"
 
 #include "binary_cache.hpp"
 #include "kernel_params.hpp"
@@ -81,13 +82,8 @@ struct CudaDevice {
     if (r == CUDA_SUCCESS) [[likely]]
       return;
     const std::string* k = last_kernel.load(std::memory_order_relaxed);
-    throw Error(fmt::format(
-        "cuda: device error while {}{}: {}{}", while_doing,
-        k ? fmt::format(" (the last kernel launched was '{}')", *k) : std::string(),
-        api.describe(r),
-        launch_blocking ? ""
-                        : "; set TRITIUM_LAUNCH_BLOCKING=1 to wait after each launch and name "
-                          "the failing kernel exactly"));
+    throw Error(
+        detail::device_fault_message("cuda", while_doing, k, api.describe(r), launch_blocking));
   }
 
   std::string arch() const { return fmt::format("sm_{}", sm); }

@@ -9,6 +9,7 @@
 // Where the HIP runtime is installed but no AMD GPU is present (hipInit fails, or finds no
 // device), the backend reports itself unavailable and default_device() moves on.
 #include "hip_api.hpp"
+#include "runtime/core/device_fault.hpp"
 
 #include "runtime/cuda/kernel_params.hpp"
 
@@ -70,13 +71,8 @@ struct HipDevice {
     if (r == hipSuccess) [[likely]]
       return;
     const std::string* k = last_kernel.load(std::memory_order_relaxed);
-    throw Error(fmt::format(
-        "hip: device error while {}{}: {}{}", while_doing,
-        k ? fmt::format(" (the last kernel launched was '{}')", *k) : std::string(),
-        api.describe(r),
-        launch_blocking ? ""
-                        : "; set TRITIUM_LAUNCH_BLOCKING=1 to wait after each launch and name "
-                          "the failing kernel exactly"));
+    throw Error(
+        detail::device_fault_message("hip", while_doing, k, api.describe(r), launch_blocking));
   }
 };
 

@@ -4,6 +4,7 @@
 #include "gpu_support.hpp"
 
 #include "../../runtime/cuda/cuda_backend.hpp"
+#include <support/vec_add_ptx.hpp>
 
 #include <tritium/tritium.hpp>
 
@@ -30,38 +31,7 @@ using tritium::Error;
 using tritium::ir::DType;
 using tritium::ir::ScalarKind;
 
-constexpr const char* kVecAddPtx = R"(
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry vec_add(.param .u64 x, .param .u64 y, .param .u64 out, .param .u32 n)
-{
-  .reg .pred %p;
-  .reg .b32 %r<6>;
-  .reg .f32 %f<4>;
-  .reg .b64 %rd<8>;
-  ld.param.u64 %rd1, [x];
-  ld.param.u64 %rd2, [y];
-  ld.param.u64 %rd3, [out];
-  ld.param.u32 %r1, [n];
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mad.lo.s32 %r5, %r2, %r3, %r4;
-  setp.ge.s32 %p, %r5, %r1;
-  @%p bra DONE;
-  mul.wide.s32 %rd4, %r5, 4;
-  add.s64 %rd5, %rd1, %rd4;
-  add.s64 %rd6, %rd2, %rd4;
-  add.s64 %rd7, %rd3, %rd4;
-  ld.global.f32 %f1, [%rd5];
-  ld.global.f32 %f2, [%rd6];
-  add.f32 %f3, %f1, %f2;
-  st.global.f32 [%rd7], %f3;
-DONE:
-  ret;
-}
-)";
+constexpr const char* kVecAddPtx = tritium::testing::vec_add_ptx;
 
 // Writes each scalar parameter, converted to f64, to out[0..7].
 constexpr const char* kParamsPtx = R"(
