@@ -4,10 +4,9 @@
 //            launches: tritium::jit, the
 //            compiled kernel's own launch (no jit layer), and a raw cuLaunchKernel loop on the
 //            same stream, alternated so that drift hits all three alike; medians of 7 rounds.
-//   vadd     vector add fp32, 2^20 … 2^28 elements: after warm-up, device events around one
-//            launch per input set (enough sets, about 256 MB, that each is out of the 50 MB L2
-//            when its turn comes), queued behind a 1 ms spin kernel so that host launch
-//            overhead stays out; median over the samples; every output checked against x + y.
+//   vadd     vector add fp32, 2^20 … 2^28 elements, timed by tritium::bench (Triton's do_bench:
+//            device events around each launch, the L2 cleared before it, the median); every
+//            output checked against x + y.
 //
 //   first    time to the first result of a kernel new to the process (cold or warm cache).
 //
@@ -51,26 +50,6 @@ void add_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::ptr<float> outpu
 // The raw baseline's kernel: add_kernel's work and parameters, written by hand.
 constexpr const char* kAddPtx = tritium::testing::vec_add_ptx;
 
-// Spins one thread until `ns` nanoseconds of the GPU's global timer have passed.
-constexpr const char* kSpinPtx = R"(
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry spin(.param .u64 ns)
-{
-  .reg .pred %p;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [ns];
-  mov.u64 %rd2, %globaltimer;
-  add.u64 %rd3, %rd2, %rd1;
-LOOP:
-  mov.u64 %rd4, %globaltimer;
-  setp.lt.u64 %p, %rd4, %rd3;
-  @%p bra LOOP;
-  ret;
-}
-)";
-
 using Clock = std::chrono::steady_clock;
 
 double median(std::vector<double> v) {
@@ -85,8 +64,6 @@ struct Raw {
   CUstream stream = nullptr;
   CUmodule module = nullptr;
   CUfunction add = nullptr;
-  CUmodule spin_module = nullptr;
-  CUfunction spin_fn = nullptr;
 
   void check(CUresult r, const char* what) {
     if (r != CUDA_SUCCESS)
@@ -106,15 +83,6 @@ struct Raw {
     stream = static_cast<CUstream>(tritium::cuda::native_stream(backend));
     check(api.cuModuleLoadDataEx(&module, kAddPtx, 0, nullptr, nullptr), "cuModuleLoadDataEx");
     check(api.cuModuleGetFunction(&add, module, "vec_add"), "cuModuleGetFunction");
-    check(api.cuModuleLoadDataEx(&spin_module, kSpinPtx, 0, nullptr, nullptr),
-          "cuModuleLoadDataEx");
-    check(api.cuModuleGetFunction(&spin_fn, spin_module, "spin"), "cuModuleGetFunction");
-  }
-  // Keeps the GPU busy for `ns` nanoseconds, so that launches queued next wait for it.
-  void spin(uint64_t ns) {
-    void* params[1] = {&ns};
-    check(api.cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr),
-          "cuLaunchKernel(spin)");
   }
 };
 
@@ -218,56 +186,26 @@ std::vector<VaddResult> bench_vadd(Device dev, Raw& raw) {
   fill(hx, 1);
   fill(hy, 2);
   std::vector<VaddResult> results;
-  CUevent start = nullptr, stop = nullptr;
-  raw.check(raw.api.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  raw.check(raw.api.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   for (int lg = 20; lg <= 28; lg += 2) {
     size_t n = size_t{1} << lg;
-    // Enough input copies that the set in use was evicted from L2 (50 MB) since its last use.
-    size_t bytes_per_set = 3 * n * sizeof(float);
-    size_t sets = std::max<size_t>(1, (size_t{256} << 20) / bytes_per_set);
-    std::vector<Buffer<float>> xs, ys, outs;
-    for (size_t s = 0; s < sets; ++s) {
-      xs.push_back(dev.from_host(std::span<const float>(hx.data(), n)));
-      ys.push_back(dev.from_host(std::span<const float>(hy.data(), n)));
-      outs.push_back(dev.alloc<float>(n));
-    }
+    auto x = dev.from_host(std::span<const float>(hx.data(), n));
+    auto y = dev.from_host(std::span<const float>(hy.data(), n));
+    auto out = dev.alloc<float>(n);
     int ni = static_cast<int>(n);
     tritium::LaunchGrid grid{tritium::cdiv(static_cast<int64_t>(n), 1024)};
-    for (size_t s = 0; s < sets; ++s) // warm-up: compile once, touch every set
-      kernel[grid](xs[s], ys[s], outs[s], ni, 1024);
-    dev.synchronize();
-    // Outputs are poisoned (NaN) after the warm-up, so the check below sees the timed launches.
-    for (auto& o : outs)
-      raw.check(raw.api.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(o.data()), 0xff, o.bytes(),
-                                        raw.stream),
-                "cuMemsetD8Async");
-    // Each sample: the GPU is held busy by a 1 ms spin kernel while one launch per input set is
-    // queued behind it, bracketed by events; so the time is the kernels' alone, with no host
-    // launch overhead in it (which would dominate at 2^20).
-    std::vector<double> times;
-    int reps = std::max(10, static_cast<int>(200 / sets));
-    for (int r = 0; r < reps; ++r) {
-      raw.spin(1'000'000);
-      raw.check(raw.api.cuEventRecord(start, raw.stream), "cuEventRecord");
-      for (size_t s = 0; s < sets; ++s)
-        kernel[grid](xs[s], ys[s], outs[s], ni, 1024);
-      raw.check(raw.api.cuEventRecord(stop, raw.stream), "cuEventRecord");
-      raw.check(raw.api.cuEventSynchronize(stop), "cuEventSynchronize");
-      float ms = 0;
-      raw.check(raw.api.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-      times.push_back(ms * 1e3 / static_cast<double>(sets));
-    }
-    dev.synchronize();
-    for (size_t s = 0; s < sets; ++s) {
-      auto got = outs[s].to_host();
-      for (size_t i = 0; i < n; ++i)
-        if (got[i] != hx[i] + hy[i])
-          throw tritium::Error(fmt::format("vector add 2^{}: out[{}] = {}, expected {}", lg, i,
-                                           got[i], hx[i] + hy[i]));
-    }
-    double us = median(times);
-    results.push_back({lg, bytes_per_set / (us * 1e-6) / 1e9, us});
+    // Outputs are poisoned (NaN) first, so the check below sees what the timed launches wrote.
+    raw.check(raw.api.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(out.data()), 0xff, out.bytes(),
+                                      raw.stream),
+              "cuMemsetD8Async");
+    // Triton's do_bench: device events around each launch, 256 MB of cache cleared before it
+    // (which also keeps the GPU busy while the launch is queued), the median.
+    auto r = tritium::bench(dev, [&] { kernel[grid](x, y, out, ni, 1024); });
+    auto got = out.to_host();
+    for (size_t i = 0; i < n; ++i)
+      if (got[i] != hx[i] + hy[i])
+        throw tritium::Error(fmt::format("vector add 2^{}: out[{}] = {}, expected {}", lg, i,
+                                         got[i], hx[i] + hy[i]));
+    results.push_back({lg, r.gbps(3.0 * n * sizeof(float)), r.median_ms * 1e3});
   }
   return results;
 }

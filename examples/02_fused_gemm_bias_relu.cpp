@@ -6,7 +6,10 @@
 //   * a dynamic loop with tl::range whose carried values (the accumulator, the pointers) are
 //     ordinary C++ variables reassigned in the body;
 //   * program re-ordering ("grouped ordering") for better L2 cache reuse;
-//   * fusing the bias add and the ReLU into the epilogue, so that C is written once.
+//   * fusing the bias add and the ReLU into the epilogue, so that C is written once;
+//   * choosing tile sizes, num_warps and num_stages with tritium::autotune (Triton's
+//     @triton.autotune): each configuration is timed on the first call for a shape, the
+//     fastest kept in memory and on disk (TRITIUM_AUTOTUNE=print shows the table).
 //
 // Usage: 02_fused_gemm_bias_relu [--full | --small]
 //   The reference interpreter (TRITIUM_DEVICE=interpreter) executes every op one element at a
@@ -19,7 +22,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -114,28 +116,40 @@ void bias_relu_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<float> bias_ptr, tl::ptr<t
   tl::store(y_ptr + row * N + cols, tl::maximum(x + bias, 0.f).to<half>(), mask);
 }
 
-struct Config {
-  int block_m, block_n, block_k, group_m, num_warps;
-};
-
-// Larger tiles feed the GPUs' matrix units; the interpreter and the CPU prefer small ones.
-Config config_for(const tritium::Device& dev) {
+// The configurations the autotuner tries (Triton's tutorial 03 does the same with
+// @triton.autotune): on a GPU, tiles that feed the matrix units with 3-4 pipeline stages; the
+// interpreter and the CPU run one small tile (nothing to choose, so nothing is timed).
+std::vector<tritium::Config> configs_for(const tritium::Device& dev) {
+  auto tile = [](int m, int n, int k, int warps, int stages) {
+    return tritium::Config{
+        {{"BLOCK_SIZE_M", m}, {"BLOCK_SIZE_N", n}, {"BLOCK_SIZE_K", k}, {"GROUP_SIZE_M", 8}},
+        warps,
+        stages};
+  };
   if (dev.name() == "cuda" || dev.name() == "hip")
-    return {128, 128, 64, 8, 8};
-  return {64, 64, 32, 8, 4};
+    return {tile(128, 256, 64, 8, 4), tile(256, 128, 64, 8, 4), tile(128, 128, 64, 8, 4),
+            tile(128, 128, 64, 4, 4), tile(128, 64, 64, 4, 4),  tile(64, 128, 64, 4, 4),
+            tile(64, 64, 64, 4, 3),   tile(128, 128, 32, 4, 3)};
+  return {tile(64, 64, 32, 4, 3)};
 }
 
-// Launches the fused kernel (or, with fuse = false, the plain GEMM) on row-major matrices.
+// Launches the fused kernel (or, with fuse = false, the plain GEMM) on row-major matrices,
+// with the configuration the autotuner chose for this shape on this device.
 void matmul(const tritium::Buffer<half>& a, const tritium::Buffer<half>& b,
             const tritium::Buffer<float>& bias, tritium::Buffer<half>& c, int M, int N, int K,
             bool fuse) {
-  static auto kernel = tritium::jit(matmul_bias_relu_kernel, "matmul_bias_relu_kernel");
-  Config cfg = config_for(a.device());
-  kernel.options({.num_warps = cfg.num_warps, .num_stages = 3});
-  int grid = tritium::cdiv(M, cfg.block_m) * tritium::cdiv(N, cfg.block_n);
-  kernel[{grid}](a, b, bias, c, M, N, K, /*stride_am=*/K, /*stride_ak=*/1, /*stride_bk=*/N,
-                 /*stride_bn=*/1, /*stride_cm=*/N, /*stride_cn=*/1, cfg.block_m, cfg.block_n,
-                 cfg.block_k, cfg.group_m, fuse);
+  static auto kernel = tritium::autotune(matmul_bias_relu_kernel, "matmul_bias_relu_kernel",
+                                         configs_for(a.device()));
+  kernel(
+      fmt::format("M={} N={} K={} fuse={}", M, N, K, fuse),
+      [&](auto& k, const tritium::Config& cfg) {
+        int grid =
+            tritium::cdiv(M, int(cfg["BLOCK_SIZE_M"])) * tritium::cdiv(N, int(cfg["BLOCK_SIZE_N"]));
+        k[{grid}](a, b, bias, c, M, N, K, /*stride_am=*/K, /*stride_ak=*/1, /*stride_bk=*/N,
+                  /*stride_bn=*/1, /*stride_cm=*/N, /*stride_cn=*/1, cfg["BLOCK_SIZE_M"],
+                  cfg["BLOCK_SIZE_N"], cfg["BLOCK_SIZE_K"], cfg["GROUP_SIZE_M"], fuse);
+      },
+      a.device());
 }
 
 void bias_relu(const tritium::Buffer<half>& x, const tritium::Buffer<float>& bias,
@@ -145,19 +159,10 @@ void bias_relu(const tritium::Buffer<half>& x, const tritium::Buffer<float>& bia
   kernel[{M, tritium::cdiv(N, block)}](x, bias, y, N, block);
 }
 
-// Best wall time of `reps` runs after one warm-up (which also compiles), in milliseconds.
+// Median time of `reps` runs after one that compiles, in milliseconds (tritium::bench: device
+// events on GPUs, the caches flushed before each run).
 double time_ms(const tritium::Device& dev, const std::function<void()>& fn, int reps) {
-  fn();
-  dev.synchronize();
-  double best = 1e30;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    dev.synchronize();
-    auto t1 = std::chrono::steady_clock::now();
-    best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  return best;
+  return tritium::bench(dev, fn, {.warmup = 0, .reps = reps}).median_ms;
 }
 
 struct Shape {

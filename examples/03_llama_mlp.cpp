@@ -10,13 +10,15 @@
 //     block: 5 kernels, with Xn, X@G, X@U and h going through memory;
 //   * step 3: one kernel that normalizes X on the fly, computes both projections in one loop
 //     (two accumulators sharing each loaded block of Xn), and applies step 1 in its epilogue:
-//     only h is written. With the down projection, the block takes 2 kernels.
+//     only h is written. With the down projection, the block takes 2 kernels;
+//   * tile shapes for skinny products (16 rows): tritium::autotune picks BLOCK_N, BLOCK_K,
+//     num_warps and num_stages per shape, so that enough programs fill the GPU.
 //
-// Usage: 03_llama_mlp [--full | --small]
+// Usage: 03_llama_mlp [--full | --small] [--tokens N]
 //   Shapes: hidden 1024 / intermediate 11008 (a toy Llama) and 4096 / 11008 (Llama-7B), 16
-//   tokens. The reference interpreter runs them scaled down (hidden 256 / intermediate 688) by
-//   default, to finish in seconds; --full runs the real shapes on any device, --small the
-//   scaled-down ones everywhere.
+//   tokens (--tokens N for another batch, e.g. 4096 for a prefill). The reference interpreter runs
+//   them scaled down (hidden 256 / intermediate 688) by default, to finish in seconds; --full runs
+//   the real shapes on any device, --small the scaled-down ones everywhere.
 
 #include <tritium/tritium.hpp>
 
@@ -25,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -131,7 +134,6 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
 }
 
 // --- host side -------------------------------------------------------------------------------
-constexpr int BLOCK_M = 16, BLOCK_N = 64, BLOCK_K = 64;
 constexpr float EPS = 1e-6f;
 
 int next_pow2(int n) {
@@ -141,10 +143,47 @@ int next_pow2(int n) {
   return b;
 }
 
+// The tiles the autotuner tries for both kernels. A decoding batch (16 tokens) takes 16-row
+// tiles, and its grid has N / BLOCK_N programs: narrow tiles fill a GPU's SMs when N is 4096,
+// wide ones cost fewer loads of X when N is 11008. A prefill batch (thousands of tokens) takes
+// the GEMM tiles of example 02. Tiles taller than the batch are pruned (the launch throws, and
+// the autotuner records why). The interpreter and the CPU run one configuration.
+std::vector<tritium::Config> configs_for(const tritium::Device& dev) {
+  auto tile = [](int m, int n, int k, int warps, int stages) {
+    return tritium::Config{{{"BLOCK_M", m}, {"BLOCK_N", n}, {"BLOCK_K", k}}, warps, stages};
+  };
+  if (dev.name() == "cuda" || dev.name() == "hip")
+    return {tile(16, 32, 128, 4, 4),  tile(16, 32, 256, 4, 3),  tile(16, 64, 64, 4, 4),
+            tile(16, 64, 128, 4, 4),  tile(16, 64, 256, 4, 3),  tile(16, 128, 64, 4, 4),
+            tile(16, 128, 128, 4, 3), tile(64, 128, 64, 4, 4),  tile(128, 128, 64, 8, 4),
+            tile(128, 256, 64, 8, 3), tile(128, 128, 32, 4, 4), tile(64, 64, 64, 4, 3)};
+  return {tile(16, 64, 64, 4, 3)};
+}
+
+// The configuration's BLOCK_M, unless it is taller than the batch (then the configuration is
+// pruned: the autotuner records the error and tries the next).
+int block_m(const tritium::Config& cfg, int tokens) {
+  const int m = static_cast<int>(cfg["BLOCK_M"]);
+  if (m > 16 && m > tokens)
+    throw tritium::Error(
+        fmt::format("BLOCK_M = {} is taller than the batch ({} tokens)", m, tokens));
+  return m;
+}
+
+std::string shape_key(int M, int N, int K) {
+  return fmt::format("M={} N={} K={}", M, N, K);
+}
+
 void matmul(const Buffer<half>& a, const Buffer<half>& b, Buffer<half>& c, int M, int N, int K) {
-  static auto kernel = tritium::jit(matmul_kernel, "matmul_kernel");
-  kernel[{tritium::cdiv(N, BLOCK_N), tritium::cdiv(M, BLOCK_M)}](a, b, c, M, N, K, BLOCK_M, BLOCK_N,
-                                                                 BLOCK_K);
+  static auto kernel = tritium::autotune(matmul_kernel, "matmul_kernel", configs_for(a.device()));
+  kernel(
+      shape_key(M, N, K),
+      [&](auto& k, const tritium::Config& cfg) {
+        const int bm = block_m(cfg, M);
+        k[{tritium::cdiv(N, int(cfg["BLOCK_N"])), tritium::cdiv(M, bm)}](
+            a, b, c, M, N, K, bm, cfg["BLOCK_N"], cfg["BLOCK_K"]);
+      },
+      a.device());
 }
 
 struct Weights {
@@ -154,9 +193,17 @@ struct Weights {
 // The fused block: 2 kernels.
 void mlp_fused(const Buffer<half>& x, const Weights& w, Buffer<half>& h, Buffer<half>& out,
                int tokens, int hidden, int inter) {
-  static auto kernel = tritium::jit(rmsnorm_gate_up_kernel, "rmsnorm_gate_up_kernel");
-  kernel[{tritium::cdiv(inter, BLOCK_N), tritium::cdiv(tokens, BLOCK_M)}](
-      x, w.norm_w, w.g, w.u, h, tokens, inter, hidden, EPS, BLOCK_M, BLOCK_N, BLOCK_K);
+  static auto kernel =
+      tritium::autotune(rmsnorm_gate_up_kernel, "rmsnorm_gate_up_kernel", configs_for(x.device()));
+  kernel(
+      shape_key(tokens, inter, hidden),
+      [&](auto& k, const tritium::Config& cfg) {
+        const int bm = block_m(cfg, tokens);
+        k[{tritium::cdiv(inter, int(cfg["BLOCK_N"])), tritium::cdiv(tokens, bm)}](
+            x, w.norm_w, w.g, w.u, h, tokens, inter, hidden, EPS, bm, cfg["BLOCK_N"],
+            cfg["BLOCK_K"]);
+      },
+      x.device());
   matmul(h, w.d, out, tokens, hidden, inter);
 }
 
@@ -177,25 +224,10 @@ void mlp_unfused(const Buffer<half>& x, const Weights& w, Scratch& s, Buffer<hal
   matmul(s.h, w.d, out, tokens, hidden, inter);
 }
 
-// Best wall time of `reps` runs after a warm-up run (which compiles); with reps = 0, the time
-// of that first run.
+// Median time of `reps` runs after one that compiles, in milliseconds (tritium::bench: device
+// events on GPUs, the caches flushed before each run).
 double time_ms(const tritium::Device& dev, const std::function<void()>& fn, int reps) {
-  auto t0 = std::chrono::steady_clock::now();
-  fn();
-  dev.synchronize();
-  double best =
-      reps > 0 ? 1e30
-               : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count();
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    fn();
-    dev.synchronize();
-    best = std::min(
-        best,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
+  return tritium::bench(dev, fn, {.warmup = 0, .reps = reps}).median_ms;
 }
 
 std::vector<half> random_halves(std::mt19937& rng, size_t n, float lo, float hi) {
@@ -224,18 +256,23 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter, bool int
   Scratch s{dev.alloc<half>(size_t(tokens) * hidden), dev.alloc<half>(size_t(tokens) * inter),
             dev.alloc<half>(size_t(tokens) * inter), dev.alloc<half>(size_t(tokens) * inter)};
 
-  // The first runs trace and compile the kernels; on the interpreter they are also the timing.
+  // The first runs trace and compile the kernels; on the interpreter a second one is the timing.
+  const int reps = interpreter ? 1 : 20;
   double fused = time_ms(
-      dev, [&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }, 0);
+      dev, [&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }, reps);
   double unfused = time_ms(
-      dev, [&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }, 0);
+      dev, [&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }, reps);
   auto got = out.to_host(), got_unfused = out_unfused.to_host();
 
-  // Plain C++ reference, in double.
+  // Plain C++ reference, in double, on every token of a decoding batch and 16 sampled tokens of
+  // a larger one.
   auto f = [](half v) { return double(float(v)); };
   double max_err = 0, max_err_unfused = 0, max_ref = 0;
   std::vector<double> xn(hidden), gate(inter), up(inter);
-  for (int t = 0; t < tokens; ++t) {
+  std::vector<int> checked;
+  for (int t = 0; t < tokens; t += std::max(1, tokens / 16))
+    checked.push_back(t);
+  for (int t : checked) {
     double ss = 0;
     for (int k = 0; k < hidden; ++k)
       ss += f(hx[size_t(t) * hidden + k]) * f(hx[size_t(t) * hidden + k]);
@@ -266,29 +303,47 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter, bool int
   double rel = max_err / max_ref, rel_unfused = max_err_unfused / max_ref;
   bool ok = rel <= bound && rel_unfused <= bound;
 
-  if (!interpreter) {
-    fused = time_ms(
-        dev, [&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }, 20);
-    unfused = time_ms(
-        dev, [&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }, 20);
-  }
   fmt::print("tokens {:3}, hidden {:5}, intermediate {:5}: max relative error {:.2e} (unfused "
              "{:.2e}, bound {:.0e})  fused (2 kernels) {:9.3f} ms, unfused (5 kernels) {:9.3f} ms  "
              "{}\n",
              tokens, hidden, inter, rel, rel_unfused, bound, fused, unfused, ok ? "ok" : "WRONG");
+  if (!interpreter) {
+    // What a decoding loop sees: one call and its synchronization, launch cost included.
+    auto host_ms = [&](const std::function<void()>& fn) {
+      std::vector<double> t;
+      for (int i = 0; i < 21; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        fn();
+        dev.synchronize();
+        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count());
+      }
+      std::sort(t.begin(), t.end());
+      return t[t.size() / 2];
+    };
+    fmt::print("    host time per call (launch + synchronize, median of 21): fused {:.3f} ms, "
+               "unfused {:.3f} ms\n",
+               host_ms([&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }),
+               host_ms([&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }));
+  }
   return ok;
 }
 
 int main(int argc, char** argv) {
   try {
     bool full = false, small = false;
+    int tokens = 16;
     for (int i = 1; i < argc; ++i) {
       if (std::strcmp(argv[i], "--full") == 0)
         full = true;
       else if (std::strcmp(argv[i], "--small") == 0)
         small = true;
+      else if (std::strcmp(argv[i], "--tokens") == 0 && i + 1 < argc &&
+               (tokens = std::atoi(argv[i + 1])) > 0)
+        ++i;
       else {
-        fmt::print(stderr, "usage: {} [--full | --small]\n", argv[0]);
+        fmt::print(stderr, "usage: {} [--full | --small] [--tokens N (N > 0, default 16)]\n",
+                   argv[0]);
         return 2;
       }
     }
@@ -309,7 +364,6 @@ int main(int argc, char** argv) {
     }
     if (interpreter)
       fmt::print("note: interpreter timings measure the reference interpreter, not a GPU\n");
-    const int tokens = 16;
     bool ok = true;
     for (auto c : cases)
       ok = run(dev, tokens, c.hidden, c.inter, interpreter) && ok;

@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -102,18 +101,10 @@ void benchmark(const tritium::Device& dev, int n_rows, int n_cols) {
   std::vector<float> hx(size_t(n_rows) * n_cols, 1.f);
   auto x = dev.from_host(hx);
   auto y = dev.alloc<float>(hx.size());
-  softmax(x, y, n_rows, n_cols); // compile
-  dev.synchronize();
-  double best = 1e30;
-  for (int i = 0; i < 10; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    softmax(x, y, n_rows, n_cols);
-    dev.synchronize();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  double gbps = 2.0 * hx.size() * sizeof(float) / best / 1e9;
-  fmt::print("{} x {}: {:.3f} ms, {:.1f} GB/s\n", n_rows, n_cols, best * 1e3, gbps);
+  // Triton's do_bench in C++: the median of device times, caches flushed before each run.
+  auto r = tritium::bench(dev, [&] { softmax(x, y, n_rows, n_cols); });
+  double gbps = r.gbps(2.0 * hx.size() * sizeof(float)); // x read once, y written once
+  fmt::print("{} x {}: {:.3f} ms, {:.1f} GB/s\n", n_rows, n_cols, r.median_ms, gbps);
 }
 
 int main(int argc, char** argv) {

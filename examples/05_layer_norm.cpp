@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -139,19 +138,11 @@ void benchmark(const tritium::Device& dev, int M, int N) {
   std::vector<half> hx(size_t(M) * N, half(1.f)), hw(N, half(1.f)), hb(N, half(0.f));
   auto x = dev.from_host(hx), w = dev.from_host(hw), b = dev.from_host(hb);
   Result r{dev.alloc<half>(hx.size()), dev.alloc<float>(M), dev.alloc<float>(M)};
-  layer_norm(x, w, b, r, M, N, 1e-5f);
-  dev.synchronize();
-  double best = 1e30;
-  for (int i = 0; i < 10; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    layer_norm(x, w, b, r, M, N, 1e-5f);
-    dev.synchronize();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  // Triton's do_bench in C++: the median of device times, caches flushed before each run.
+  auto t = tritium::bench(dev, [&] { layer_norm(x, w, b, r, M, N, 1e-5f); });
   // As the tutorial counts it: x read once, y written once.
-  double gbps = 2.0 * hx.size() * sizeof(half) / best / 1e9;
-  fmt::print("{} x {}: {:.3f} ms, {:.1f} GB/s\n", M, N, best * 1e3, gbps);
+  double gbps = t.gbps(2.0 * hx.size() * sizeof(half));
+  fmt::print("{} x {}: {:.3f} ms, {:.1f} GB/s\n", M, N, t.median_ms, gbps);
 }
 
 int main(int argc, char** argv) {

@@ -3,7 +3,8 @@
 # the examples on the default device or runs every test.
 #
 #   bash tools/quickstart.sh examples   # install, build, run the tutorials
-#   bash tools/quickstart.sh test       # install, build, run the whole test suite
+#   bash tools/quickstart.sh test       # install, build, run the whole test suite, then
+#                                       # again under sanitizers (tools/sanitize.sh)
 #
 # BUILD_DIR (default: build) and JOBS (default: all cores) may be set.
 set -euo pipefail
@@ -24,10 +25,11 @@ jobs=${JOBS:-$(nproc)}
 # The Debian 12 packages the build needs. LLVM 19 is linked statically into libtritium.
 packages=(
   cmake ninja-build g++ pkg-config
-  llvm-19-dev lld-19 liblld-19-dev libpolly-19-dev
+  llvm-19-dev llvm-19-tools lld-19 liblld-19-dev libpolly-19-dev
   zlib1g-dev libzstd-dev libxml2-dev libz3-dev
   libboost-dev doctest-dev libfmt-dev libamdhip64-dev
-  libtbb-dev libopenblas-dev
+  libtbb-dev libopenblas-dev libdlpack-dev gnuplot-nox rocm-device-libs
+  clang-19 libclang-rt-19-dev
 )
 
 missing=()
@@ -71,4 +73,11 @@ awk '/^[0-9]+\/[0-9]+ Testing: /{name=$3} /\[doctest\] (test cases|assertions|St
   Testing/Temporary/LastTest.log
 echo "== CTest summary"
 grep -E "tests passed|tests failed out of|Total Test time" ctest.log
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, short fuzzing runs, and
+# the runtime tests under ThreadSanitizer, each in a build folder of its own. TRITIUM_SANITIZERS=0
+# skips them (a quick local run).
+if [ "${TRITIUM_SANITIZERS:-1}" != 0 ]; then
+  JOBS=$jobs bash "$root/tools/sanitize.sh" || status=1
+fi
 exit $status

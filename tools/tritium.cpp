@@ -1,14 +1,24 @@
-// tritium: compile a kernel for a named target and dump every stage.
+// tritium: compile a kernel for a named target and dump every stage, or run GPU passes on IR.
 //
 //   tritium compile --target gfx942 [--num-warps 4] [--code-object 4] [--dump DIR]
 //                   (--sample vector_add | FILE.tir)
+//   tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--warp-size N]
+//               [--matrix-unit UNIT] [--num-stages N] FILE.tir   (FILE "-": stdin)
 //   tritium targets          list the targets ("host" goes through the CPU backend, when built)
 //   tritium samples          list the built-in sample kernels
+//   tritium passes           list what `opt --pass` takes
+//
+// `opt` parses the IR (layouts included), runs the named passes in order, verifies, and prints
+// the IR. Passes are the GPU pipeline's (compile.cpp runs them all, in the order `passes`
+// lists) and analysis printers: print_axis_info annotates each op with its results' AxisInfo.
+// Dashes and underscores are the same in pass names. tests/passes/*.tir check each pass.
 //
 // FILE.tir holds a kernel in the IR's text form (ir::print / ir::parse). Without --dump the
 // final assembly is printed; with it, DIR/<kernel>.<stage> is written for every stage (IR
 // after each pass, LLVM IR before and after O3, PTX or AMDGCN, the HSACO and its metadata).
 #include "../codegen/gpu/compile.hpp"
+#include "../codegen/gpu/layout.hpp"
+#include "../codegen/passes/passes.hpp"
 #include "sample_kernels.hpp"
 
 #include <tritium/error.hpp>
@@ -17,6 +27,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,8 +40,117 @@ namespace {
 int usage() {
   std::cerr << "usage: tritium compile --target ARCH [--num-warps N] [--code-object 4|5] "
                "[--dump DIR] (--sample NAME | FILE.tir)\n"
-               "       tritium targets | samples\n";
+               "       tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--warp-size N] "
+               "[--matrix-unit UNIT] [--num-stages N] FILE.tir\n"
+               "       tritium targets | samples | passes\n";
   return 2;
+}
+
+std::string read_text(const std::string& file) {
+  std::stringstream ss;
+  if (file == "-") {
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::ifstream in(file);
+  if (!in)
+    throw tritium::Error("cannot read " + file);
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Analysis printers: annotate each op of the printed IR with what an analysis knows.
+const char* const kPrinters[] = {"print_axis_info"};
+
+int opt(int argc, char** argv) {
+  using namespace tritium;
+  gpu::GpuFeatures features;
+  std::vector<std::string> passes;
+  std::string file;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc)
+        throw Error(a + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&]() {
+      std::string v = next();
+      int n = 0;
+      auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 1)
+        throw Error(fmt::format("{} needs a positive integer, got '{}'", a, v));
+      return n;
+    };
+    if (a == "--pass") {
+      std::string name = next();
+      std::replace(name.begin(), name.end(), '-', '_');
+      passes.push_back(name);
+    } else if (a == "--num-warps") {
+      features.num_warps = number();
+    } else if (a == "--warp-size") {
+      features.warp_size = number();
+    } else if (a == "--num-stages") {
+      features.num_stages = number();
+    } else if (a == "--matrix-unit") {
+      std::string u = next();
+      bool found = false;
+      for (auto unit : {gpu::MatrixUnit::None, gpu::MatrixUnit::MmaSync, gpu::MatrixUnit::Wgmma,
+                        gpu::MatrixUnit::Mfma, gpu::MatrixUnit::Wmma})
+        if (u == gpu::matrix_unit_name(unit)) {
+          features.matrix = unit;
+          found = true;
+        }
+      if (!found)
+        throw Error("unknown matrix unit '" + u + "' (none, mma_sync, wgmma, mfma, wmma)");
+    } else if (file.empty() && (a == "-" || (!a.empty() && a[0] != '-'))) {
+      file = a;
+    } else {
+      throw Error("unexpected argument '" + a + "'");
+    }
+  }
+  if (file.empty() || passes.empty())
+    return usage();
+  bool axis_info = false;
+  std::vector<const gpu::GpuPass*> run;
+  for (const std::string& name : passes) {
+    if (name == "print_axis_info") {
+      axis_info = true;
+      continue;
+    }
+    const gpu::GpuPass* found = nullptr;
+    for (const gpu::GpuPass& p : gpu::gpu_passes())
+      if (p.name == name)
+        found = &p;
+    if (!found) {
+      std::string all;
+      for (const gpu::GpuPass& p : gpu::gpu_passes())
+        all += std::string(all.empty() ? "" : ", ") + std::string(p.name);
+      for (const char* p : kPrinters)
+        all += std::string(", ") + p;
+      throw Error(fmt::format("no pass named '{}' (passes: {})", name, all));
+    }
+    run.push_back(found);
+  }
+  std::unique_ptr<ir::Function> f = ir::parse(read_text(file), gpu::parse_layout);
+  ir::verify(*f);
+  for (const gpu::GpuPass* p : run) {
+    p->run(*f, features);
+    ir::verify(*f);
+  }
+  if (!axis_info) {
+    std::cout << ir::print(*f);
+    return 0;
+  }
+  gpu::AxisInfoMap info = gpu::analyze_axis_info(*f);
+  std::cout << ir::print(*f, [&](const ir::Op& op) {
+    std::string note;
+    for (const ir::Value* r : op.results)
+      if (auto it = info.find(r); it != info.end())
+        note += (note.empty() ? "" : "; ") + gpu::to_string(it->second);
+    return note;
+  });
+  return 0;
 }
 
 } // namespace
@@ -49,6 +170,21 @@ int main(int argc, char** argv) {
     for (const auto& [name, make] : samples::sample_kernels())
       std::cout << name << "\n";
     return 0;
+  }
+  if (cmd == "passes") {
+    for (const gpu::GpuPass& p : gpu::gpu_passes())
+      std::cout << p.name << "\n";
+    for (const char* p : kPrinters)
+      std::cout << p << "\n";
+    return 0;
+  }
+  if (cmd == "opt") {
+    try {
+      return opt(argc, argv);
+    } catch (const std::exception& e) {
+      std::cerr << "tritium: " << e.what() << "\n";
+      return 1;
+    }
   }
   if (cmd != "compile")
     return usage();
@@ -93,12 +229,7 @@ int main(int argc, char** argv) {
         throw Error("no sample kernel named '" + sample + "' (see `tritium samples`)");
       f = it->second();
     } else {
-      std::ifstream in(file);
-      if (!in)
-        throw Error("cannot read " + file);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      f = ir::parse(ss.str());
+      f = ir::parse(read_text(file), gpu::parse_layout);
     }
     if (target.arch == "host") {
       // The CPU backend compiles the host target; its stages come from CompiledKernel.

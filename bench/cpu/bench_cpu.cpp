@@ -66,17 +66,10 @@ void matmul_kernel(tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c, tl::i32
     out[i] = x[i] + y[i];
 }
 
-// Fastest of `reps` timings of f, in seconds. The machines are shared: the minimum is the
-// measurement least disturbed by other work, for ours and the peer alike.
+// Median of `reps` timed runs of f after one warm-up, in seconds (tritium::bench on the CPU:
+// the host clock, the caches flushed before each run), for ours and the peer alike.
 double time_it(const std::function<void()>& f, int reps) {
-  f(); // warm up
-  double best = 1e30;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = Clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  return best;
+  return tritium::bench(tritium::device("cpu"), f, {.warmup = 1, .reps = reps}).median_ms / 1e3;
 }
 
 double ms_since(Clock::time_point t0) {

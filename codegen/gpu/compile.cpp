@@ -46,37 +46,6 @@ std::unique_ptr<TargetInfo> make_target(const GpuTarget& t) {
 
 } // namespace
 
-namespace {
-// The text form has no source locations: copy them onto the clone, op by op.
-void copy_locations(const ir::Block& from, ir::Block& to) {
-  for (size_t i = 0; i < from.ops.size() && i < to.ops.size(); ++i) {
-    to.ops[i]->loc = from.ops[i]->loc;
-    for (size_t r = 0; r < from.ops[i]->regions.size(); ++r)
-      copy_locations(*from.ops[i]->regions[r]->block, *to.ops[i]->regions[r]->block);
-  }
-}
-} // namespace
-
-std::unique_ptr<ir::Function>
-prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
-               const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
-  ir::verify(f);
-  std::unique_ptr<ir::Function> g = ir::parse(ir::print(f));
-  g->arg_info = f.arg_info;
-  copy_locations(f.entry(), g->entry());
-  const std::pair<const char*, std::function<void(ir::Function&)>> passes[] = {
-      {"assign_layouts", [&](ir::Function& h) { assign_layouts(h, num_warps, warp_size); }},
-      {"coalesce", [&](ir::Function& h) { coalesce(h, num_warps, warp_size); }},
-      {"remove_layout_conversions", [&](ir::Function& h) { remove_layout_conversions(h); }},
-  };
-  for (const auto& [name, run] : passes) {
-    run(*g);
-    if (after_pass)
-      after_pass(name, *g);
-  }
-  return g;
-}
-
 std::vector<std::string> supported_gpu_archs() {
   return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"};
 }
@@ -102,9 +71,12 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
     out.params.push_back(a->type.elem);
   auto keep = [&](std::string stage, std::function<std::string()> text) {
     if (!target.dump_dir.empty()) {
-      std::filesystem::create_directories(target.dump_dir);
-      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.{}", f.name, stage))
-          << text();
+      std::error_code ec;
+      std::filesystem::create_directories(target.dump_dir, ec);
+      auto path = std::filesystem::path(target.dump_dir) / fmt::format("{}.{}", f.name, stage);
+      if (ec || !(std::ofstream(path) << text()))
+        throw Error(fmt::format("kernel '{}': cannot write the {} stage to {}{}", f.name, stage,
+                                path.string(), ec ? ": " + ec.message() : std::string()));
     }
     if (target.keep_stages)
       out.stages.emplace_back(std::move(stage), text());
@@ -112,10 +84,13 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
 
   // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts.
   keep("ir", [&] { return ir::print(f); });
-  std::unique_ptr<ir::Function> g = prepare_gpu_ir(
-      f, warps, ti->warp_size(), [&](const std::string& pass, const ir::Function& h) {
-        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
-      });
+  std::unique_ptr<ir::Function> g =
+      prepare_gpu_ir(f,
+                     GpuFeatures{warps, ti->warp_size(), ti->matrix_unit(), options.num_stages,
+                                 ti->max_shared_bytes()},
+                     [&](const std::string& pass, const ir::Function& h) {
+                       keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
+                     });
   keep("ir.opt", [&] { return ir::print(*g); });
 
   // make_llir: LLVM IR, device libraries, O3.

@@ -18,7 +18,7 @@
 #pragma once
 
 #include <tritium/ir/ir.hpp>
-#include <tritium/runtime/backend.hpp>
+#include <tritium/launch.hpp>
 
 #include <cstdint>
 #include <map>

@@ -3,6 +3,7 @@
 // the host and run by one OS thread per GPU thread.
 #include "gpu/emulate.hpp"
 
+#include "gpu/emulate_matrix.hpp"
 #include "gpu/target_info.hpp"
 
 #include <tritium/error.hpp>
@@ -34,7 +35,9 @@ struct Launch {
   std::barrier<>* bar;
   std::vector<uint8_t>* smem;
   std::vector<uint32_t>* xchg;
+  std::vector<uint32_t>* frags; // kFragWords per thread, for matrix instructions
 };
+constexpr int kFragWords = 64;
 Launch* g_launch = nullptr;
 thread_local int t_tid = 0;
 thread_local int64_t t_pid[3] = {0, 0, 0};
@@ -73,6 +76,55 @@ uint32_t tritium_emu_shfl_idx(uint32_t v, int32_t src) {
   g_launch->bar->arrive_and_wait();
   return r;
 }
+// One matrix instruction of the warp: every lane's fragments meet in memory, then each lane
+// computes its part of d as the ISA defines it.
+void tritium_emu_mma(int32_t kind, const uint32_t* in, uint32_t* out) {
+  auto& x = *g_launch->frags;
+  int ws = g_launch->warp_size;
+  MmaWords w = mma_words(kind);
+  std::copy(in, in + w.a + w.b + w.c, x.begin() + static_cast<size_t>(t_tid) * kFragWords);
+  g_launch->bar->arrive_and_wait();
+  emulate_mma(kind, x.data() + static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords, kFragWords,
+              t_tid & (ws - 1), out);
+  g_launch->bar->arrive_and_wait();
+}
+// wgmma: each thread's accumulators are its own; a and b come from shared memory through the
+// canonical layouts their descriptors give.
+void tritium_emu_wgmma(int32_t kind, const int64_t* p, const float* c, float* d) {
+  const uint8_t* smem = g_launch->smem->data();
+  EmuSmemMatrix a{p[0] - reinterpret_cast<int64_t>(smem), p[1], p[2], p[3], p[4]};
+  EmuSmemMatrix b{p[5] - reinterpret_cast<int64_t>(smem), p[6], p[7], p[8], p[9]};
+  const int ws = g_launch->warp_size;
+  emulate_wgmma(kind, static_cast<int>(p[10]), a, b, smem, (t_tid / ws) % 4, t_tid % ws, c, d);
+}
+// ldmatrix: every lane's row address meets in memory; each lane then reads its words.
+void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint32_t* out) {
+  auto& x = *g_launch->frags;
+  int ws = g_launch->warp_size;
+  uint64_t addr = reinterpret_cast<uint64_t>(row);
+  size_t me = static_cast<size_t>(t_tid) * kFragWords;
+  x[me] = static_cast<uint32_t>(addr);
+  x[me + 1] = static_cast<uint32_t>(addr >> 32);
+  g_launch->bar->arrive_and_wait();
+  const int lane = t_tid & (ws - 1);
+  const size_t warp0 = static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords;
+  auto row_of = [&](int matrix, int r) {
+    size_t at = warp0 + static_cast<size_t>(8 * matrix + r) * kFragWords;
+    return reinterpret_cast<const uint16_t*>(uint64_t{x[at]} | uint64_t{x[at + 1]} << 32);
+  };
+  for (int j = 0; j < count; ++j) {
+    uint16_t lo, hi;
+    if (trans) { // rows 2 * (lane % 4) and + 1, column lane / 4
+      lo = row_of(j, 2 * (lane % 4))[lane / 4];
+      hi = row_of(j, 2 * (lane % 4) + 1)[lane / 4];
+    } else { // row lane / 4, columns 2 * (lane % 4) and + 1
+      lo = row_of(j, lane / 4)[2 * (lane % 4)];
+      hi = row_of(j, lane / 4)[2 * (lane % 4) + 1];
+    }
+    out[j] = uint32_t{lo} | uint32_t{hi} << 16;
+  }
+  g_launch->bar->arrive_and_wait();
+}
 // bf16 conversions: LLVM emits libcalls for them on x86 without AVX512-BF16, and the process
 // has no compiler-rt. bf16 travels in an XMM register like _Float16, hence the signatures.
 _Float16 tritium_emu_truncsfbf2(float f) {
@@ -85,7 +137,80 @@ _Float16 tritium_emu_truncdfbf2(double d) {
 
 class HostEmuTarget final : public TargetInfo {
 public:
-  HostEmuTarget(int warp_size, std::string dl) : ws_(warp_size), dl_(std::move(dl)) {}
+  HostEmuTarget(int warp_size, MatrixUnit matrix, std::string dl)
+      : ws_(warp_size), matrix_(matrix), dl_(std::move(dl)) {}
+  MatrixUnit matrix_unit() const override { return matrix_; }
+  // As NVIDIA sm_80 (sm_90a) where mma.sync (wgmma) is emulated.
+  bool has_ldmatrix() const override {
+    return matrix_ == MatrixUnit::MmaSync || matrix_ == MatrixUnit::Wgmma;
+  }
+  std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                       const SmemMatrix& a, const SmemMatrix& bm,
+                                       const std::vector<llvm::Value*>& c) override {
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    auto* params = entry.CreateAlloca(b.getInt64Ty(), b.getInt32(11));
+    auto* in = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
+    auto* out = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
+    auto put = [&](int i, llvm::Value* v) {
+      b.CreateStore(v, b.CreateConstGEP1_32(b.getInt64Ty(), params, i));
+    };
+    int i = 0;
+    for (const SmemMatrix* m : {&a, &bm}) {
+      put(i++, b.CreatePtrToInt(m->addr, b.getInt64Ty()));
+      put(i++, b.getInt64(m->swizzle));
+      put(i++, b.getInt64(m->k_major ? 1 : 0));
+      put(i++, b.getInt64(m->lbo));
+      put(i++, b.getInt64(m->sbo));
+    }
+    put(i, b.getInt64(instr.n));
+    for (size_t k = 0; k < c.size(); ++k)
+      b.CreateStore(c[k], b.CreateConstGEP1_32(b.getFloatTy(), in, static_cast<unsigned>(k)));
+    call(b, "tritium_emu_wgmma", b.getVoidTy(), {b.getInt32(mma_kind(instr)), params, in, out});
+    std::vector<llvm::Value*> d;
+    for (size_t k = 0; k < c.size(); ++k)
+      d.push_back(b.CreateLoad(
+          b.getFloatTy(), b.CreateConstGEP1_32(b.getFloatTy(), out, static_cast<unsigned>(k))));
+    return d;
+  }
+  std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr, int count,
+                                        bool trans) override {
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    auto* out = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(4));
+    call(b, "tritium_emu_ldmatrix", b.getVoidTy(),
+         {row_ptr, b.getInt32(count), b.getInt32(trans ? 1 : 0), out});
+    std::vector<llvm::Value*> words;
+    for (int i = 0; i < count; ++i)
+      words.push_back(b.CreateLoad(b.getInt32Ty(), b.CreateConstGEP1_32(b.getInt32Ty(), out, i)));
+    return words;
+  }
+  // The instruction's operands packed as the hardware's registers, through the hook above.
+  std::vector<llvm::Value*> mma(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                const std::vector<llvm::Value*>& a,
+                                const std::vector<llvm::Value*>& bv,
+                                const std::vector<llvm::Value*>& c) override {
+    const int32_t kind = mma_kind(instr);
+    const MmaWords w = mma_words(kind);
+    std::vector<llvm::Value*> words = pack_words(b, a);
+    for (llvm::Value* x : pack_words(b, bv))
+      words.push_back(x);
+    for (llvm::Value* x : pack_words(b, c))
+      words.push_back(x);
+    if (static_cast<int>(words.size()) != w.a + w.b + w.c)
+      throw Error("GPU emulation: matrix fragments of the wrong size (internal)");
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    auto* in = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(kFragWords));
+    auto* out = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(kFragWords));
+    for (size_t i = 0; i < words.size(); ++i)
+      b.CreateStore(words[i], b.CreateConstGEP1_32(b.getInt32Ty(), in, static_cast<unsigned>(i)));
+    call(b, "tritium_emu_mma", b.getVoidTy(), {b.getInt32(kind), in, out});
+    std::vector<llvm::Value*> d;
+    for (int i = 0; i < w.d; ++i)
+      d.push_back(b.CreateLoad(b.getInt32Ty(), b.CreateConstGEP1_32(b.getInt32Ty(), out, i)));
+    return unpack_words(b, d, c[0]->getType());
+  }
   std::string arch() const override { return "host-emulation"; }
   std::string triple() const override { return llvm::sys::getProcessTriple(); }
   std::string data_layout() const override { return dl_; }
@@ -124,12 +249,16 @@ public:
   }
   llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                     const ir::Op& op) override {
-    llvm::Intrinsic::ID id = llvm_math_intrinsic(kind);
-    if (id == llvm::Intrinsic::not_intrinsic)
-      return expand_math(b, kind, args, *this, op); // what AMDGPU uses
-    if (args[0]->getType()->isDoubleTy()) // AMDGPU's (and libdevice-less NVPTX's) f64 path
-      return expand_math_f64(b, kind, args[0], op);
-    return b.CreateUnaryIntrinsic(id, args[0]);
+    if (ir::op_category(kind) == ir::OpCategory::Extern) {
+      // The host's C math library in double, rounded: what the CPU backend computes.
+      llvm::Type* t = args[0]->getType();
+      std::vector<llvm::Value*> d;
+      for (auto* a : args)
+        d.push_back(t->isDoubleTy() ? a : b.CreateFPExt(a, b.getDoubleTy()));
+      llvm::Value* r = call(b, op.str_attr("symbol").c_str(), b.getDoubleTy(), d);
+      return t->isDoubleTy() ? r : b.CreateFPTrunc(r, t);
+    }
+    return expand_math(b, kind, args, *this, op); // what AMDGPU uses
   }
   bool printf(llvm::IRBuilder<>& b, const std::string& format,
               const std::vector<llvm::Value*>& args) override {
@@ -140,7 +269,7 @@ public:
     b.CreateCall(m->getOrInsertFunction("printf", fty), all);
     return true;
   }
-  llvm::SyncScope::ID sync_scope(llvm::LLVMContext&, const std::string&) override {
+  llvm::SyncScope::ID sync_scope(llvm::LLVMContext&, ir::MemScope) override {
     return llvm::SyncScope::System;
   }
   void make_kernel(llvm::Function&, int) override {}
@@ -150,6 +279,7 @@ public:
 
 private:
   int ws_;
+  MatrixUnit matrix_;
   std::string dl_;
 };
 
@@ -182,8 +312,13 @@ void add_entry(llvm::Module& m, llvm::Function& kernel) {
 // One kernel compiled for emulation: the JIT that holds its code, and how to run it.
 class EmulatedProgram {
 public:
-  EmulatedProgram(const ir::Function& f, const CompileOptions& options, int warp_size)
-      : warps_(options.num_warps), ws_(warp_size) {
+  EmulatedProgram(const ir::Function& f, const CompileOptions& options, int warp_size,
+                  MatrixUnit matrix)
+      : warps_(options.num_warps), stages_(options.num_stages), ws_(warp_size), matrix_(matrix) {
+    if (warps_ < 1 || (warps_ & (warps_ - 1)) || warps_ * ws_ > 1024)
+      throw Error(fmt::format("kernel '{}': num_warps = {} with warp size {}: it must be a power "
+                              "of two with num_warps x warp size <= 1024",
+                              f.name, warps_, ws_));
     static std::once_flag once;
     std::call_once(once, [] {
       llvm::InitializeNativeTarget();
@@ -195,9 +330,9 @@ public:
     jit_ = std::move(*jit);
     jit_->getExecutionSession().setErrorReporter(
         [this](llvm::Error e) { jit_errors_ += llvm::toString(std::move(e)) + "\n"; });
-    auto g = prepare_gpu_ir(f, warps_, ws_, nullptr);
+    auto g = prepare_gpu_ir(f, GpuFeatures{warps_, ws_, matrix_, stages_}, nullptr);
     ir_ = ir::print(*g);
-    HostEmuTarget ti(ws_, jit_->getDataLayout().getStringRepresentation());
+    HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());
     auto ctx = std::make_unique<llvm::LLVMContext>();
     auto m = lower_to_llvm(*g, ti, *ctx, warps_, &shared_bytes_);
     add_entry(*m, *m->getFunction(f.name));
@@ -218,6 +353,9 @@ public:
     def("tritium_emu_smem", &tritium_emu_smem);
     def("tritium_emu_shfl_xor", &tritium_emu_shfl_xor);
     def("tritium_emu_shfl_idx", &tritium_emu_shfl_idx);
+    def("tritium_emu_mma", &tritium_emu_mma);
+    def("tritium_emu_ldmatrix", &tritium_emu_ldmatrix);
+    def("tritium_emu_wgmma", &tritium_emu_wgmma);
     def("__truncsfbf2", &tritium_emu_truncsfbf2);
     def("__truncdfbf2", &tritium_emu_truncdfbf2);
     if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
@@ -241,11 +379,12 @@ public:
     const int threads = warps_ * ws_;
     std::vector<uint8_t> smem(static_cast<size_t>(shared_bytes_) + 16);
     std::vector<uint32_t> xchg(threads);
+    std::vector<uint32_t> frags(static_cast<size_t>(threads) * kFragWords);
     for (int64_t z = 0; z < grid.z; ++z)
       for (int64_t y = 0; y < grid.y; ++y)
         for (int64_t x = 0; x < grid.x; ++x) {
           std::barrier<> bar(threads);
-          Launch launch{{grid.x, grid.y, grid.z}, threads, ws_, &bar, &smem, &xchg};
+          Launch launch{{grid.x, grid.y, grid.z}, threads, ws_, &bar, &smem, &xchg, &frags};
           g_launch = &launch;
           std::vector<std::thread> pool;
           for (int t = 0; t < threads; ++t)
@@ -266,93 +405,37 @@ public:
   const std::string& ll() const { return ll_; }
 
 private:
-  int warps_, ws_;
+  int warps_, stages_, ws_;
+  MatrixUnit matrix_;
   int shared_bytes_ = 0;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::string jit_errors_, ir_, ll_;
   void (*entry_)(const uint64_t*) = nullptr;
 };
 
-// A device that runs kernels through the GPU lowering on the CPU ("gpu-emulator"), so that
-// every test written against devices() also checks the GPU lowering against the interpreter.
-// Never the default device (priority below the interpreter's). TRITIUM_EMULATOR_WARP=64
-// emulates wave64.
-class EmulatorKernel final : public CompiledKernel {
-public:
-  EmulatorKernel(const ir::Function& f, const CompileOptions& o, int ws)
-      : name_(f.name), nparams_(f.args().size()), program_(f, o, ws) {}
-  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
-    if (args.size() != nparams_)
-      throw Error(
-          fmt::format("kernel '{}': {} arguments for {} parameters", name_, args.size(), nparams_));
-    program_.run(grid, args);
-  }
-  std::string artifact(std::string_view stage) const override {
-    if (stage == "ir.opt")
-      return program_.ir();
-    if (stage == "ll")
-      return program_.ll();
-    return {};
-  }
-
-private:
-  std::string name_;
-  size_t nparams_;
-  EmulatedProgram program_;
-};
-
-class EmulatorBackend final : public Backend {
-public:
-  std::string_view name() const override { return "gpu-emulator"; }
-  std::string target() const override { return fmt::format("gpu-emulator-wave{}", warp_size()); }
-  void* alloc(size_t bytes) override {
-    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-    if (!p)
-      throw Error(fmt::format("gpu-emulator: cannot allocate {} bytes", bytes));
-    return p;
-  }
-  void free(void* p) override { std::free(p); }
-  void copy_to_device(void* d, const void* s, size_t n) override { std::memcpy(d, s, n); }
-  void copy_to_host(void* d, const void* s, size_t n) override { std::memcpy(d, s, n); }
-  void copy_device_to_device(void* d, const void* s, size_t n) override { std::memmove(d, s, n); }
-  std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
-                                          const CompileOptions& o) override {
-    // TRITIUM_EMULATOR_TARGETS=gfx90a,gfx942,gfx1100,sm_90: every kernel must also compile for
-    // these real targets (what CI checks for every test kernel, without GPUs).
-    if (const char* list = std::getenv("TRITIUM_EMULATOR_TARGETS"); list && *list) {
-      std::string_view rest = list;
-      while (!rest.empty()) {
-        auto comma = rest.find(',');
-        GpuTarget t;
-        t.arch = std::string(rest.substr(0, comma));
-        t.keep_stages = false;
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-        if (!t.arch.empty())
-          compile_for_gpu(*f, t, o);
-      }
-    }
-    return std::make_unique<EmulatorKernel>(*f, o, warp_size());
-  }
-
-private:
-  static int warp_size() {
-    const char* w = std::getenv("TRITIUM_EMULATOR_WARP");
-    return w && std::string_view(w) == "64" ? 64 : 32;
-  }
-};
-
-[[maybe_unused]] const bool registered = [] {
-  register_backend({"gpu-emulator", -1, [](std::string*) -> std::unique_ptr<Backend> {
-                      return std::make_unique<EmulatorBackend>();
-                    }});
-  return true;
-}();
-
 } // namespace
 
+struct EmulatedKernel::Program : EmulatedProgram {
+  using EmulatedProgram::EmulatedProgram;
+};
+
+EmulatedKernel::EmulatedKernel(const ir::Function& f, const CompileOptions& options, int warp_size,
+                               MatrixUnit matrix)
+    : program_(std::make_unique<Program>(f, options, warp_size, matrix)) {}
+EmulatedKernel::~EmulatedKernel() = default;
+void EmulatedKernel::run(const LaunchGrid& grid, std::span<const ArgSlot> args) {
+  program_->run(grid, args);
+}
+const std::string& EmulatedKernel::ir() const {
+  return program_->ir();
+}
+const std::string& EmulatedKernel::ll() const {
+  return program_->ll();
+}
+
 void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, int warp_size,
-                        const LaunchGrid& grid, std::span<const ArgSlot> slots) {
-  EmulatedProgram(f, options, warp_size).run(grid, slots);
+                        const LaunchGrid& grid, std::span<const ArgSlot> slots, MatrixUnit matrix) {
+  EmulatedProgram(f, options, warp_size, matrix).run(grid, slots);
 }
 
 } // namespace tritium::gpu

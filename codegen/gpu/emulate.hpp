@@ -1,19 +1,42 @@
 // Runs a kernel through the GPU pipeline (layouts, the GPU lowering with a host TargetInfo)
 // on the CPU: each program is num_warps x warp_size OS threads meeting at real barriers, warp
 // shuffles go through memory. It exists to test the GPU lowering against the interpreter on
-// machines without a GPU; it is slow and not a backend. Internal header, no LLVM.
+// machines without a GPU; it is slow. The gpu-emulator device (runtime/emulator) runs its
+// kernels this way. Internal header, no LLVM.
 #pragma once
 
-#include <tritium/ir/ir.hpp>
-#include <tritium/runtime/backend.hpp>
+#include "layout.hpp"
 
+#include <tritium/ir/ir.hpp>
+#include <tritium/launch.hpp>
+
+#include <memory>
 #include <span>
+#include <string>
 
 namespace tritium::gpu {
 
+// A kernel compiled once for emulation (the JIT holding its code), run any number of times.
+class EmulatedKernel {
+public:
+  EmulatedKernel(const ir::Function& f, const CompileOptions& options, int warp_size,
+                 MatrixUnit matrix = MatrixUnit::None);
+  ~EmulatedKernel();
+  // args as emulate_gpu_kernel's below. One emulated launch runs at a time in the process.
+  void run(const LaunchGrid& grid, std::span<const ArgSlot> args);
+  const std::string& ir() const; // the IR after the GPU passes
+  const std::string& ll() const; // the LLVM IR as lowered
+
+private:
+  struct Program;
+  std::unique_ptr<Program> program_;
+};
+
 // args: one ArgSlot per kernel parameter, as Backend launches take them (pointers are host
-// addresses). `warp_size` is 32 or 64, as the GPU targets.
+// addresses). `warp_size` is 32 or 64, as the GPU targets; `matrix` the matrix instructions
+// dot uses, their per-lane semantics emulated (None: FMA units).
 void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, int warp_size,
-                        const LaunchGrid& grid, std::span<const ArgSlot> args);
+                        const LaunchGrid& grid, std::span<const ArgSlot> args,
+                        MatrixUnit matrix = MatrixUnit::None);
 
 } // namespace tritium::gpu

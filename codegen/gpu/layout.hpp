@@ -2,56 +2,127 @@
 // lanes and warps of one program (a CTA / work-group). They are attributes on ir::Type
 // (Type::layout), assigned by codegen/passes and read by the lowering to LLVM.
 //
-// Blocked (Triton's #blocked): each thread holds size_per_thread contiguous elements per
-// dimension; threads_per_warp and warps_per_cta tile the tensor, dimensions listed
-// fastest-varying first in `order`; the tile repeats over larger tensors and wraps (the same
-// element held by several threads) over smaller ones. Slice: the parent layout with one
-// dimension removed (what a reduction along that dimension produces; expand_dims undoes it).
-// MMA / MFMA / WMMA and dot-operand layouts would be further subclasses: the lowering only
-// needs `resolve` below.
+// Every layout kind resolves, for one shape, to a LinearLayout (Triton's linear layouts,
+// restricted to what distributed layouts need): each bit of the register index, of the lane id
+// and of the warp id selects one coordinate bit (or nothing: a replica), and a thread's element
+// is at the OR of the selected bits. The lowering works only on LinearLayouts, so a new layout
+// kind is one `resolve` case, not new lowering code.
+//
+// Kinds:
+//  * Blocked (Triton's #blocked): each thread holds size_per_thread contiguous elements per
+//    dimension; threads_per_warp and warps_per_cta tile the tensor, dimensions listed fastest
+//    first in `order`; the tile repeats over larger tensors and wraps (replicas) over smaller.
+//  * Slice: the parent layout with one dimension removed (a reduction's result; expand_dims
+//    undoes it for free).
+//  * Mma: the accumulator of a matrix instruction (mma.sync, wgmma, MFMA, WMMA), tiled over
+//    warps_per_cta and repeated over the tensor.
+//  * DotOperand: operand a (0) or b (1) of such an instruction, in registers.
 #pragma once
 
 #include <tritium/ir/ir.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tritium::gpu {
 
+// The matrix instructions a target has (GpuFeatures::matrix), and what an Mma layout is for.
+enum class MatrixUnit : uint8_t {
+  None,
+  MmaSync, // NVIDIA sm_80+: mma.sync.aligned.m16n8kK, one warp
+  Wgmma,   // NVIDIA sm_90a: wgmma.mma_async.m64nNk16, a warpgroup of four warps
+  Mfma,    // AMD CDNA (gfx90a, gfx942): v_mfma_*_32x32x8 / 16x16x16, one wave64
+  Wmma,    // AMD RDNA3 (gfx1100): v_wmma_*_16x16x16, one wave32
+};
+const char* matrix_unit_name(MatrixUnit u);
+
 struct BlockedLayout final : ir::Layout {
   std::vector<int> size_per_thread, threads_per_warp, warps_per_cta, order;
   std::string str() const override;
+  bool equals(const ir::Layout& other) const override;
 };
 
 struct SliceLayout final : ir::Layout {
   int dim = 0;
   ir::LayoutPtr parent;
   std::string str() const override;
+  bool equals(const ir::Layout& other) const override;
 };
 
-// A layout resolved for one shape: everything the lowering needs to know which elements a
-// thread holds. All sizes are powers of two. Coordinate of register r along dimension d:
-//   ((lane_d * spt_d + warp_d * spt_d * tpw_d) + (i_d / spt_d) * tile_d + i_d % spt_d) & (S_d - 1)
-// where i_d is r's digit for d in the mixed radix `regs_per_dim` over `reg_order`, and
-// lane_d = (lane / lane_stride_d) % tpw_d (warp_d likewise).
-struct Dist {
+struct MmaLayout final : ir::Layout {
+  MatrixUnit unit = MatrixUnit::MmaSync;
+  std::vector<int> warps_per_cta; // {along M, along N}
+  // The tile one instruction computes per warp (Wgmma: per warpgroup): {m, n}.
+  std::vector<int> instr;
+  std::string str() const override;
+  bool equals(const ir::Layout& other) const override;
+};
+
+struct DotOperandLayout final : ir::Layout {
+  int op_idx = 0;       // 0: a [M, K], 1: b [K, N]
+  ir::LayoutPtr parent; // an MmaLayout
+  int k_width = 1;      // consecutive K elements a thread holds (32 bits of them on NVIDIA)
+  std::string str() const override;
+  bool equals(const ir::Layout& other) const override;
+};
+
+// A tile in shared memory (the layout of a value that lives there; its one "register" is its
+// address). Elements are stored row by row, order[0] the fastest dimension, in chunks of `vec`
+// elements; a chunk's index within its row is XORed with (row / per_phase) % max_phase, which
+// spreads the rows a warp reads at once over the banks (Triton's swizzled shared layout; with
+// 16-byte chunks and 128-byte rows it is the hardware's 128B swizzle). Leading dimensions
+// beyond the tile's two (pipeline stages) are whole tiles one after another. With block_cols,
+// rows are cut into blocks of that many elements, each block a [rows, block_cols] tile of its
+// own, one after another (the canonical layouts of wgmma's shared-memory operands: 128-byte
+// swizzle atoms).
+struct SharedLayout final : ir::Layout {
+  int vec = 1, per_phase = 1, max_phase = 1;
+  std::vector<int> order; // of the tile's two dimensions
+  int block_cols = 0;     // 0: rows are not cut
+  std::string str() const override;
+  bool equals(const ir::Layout& other) const override;
+};
+
+// The swizzle for a [rows, cols] tile (cols contiguous) of `elem_bytes` elements: 16-byte
+// chunks, rows of 128 bytes (or what the tile has) swizzled over 8 phases. `atoms`: rows longer
+// than 128 bytes are cut into 128-byte blocks (what wgmma reads).
+ir::LayoutPtr shared_layout(int64_t cols, int elem_bytes, std::vector<int> order,
+                            bool atoms = false);
+
+// A layout resolved for one shape. Bases are coordinates (one entry per dimension) with at most
+// one non-zero entry, a power of two; zero bases replicate. Register r of a thread holds the
+// coordinate OR(reg[i] for each set bit i of r) | OR(lane[j] for each set bit j of the lane id)
+// | OR(warp[j] for each set bit j of the warp id). No two non-zero bases are equal, so the OR
+// is also a sum.
+struct LinearLayout {
+  using Coord = std::vector<int64_t>;
   std::vector<int64_t> shape;
-  std::vector<int> spt, tpw, wpc, lane_stride, warp_stride, regs_per_dim, reg_order;
-  // Lanes / warps that only replicate (dimensions sliced away): (stride, count) pairs.
-  std::vector<std::pair<int, int>> replica_lanes, replica_warps;
+  std::vector<Coord> reg, lane, warp;
 
   int rank() const { return static_cast<int>(shape.size()); }
-  int64_t tile(int d) const { return int64_t{spt[d]} * tpw[d] * wpc[d]; }
-  int num_regs() const;
-  // Register r's digit per dimension, and its constant coordinate offset (before masking).
-  std::vector<int> reg_digits(int r) const;
-  std::vector<int64_t> reg_offset(int r) const;
-  int reg_index(const std::vector<int>& digits) const;
+  int num_regs() const { return 1 << reg.size(); }
+  Coord reg_offset(int r) const;
+  // The register holding `offset` (a sum of register bases), or -1.
+  int reg_index(const Coord& offset) const;
+  // Lane / warp id bits that only replicate (their basis is zero).
+  unsigned replica_lane_mask() const;
+  unsigned replica_warp_mask() const;
+  // The dimension a basis points along, and log2 of its value; -1 for a zero basis.
+  static int dim_of(const Coord& basis);
+  static int bit_of(const Coord& basis);
+  // How many consecutive registers (from any multiple of it) hold consecutive elements along
+  // `dim`: 2^n where reg[0..n) are 1, 2, 4, ... along dim.
+  int contiguous_regs(int dim) const;
+  std::string str() const;
+  friend bool operator==(const LinearLayout&, const LinearLayout&) = default;
 };
 
-// Resolves `layout` for `shape`; throws tritium::Error for a non-power-of-two shape.
-Dist resolve(const ir::LayoutPtr& layout, const std::vector<int64_t>& shape);
+// Resolves `layout` for `shape`; throws tritium::Error for a non-power-of-two shape or a layout
+// that does not fit the shape's rank.
+LinearLayout resolve(const ir::LayoutPtr& layout, const std::vector<int64_t>& shape);
 
 // Triton's default: one element per thread, threads and warps over the dimensions from the
 // last (fastest) to the first.
@@ -60,8 +131,15 @@ ir::LayoutPtr default_layout(const std::vector<int64_t>& shape, int num_warps, i
 ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vector<int>& order,
                              int vec, int num_warps, int warp_size);
 ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent);
+ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr);
+ir::LayoutPtr dot_operand_layout(int op_idx, ir::LayoutPtr parent, int k_width);
 
-bool same_layout(const ir::LayoutPtr& a, const ir::LayoutPtr& b);
+using ir::same_layout;
+
+// Reads what Layout::str() writes ("#blocked<spt=[1, 4], …>"), for ir::parse; throws
+// tritium::Error naming what it does not understand.
+ir::LayoutPtr parse_layout(std::string_view text);
 bool is_pow2(int64_t v);
+int log2_exact(int64_t v);
 
 } // namespace tritium::gpu

@@ -75,4 +75,47 @@ std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object
   return std::string(buf.str());
 }
 
+std::vector<llvm::Value*> TargetInfo::mma(llvm::IRBuilder<>&, const MmaInstr& instr,
+                                          const std::vector<llvm::Value*>&,
+                                          const std::vector<llvm::Value*>&,
+                                          const std::vector<llvm::Value*>&) {
+  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions", arch(),
+                          matrix_unit_name(instr.unit)));
+}
+
+std::vector<llvm::Value*> TargetInfo::mma_shared(llvm::IRBuilder<>&, const MmaInstr& instr,
+                                                 const SmemMatrix&, const SmemMatrix&,
+                                                 const std::vector<llvm::Value*>&) {
+  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions on shared memory", arch(),
+                          matrix_unit_name(instr.unit)));
+}
+
+std::vector<llvm::Value*> pack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems) {
+  std::vector<llvm::Value*> words;
+  const unsigned bits = elems.at(0)->getType()->getPrimitiveSizeInBits();
+  const size_t per = 32 / bits;
+  for (size_t w = 0; w < elems.size(); w += per) {
+    llvm::Value* word = b.getInt32(0);
+    for (size_t i = 0; i < per; ++i) {
+      llvm::Value* e = b.CreateBitCast(elems[w + i], b.getIntNTy(bits));
+      word = b.CreateOr(word, b.CreateShl(b.CreateZExt(e, b.getInt32Ty()), i * bits));
+    }
+    words.push_back(word);
+  }
+  return words;
+}
+
+std::vector<llvm::Value*> unpack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& words,
+                                       llvm::Type* elem) {
+  std::vector<llvm::Value*> out;
+  const unsigned bits = elem->getPrimitiveSizeInBits();
+  for (llvm::Value* w : words)
+    for (unsigned i = 0; i < 32 / bits; ++i)
+      out.push_back(
+          b.CreateBitCast(b.CreateTrunc(b.CreateLShr(b.CreateBitCast(w, b.getInt32Ty()), i * bits),
+                                        b.getIntNTy(bits)),
+                          elem));
+  return out;
+}
+
 } // namespace tritium::gpu

@@ -136,8 +136,18 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
     return r;
   };
   Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  switch (kind) {
-  case ir::OpKind::Tanh: {
+  switch (ir::as<ir::MathOp>(kind)) {
+  case ir::MathOp::Exp:
+  case ir::MathOp::Exp2:
+  case ir::MathOp::Log:
+  case ir::MathOp::Log2:
+  case ir::MathOp::Sin:
+  case ir::MathOp::Cos:
+    // LLVM's intrinsics: the backends expand them on f32; f64 has our own expansions.
+    if (t->isDoubleTy())
+      return expand_math_f64(b, kind, x, op);
+    return b.CreateUnaryIntrinsic(llvm_math_intrinsic(kind), x);
+  case ir::MathOp::Tanh: {
     Value* x2 = b.CreateFMul(x, x);
     // Small |x|: x * (1 - x^2/3 + 2x^4/15 - 17x^6/315 + 62x^8/2835).
     Value* small = b.CreateFMul(x, poly(x2, {62.0 / 2835, -17.0 / 315, 2.0 / 15, -1.0 / 3, 1.0}));
@@ -146,7 +156,7 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
     big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
     return b.CreateSelect(b.CreateFCmpOLT(ax, c(0.125)), small, big);
   }
-  case ir::OpKind::Erf: {
+  case ir::MathOp::Erf: {
     Value* x2 = b.CreateFMul(x, x);
     // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320 + x^13/9360)
     Value* small = b.CreateFMul(
@@ -160,7 +170,15 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
     big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
     return b.CreateSelect(b.CreateFCmpOLT(ax, c(0.5)), small, big);
   }
-  case ir::OpKind::Pow: {
+  case ir::MathOp::Log1p: {
+    // log(u) * x / (u - 1) with u = 1 + x: exact where u rounds to 1 (Goldberg).
+    Value* u = b.CreateFAdd(c(1.0), x);
+    Value* l = ti.math(b, ir::OpKind::Log, {u}, op);
+    Value* r = b.CreateFMul(l, b.CreateFDiv(x, b.CreateFSub(u, c(1.0))));
+    r = b.CreateSelect(b.CreateFCmpOEQ(u, c(1.0)), x, r);
+    return b.CreateSelect(b.CreateFCmpOEQ(u, c(INFINITY)), u, r);
+  }
+  case ir::MathOp::Pow: {
     Value* y = args[1];
     Value* mag =
         ti.math(b, ir::OpKind::Exp2, {b.CreateFMul(y, ti.math(b, ir::OpKind::Log2, {ax}, op))}, op);
@@ -176,10 +194,8 @@ llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm
     // pow(x, 0) = 1 for every x, NaN included.
     return b.CreateSelect(b.CreateFCmpOEQ(y, c(0.0)), c(1.0), r);
   }
-  default:
-    throw Error(fmt::format("{}: op '{}': no expansion of this math function for this target",
-                            op.loc.str(), ir::op_name(kind)));
   }
+  return nullptr;
 }
 
 llvm::Intrinsic::ID llvm_math_intrinsic(ir::OpKind kind) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "gpu/compile.hpp"
+#include "gpu/matrix.hpp"
+#include "passes/passes.hpp"
 
 #include <tritium/ir/ir.hpp>
 
@@ -32,6 +34,63 @@ public:
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }
 
+  // The matrix instructions dot can use (None: dot runs on FMA units).
+  virtual MatrixUnit matrix_unit() const { return MatrixUnit::None; }
+  // One matrix instruction, d = a x b + c, on this lane's fragments: `a`, `b` and `c` hold the
+  // elements the DotOperand / Mma layouts give one instruction's tile, in register order (a
+  // and b in instr.a's LLVM type, c in instr.acc's); returns d's elements in c's order.
+  virtual std::vector<llvm::Value*> mma(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                        const std::vector<llvm::Value*>& a,
+                                        const std::vector<llvm::Value*>& bv,
+                                        const std::vector<llvm::Value*>& c);
+
+  // One operand of a matrix instruction that reads shared memory (wgmma), in the hardware's
+  // canonical layout: rows of `swizzle` bytes (128, 64 or 32) swizzled in 16-byte chunks, in
+  // groups of eight rows `sbo` bytes apart; K-major (K the contiguous dimension), or MN-major
+  // with `lbo` bytes between blocks of swizzle-byte width along M (N).
+  struct SmemMatrix {
+    llvm::Value* addr; // the instruction's first element, a shared-memory pointer
+    int swizzle = 128;
+    bool k_major = true;
+    int64_t lbo = 0, sbo = 0;
+  };
+  // d = a x b + c for one warpgroup (Wgmma): a and b in shared memory, c and d this thread's
+  // accumulator registers (the Mma layout's order). Issued asynchronously: the fence comes
+  // before the first, the commit after the last of a group, and a wait before d is read.
+  virtual std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                               const SmemMatrix& a, const SmemMatrix& bm,
+                                               const std::vector<llvm::Value*>& c);
+  virtual void mma_shared_fence(llvm::IRBuilder<>& b) {}
+  virtual void mma_shared_commit(llvm::IRBuilder<>& b) {}
+  virtual void mma_shared_wait(llvm::IRBuilder<>& b, int pending) {}
+  // Makes this thread's ordinary shared-memory stores visible to the asynchronous readers
+  // (wgmma); before the barrier that publishes them.
+  virtual void fence_shared_for_async(llvm::IRBuilder<>& b) {}
+
+  // Keeps the instruction scheduler from moving instructions across this point (AMDGPU's
+  // sched_barrier), where overlapping more work than written would cost registers.
+  virtual void schedule_barrier(llvm::IRBuilder<>& b) {}
+
+  // Asynchronous copies from global to shared memory (cp.async). Without them the lowering
+  // loads into registers where the copy is issued and stores to shared memory at the commit.
+  virtual bool has_async_copy() const { return false; }
+  // Copies `bytes` (4, 8 or 16) from `src` (global) to `dst` (shared); zeros where `pred` is
+  // false (null: always copies).
+  virtual void async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src, int bytes,
+                          llvm::Value* pred) {}
+  virtual void async_commit(llvm::IRBuilder<>& b) {}
+  // Waits until at most `pending` committed groups of this thread are in flight.
+  virtual void async_wait(llvm::IRBuilder<>& b, int pending) {}
+  // ldmatrix: `count` (2 or 4) 8x8 matrices of 16-bit elements from shared memory, lane l
+  // giving the address of row l % 8 of matrix l / 8; returns `count` 32-bit words: word j holds
+  // row lane / 4, columns 2 * (lane % 4) and + 1 of matrix j (transposed: rows 2 * (lane % 4)
+  // and + 1 of column lane / 4).
+  virtual bool has_ldmatrix() const { return false; }
+  virtual std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr,
+                                                int count, bool trans) {
+    return {};
+  }
+
   // Index of this thread in the block (0 .. num_threads-1), i32.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) = 0;
   // program_id(axis) and num_programs(axis), i32.
@@ -50,6 +109,19 @@ public:
   virtual llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                             const ir::Op& op) = 0;
 
+  // Two f32 values rounded to nearest-even into a <2 x half_type> (f16 or bf16) by one
+  // instruction; null where the target has none (two conversions then).
+  virtual llvm::Value* fptrunc_pair(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
+                                    llvm::Type* half_type) {
+    return nullptr;
+  }
+
+  // x / y on floats where the program allows an approximate quotient (Triton's `/`; div_rn
+  // asks for the correctly rounded one, CreateFDiv).
+  virtual llvm::Value* fdiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+    return b.CreateFDiv(x, y);
+  }
+
   // Global loads and stores through a uniform base pointer and non-negative 32-bit byte
   // offsets, masked without branches (AMD's buffer instructions: an out-of-range offset reads 0
   // and writes nothing). A null mask means all lanes. Targets without such instructions return
@@ -63,6 +135,20 @@ public:
     return false;
   }
 
+  // A global load of `type` through `ptr` where `mask` (i1) holds, else `other` (of `type`),
+  // and a global store where `mask` holds, each one predicated instruction
+  // (NVIDIA's @p ld / @p st, as Triton emits them): no branch splits the kernel into blocks
+  // that the assembler schedules one by one. Null / false where the target has none (or not
+  // for this type); the lowering then branches around an ordinary load or store.
+  virtual llvm::Value* masked_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* ptr,
+                                   llvm::Value* mask, llvm::Value* other) {
+    return nullptr;
+  }
+  virtual bool masked_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr,
+                            llvm::Value* mask) {
+    return false;
+  }
+
   // printf(format, args...) from one thread, args already promoted (i32/i64, double, ptr).
   // False where the target has no device printf (the lowering then reports an error).
   virtual bool printf(llvm::IRBuilder<>& b, const std::string& format,
@@ -70,8 +156,8 @@ public:
     return false;
   }
 
-  // The synchronization scope of an atomic with Triton's scope name ("gpu", "cta", "sys").
-  virtual llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
+  // The synchronization scope of an atomic with Triton's scope (gpu, cta, sys).
+  virtual llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, ir::MemScope scope) = 0;
 
   // Turns `f` into a kernel entry point launched with `num_threads` threads per block.
   virtual void make_kernel(llvm::Function& f, int num_threads) = 0;
@@ -86,8 +172,10 @@ public:
 std::unique_ptr<TargetInfo> make_nvptx_target(const GpuTarget& t);
 std::unique_ptr<TargetInfo> make_amdgpu_target(const GpuTarget& t);
 
-// Math expansions in terms of exp2/log2 for targets without a device library
-// (math_expansions.cpp).
+// Every math op (ops.def's Math category) on f32 or f64 for targets without a device library
+// (math_expansions.cpp): LLVM's intrinsics for exp, exp2, log, log2, sin and cos on f32, our
+// f64 expansions of those, and the rest built from them. A switch over ir::MathOp without a
+// default: a new math op without an expansion does not compile.
 llvm::Value* expand_math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                          TargetInfo& ti, const ir::Op& op);
 
@@ -99,18 +187,18 @@ llvm::Intrinsic::ID llvm_math_intrinsic(ir::OpKind kind);
 llvm::Value* expand_math_f64(llvm::IRBuilder<>& b, ir::OpKind kind, llvm::Value* x,
                              const ir::Op& op);
 
+// Matrix fragments as the instructions take them (llvm_util.cpp): elements of 8, 16 or 32 bits
+// packed into 32-bit words, the first element in the low bits, and back.
+std::vector<llvm::Value*> pack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems);
+std::vector<llvm::Value*> unpack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& words,
+                                       llvm::Type* elem);
+
 // LLVM helpers for the targets (llvm_util.cpp): O3 over a module with a TargetMachine, and
 // emitting assembly / object code.
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
-
-// make_ttgir: a verified private copy of `f` with layouts, after each GPU pass in order;
-// `after_pass(name, ir)` sees the IR after each (may be null).
-std::unique_ptr<ir::Function>
-prepare_gpu_ir(const ir::Function& f, int num_warps, int warp_size,
-               const std::function<void(const std::string&, const ir::Function&)>& after_pass);
 
 // Lowers a function whose tensors carry layouts to an LLVM module with one kernel.
 // Returns the dynamic shared memory the kernel needs in *shared_bytes.

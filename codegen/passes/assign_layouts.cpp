@@ -49,27 +49,12 @@ private:
     if (a != b)
       parent_[a] = b;
   }
-  static bool elementwise(const ir::Op& o) {
-    switch (op_category(o.kind)) {
-    case OpCategory::Binary:
-    case OpCategory::Compare:
-    case OpCategory::Unary:
-    case OpCategory::Ternary:
-    case OpCategory::Select:
-    case OpCategory::Convert:
-    case OpCategory::Hint:
-      return true;
-    default:
-      return o.kind == OpKind::AddPtr || o.kind == OpKind::Load || o.kind == OpKind::Store ||
-             o.kind == OpKind::AtomicRmw || o.kind == OpKind::AtomicCas;
-    }
-  }
   void unite_block(ir::Block& b) {
     for (auto& op : b.ops) {
       ir::Op& o = *op;
       for (auto& r : o.regions)
         unite_block(*r->block);
-      if (elementwise(o)) {
+      if (ir::has_trait(o.kind, ir::OpTrait::Lanewise)) { // one shape: one class
         ir::Value* first = o.results.empty() ? o.operands[0] : o.result();
         for (ir::Value* v : o.operands)
           unite(first, v);

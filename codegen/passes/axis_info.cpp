@@ -5,6 +5,9 @@
 // until nothing changes.
 #include "passes/passes.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -117,7 +120,11 @@ private:
     for (size_t i = 0; i + skip < first.args.size(); ++i)
       map_[first.args[i + skip]] = get(op.operands[i + (is_for ? 3 : 0)]);
     if (is_for) {
+      // lo, lo + step, …: every value is a multiple of what divides both (Triton's rule), so
+      // `off + tl::arange(0, BLOCK)` stays aligned and loads through it vectorize.
       AxisInfo iv = unknown(first.args[0]->type);
+      iv.divisibility[0] =
+          gcd(get(op.operand(0)).divisibility[0], get(op.operand(2)).divisibility[0]);
       map_[first.args[0]] = iv;
     }
     for (int iter = 0; iter < 8; ++iter) {
@@ -272,27 +279,34 @@ private:
       if (op.kind == OpKind::Shl && b.constant && *b.constant >= 0 && *b.constant < 31)
         for (int d = 0; d < n; ++d)
           r.divisibility[d] = std::min(kMaxDiv, a.divisibility[d] << *b.constant);
-      // x / c and x % c over a contiguous run aligned to c: constant resp. contiguous.
-      if ((op.kind == OpKind::Div || op.kind == OpKind::Rem) && b.constant && *b.constant > 0 &&
-          t.elem.is_int())
+      // x / y and x % y over a contiguous run of x aligned to a divisor of y (y the same over
+      // the run): constant resp. contiguous, as y's multiples can only fall at a run's start.
+      // (Like Triton's, this assumes x >= 0.)
+      if ((op.kind == OpKind::Div || op.kind == OpKind::Rem) && t.elem.is_int() &&
+          (!b.constant || *b.constant > 0))
         for (int d = 0; d < n; ++d) {
-          int64_t run = gcd(a.contiguity[d], gcd(a.divisibility[d], *b.constant));
-          if (op.kind == OpKind::Div)
+          const int64_t y_div = b.constant ? *b.constant : b.divisibility[d];
+          int64_t run = std::min(gcd(a.contiguity[d], gcd(a.divisibility[d], y_div)),
+                                 b.constant ? kMaxDiv : b.constancy[d]);
+          if (op.kind == OpKind::Div) {
             r.constancy[d] = std::max(r.constancy[d], run);
-          else
+          } else {
             r.contiguity[d] = std::max<int64_t>(1, run);
+            r.divisibility[d] = std::max<int64_t>(1, gcd(a.divisibility[d], y_div));
+          }
         }
       return r;
     }
     case OpKind::Cmp: {
       const AxisInfo &a = in(0), &b = in(1);
-      const std::string& pred = op.str_attr("pred");
+      const ir::CmpPred pred = op.enum_attr<ir::CmpPred>();
+      using P = ir::CmpPred;
       for (int d = 0; d < n; ++d) {
         r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
         // A contiguous run compared against a constant can only flip at a multiple of the
         // constant's divisibility (for < >= on the left, > <= with the sides swapped).
-        bool lhs_run = (pred == "lt" || pred == "ge") && b.constancy[d] > 1;
-        bool rhs_run = (pred == "gt" || pred == "le") && a.constancy[d] > 1;
+        bool lhs_run = (pred == P::Lt || pred == P::Ge) && b.constancy[d] > 1;
+        bool rhs_run = (pred == P::Gt || pred == P::Le) && a.constancy[d] > 1;
         const AxisInfo& run = lhs_run ? a : b;
         const AxisInfo& other = lhs_run ? b : a;
         if ((lhs_run || rhs_run) && run.contiguity[d] > 1 && !t.is_scalar())
@@ -340,6 +354,14 @@ private:
 
 AxisInfoMap analyze_axis_info(const ir::Function& f) {
   return Analysis(f).run();
+}
+
+std::string to_string(const AxisInfo& info) {
+  std::string s = fmt::format("contiguity={} divisibility={} constancy={}", info.contiguity,
+                              info.divisibility, info.constancy);
+  if (info.constant)
+    s += fmt::format(" constant={}", *info.constant);
+  return s;
 }
 
 } // namespace tritium::gpu

@@ -2,10 +2,17 @@
 // order codegen/gpu/compile.cpp lists them (make_ttgir's equivalent).
 #pragma once
 
+#include "../gpu/layout.hpp"
+
 #include <tritium/ir/ir.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -21,8 +28,32 @@ struct AxisInfo {
 };
 using AxisInfoMap = std::unordered_map<const ir::Value*, AxisInfo>;
 
+// What the passes know of the target.
+struct GpuFeatures {
+  int num_warps = 4;
+  int warp_size = 32;
+  MatrixUnit matrix = MatrixUnit::None;
+  int num_stages = 3; // the kernel's; a loop's own num_stages option wins
+  int max_shared_bytes = 48 * 1024;
+};
+
+// make_ttgir: the GPU passes in the order they run (gpu_pipeline.cpp). compile.cpp runs them
+// all; `tritium opt --pass NAME` runs them one by one.
+struct GpuPass {
+  std::string_view name;
+  void (*run)(ir::Function& f, const GpuFeatures& target);
+};
+std::span<const GpuPass> gpu_passes();
+// make_ttgir: a verified private copy of `f` (ir::clone) after each GPU pass in order;
+// `after_pass(name, ir)` sees the IR after each (may be null).
+std::unique_ptr<ir::Function>
+prepare_gpu_ir(const ir::Function& f, const GpuFeatures& target,
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass);
+
 // axis_info.cpp: the analysis, seeded by Function::arg_info and hint ops.
 AxisInfoMap analyze_axis_info(const ir::Function& f);
+// "contiguity=[4] divisibility=[16] constancy=[1]" (and "constant=N" when known).
+std::string to_string(const AxisInfo& info);
 
 // assign_layouts.cpp: gives every tensor value a distributed layout (default blocked, slices
 // for reductions) and inserts convert_layout where an op needs its operands in one layout.
@@ -39,5 +70,13 @@ ir::LayoutPtr coalesced_layout(const ir::Value* ptr, const AxisInfo& info, int n
 // remove_layout_conversions.cpp: rematerializes cheap producers in the layout their consumer
 // wants, folds chains of conversions, and drops dead ops.
 void remove_layout_conversions(ir::Function& f);
+
+// accelerate_matmul.cpp: dots the target's matrix unit can compute get its accumulator layout
+// and operand fragments (a loop-carried accumulator is carried in it).
+void accelerate_matmul(ir::Function& f, const GpuFeatures& target);
+
+// pipeline.cpp: loads feeding matrix instructions become asynchronous copies into a ring of
+// num_stages shared-memory tiles, issued num_stages - 1 iterations ahead.
+void pipeline(ir::Function& f, const GpuFeatures& target);
 
 } // namespace tritium::gpu

@@ -20,23 +20,26 @@ namespace {
 using ir::OpCategory;
 using ir::OpKind;
 
-bool rematerializable(const ir::Op& op) {
+// Layouts of the matrix units: an Mma accumulator, its operands, and slices of those.
+bool accelerator_layout(const ir::LayoutPtr& l) {
+  if (auto* s = dynamic_cast<const SliceLayout*>(l.get()))
+    return accelerator_layout(s->parent);
+  return dynamic_cast<const MmaLayout*>(l.get()) || dynamic_cast<const DotOperandLayout*>(l.get());
+}
+
+// `accel`: whether the op would be recomputed in an accelerator layout.
+bool rematerializable(const ir::Op& op, bool accel = false) {
   if (op.results.size() != 1 || !op.regions.empty())
     return false;
-  switch (op_category(op.kind)) {
-  case OpCategory::Source:
-  case OpCategory::Binary:
-  case OpCategory::Compare:
-  case OpCategory::Unary:
-  case OpCategory::Ternary:
-  case OpCategory::Select:
-  case OpCategory::Convert:
-  case OpCategory::Hint:
+  if (op_category(op.kind) == OpCategory::Source || ir::is_elementwise(op.kind))
     return true;
-  default:
-    return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::AddPtr ||
-           op.kind == OpKind::ExpandDims;
-  }
+  // A 1-D load (a bias, a norm's weights) is reloaded in an accelerator layout its user
+  // wants: a second read of a few cached lines is cheaper than moving a matrix
+  // instruction's accumulator through shared memory. (Elsewhere loads keep the layout
+  // coalesce chose.)
+  if (op.kind == OpKind::Load)
+    return accel && op.result()->type.rank() <= 1 && !op.int_attr("volatile", 0);
+  return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims;
 }
 
 class Remover {
@@ -52,9 +55,64 @@ public:
       if (!changed_)
         break;
     }
+    while (hoist_and_merge(f_.entry()))
+      erase_dead_ops(f_);
   }
 
 private:
+  static bool defined_in(const ir::Value* v, const ir::Block& body) {
+    for (const ir::Block* b = v->def ? v->def->parent : v->block; b;) {
+      if (b == &body)
+        return true;
+      const ir::Op* owner = b->parent ? b->parent->parent : nullptr;
+      b = owner ? owner->parent : nullptr;
+    }
+    return false;
+  }
+
+  // What is left of the conversions, made cheaper: a conversion of a value computed before a
+  // loop moves out of the loop (it is pure, and would otherwise go through shared memory every
+  // iteration: the RMS statistics of the fused Llama MLP), and two conversions of one value to
+  // one layout in a block become one. Returns whether anything changed.
+  bool hoist_and_merge(ir::Block& b) {
+    bool any = false;
+    std::map<std::pair<const ir::Value*, std::string>, ir::Value*> seen;
+    for (size_t i = 0; i < b.ops.size(); ++i) {
+      ir::Op& op = *b.ops[i];
+      for (auto& r : op.regions)
+        any = hoist_and_merge(*r->block) || any;
+      // An expand_dims of a loop-invariant value moves too, so that the conversion after it
+      // can (it adds no registers: the value was live across the loop already).
+      if (op.kind != OpKind::ConvertLayout && op.kind != OpKind::ExpandDims)
+        continue;
+      const ir::LayoutPtr& want = op.result()->type.layout;
+      if (dynamic_cast<const SharedLayout*>(want.get()))
+        continue;
+      ir::Op* loop = b.parent ? b.parent->parent : nullptr;
+      if (loop && loop->kind == OpKind::For && !defined_in(op.operands[0], b)) {
+        ir::Block& outer = *loop->parent;
+        size_t at = index_in_block(*loop);
+        std::unique_ptr<ir::Op> moved = std::move(b.ops[i]);
+        b.ops.erase(b.ops.begin() + static_cast<std::ptrdiff_t>(i));
+        moved->parent = &outer;
+        outer.ops.insert(outer.ops.begin() + static_cast<std::ptrdiff_t>(at), std::move(moved));
+        --i;
+        any = true;
+        continue;
+      }
+      if (op.kind != OpKind::ConvertLayout)
+        continue;
+      auto key = std::make_pair(static_cast<const ir::Value*>(op.operands[0]), want->str());
+      if (auto it = seen.find(key); it != seen.end()) {
+        f_.replace_all_uses(op.result(), it->second);
+        any = true;
+      } else {
+        seen.emplace(key, op.result());
+      }
+    }
+    return any;
+  }
+
   void block(ir::Block& b) {
     for (size_t i = 0; i < b.ops.size(); ++i) {
       ir::Op& op = *b.ops[i];
@@ -73,14 +131,17 @@ private:
 
   // Whether `v` can be recomputed in any layout from scalars alone (its conversion would be
   // rematerialized away).
-  static bool cheap(const ir::Value* v, int depth = 0) {
+  static bool cheap(const ir::Value* v, bool accel = false, int depth = 0) {
     if (v->type.is_scalar())
       return true;
     const ir::Op* d = v->def;
-    if (!d || depth > 16 || !rematerializable(*d))
+    // A conversion of something cheap is cheap: the something can be recomputed instead.
+    if (d && d->kind == OpKind::ConvertLayout)
+      return depth <= 16 && cheap(d->operands[0], accel, depth + 1);
+    if (!d || depth > 16 || !rematerializable(*d, accel))
       return false;
     for (const ir::Value* o : d->operands)
-      if (!cheap(o, depth + 1))
+      if (!cheap(o, accel, depth + 1))
         return false;
     return true;
   }
@@ -93,7 +154,7 @@ private:
     if (x == op.operands[1] || !x->type.layout)
       return;
     for (size_t k = 0; k < op.operands.size(); ++k)
-      if (k != 1 && !cheap(op.operands[k]))
+      if (k != 1 && !cheap(op.operands[k], accelerator_layout(x->type.layout)))
         return;
     for (size_t k = 0; k < op.operands.size(); ++k)
       op.operands[k] = k == 1 ? x : convert_to(f_, b, i, op.operands[k], x->type.layout, op.loc);
@@ -104,6 +165,10 @@ private:
     ir::Op& op = *b.ops[i];
     switch (op.kind) {
     case OpKind::Dot:
+      // On FMA units dot reads a and b through shared memory in any layout; matrix
+      // instructions need their fragment layouts.
+      if (dynamic_cast<const MmaLayout*>(op.result()->type.layout.get()))
+        return;
       for (size_t k = 0; k < 2; ++k)
         if (ir::Value* x = unconverted(op.operands[k]); x != op.operands[k]) {
           op.operands[k] = x;
@@ -113,9 +178,7 @@ private:
     case OpKind::Store:
       return store_in_value_layout(b, i);
     default:
-      if (op.results.size() == 1 && rematerializable(op) && op.kind != OpKind::ExpandDims &&
-          op.kind != OpKind::Broadcast && op_category(op.kind) != ir::OpCategory::Source &&
-          op.kind != OpKind::Splat)
+      if (op.results.size() == 1 && ir::is_elementwise(op.kind))
         forward(b, i);
       return;
     case OpKind::Reshape:
@@ -178,7 +241,7 @@ private:
       return;
     for (ir::Value* v : op.operands) {
       ir::Value* x = unconverted(v);
-      if (!(x != v && same_layout(x->type.layout, from)) && !cheap(v))
+      if (!(x != v && same_layout(x->type.layout, from)) && !cheap(v, accelerator_layout(from)))
         return;
     }
     for (auto& v : op.operands) {
@@ -205,6 +268,9 @@ private:
   void convert(ir::Op& c) {
     ir::Value* x = c.operands[0];
     const ir::LayoutPtr& want = c.result()->type.layout;
+    // Into shared memory is a store, not something to recompute.
+    if (dynamic_cast<const SharedLayout*>(want.get()))
+      return;
     if (same_layout(x->type.layout, want))
       return replace(c, x);
     ir::Op* def = x->def;
@@ -215,7 +281,8 @@ private:
       changed_ = true;
       return;
     }
-    if (!rematerializable(*def))
+    const bool accel = accelerator_layout(want);
+    if (!rematerializable(*def, accel))
       return;
     // Only when that removes conversions: every operand is cheap, already in the layout, or a
     // conversion from it. (Otherwise forward propagation below may have just put it here.)
@@ -223,22 +290,31 @@ private:
       ir::LayoutPtr need = want;
       if (def->kind == OpKind::ExpandDims)
         need = slice_layout(static_cast<int>(def->int_attr("axis")), want);
-      if (!cheap(v) && !same_layout(v->type.layout, need) &&
+      if (!cheap(v, accel) && !same_layout(v->type.layout, need) &&
           !same_layout(unconverted(const_cast<ir::Value*>(v))->type.layout, need))
         return;
     }
-    // An expand_dims can only move its conversion up as a slice of a blocked layout.
-    if (def->kind == OpKind::ExpandDims && !dynamic_cast<const BlockedLayout*>(want.get()))
+    // An expand_dims moves its conversion up as a slice of the wanted layout.
+    if (def->kind == OpKind::ExpandDims && !dynamic_cast<const BlockedLayout*>(want.get()) &&
+        !dynamic_cast<const MmaLayout*>(want.get()))
       return;
-    replace(c, rematerialize(*def, want));
+    replace(c, rematerialize(*def, want, c));
   }
 
-  ir::Value* rematerialize(ir::Op& def, const ir::LayoutPtr& want) {
-    std::string key = std::to_string(reinterpret_cast<uintptr_t>(def.result())) + want->str();
-    if (auto it = memo_.find(key); it != memo_.end())
+  // The clone goes right before the conversion it replaces when both are in one block (so
+  // that values recomputed for an epilogue are not live across the loop before it), else right
+  // after the original.
+  ir::Value* rematerialize(ir::Op& def, const ir::LayoutPtr& want, ir::Op& use) {
+    const bool sink = use.parent == def.parent;
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(def.result())) + want->str() +
+                      (sink ? "@use" : "");
+    // A clone sunk to an earlier-processed use may sit below this one: then this use gets its
+    // own (a recomputation of a cheap op), which later uses below it share.
+    if (auto it = memo_.find(key);
+        it != memo_.end() && (!sink || index_in_block(*it->second->def) < index_in_block(use)))
       return it->second;
     ir::Block& b = *def.parent;
-    size_t at = index_in_block(def) + 1;
+    size_t at = sink ? index_in_block(use) : index_in_block(def) + 1;
     std::vector<ir::Value*> operands;
     for (ir::Value* v : def.operands) {
       ir::LayoutPtr l = want;

@@ -46,17 +46,11 @@ ir::Value* convert_to(ir::Function& f, ir::Block& block, size_t& at, ir::Value* 
 }
 
 bool is_pure(const ir::Op& op) {
-  switch (op_category(op.kind)) {
-  case ir::OpCategory::Memory:
-    return op.kind == ir::OpKind::AddPtr ||
-           (op.kind == ir::OpKind::Load && !op.int_attr("volatile", 0));
-  case ir::OpCategory::Control:
-  case ir::OpCategory::Terminator:
-  case ir::OpCategory::Debug:
-    return false;
-  default:
-    return true;
-  }
+  if (op.kind == ir::OpKind::Load && op.int_attr("volatile", 0))
+    return false; // a volatile read is an effect
+  using ir::OpTrait;
+  return ir::has_trait(op.kind, OpTrait::Pure) || (ir::has_trait(op.kind, OpTrait::ReadsMemory) &&
+                                                   !ir::has_trait(op.kind, OpTrait::WritesMemory));
 }
 
 namespace {

@@ -13,9 +13,34 @@
 namespace tritium::ir {
 namespace {
 
+// A bare word as the value of an enum attribute (attrs.hpp) under its key.
+template <class... E>
+bool enum_value(std::string_view key, std::string_view word, AttrValue& out) {
+  bool found = false;
+  auto one = [&]<class T>(T*) {
+    T v;
+    if (!found && key == EnumAttr<T>::key && parse_enum(word, v)) {
+      out = v;
+      found = true;
+    }
+  };
+  (one(static_cast<E*>(nullptr)), ...);
+  return found;
+}
+
+template <class... E>
+std::string enum_choices(std::string_view key) {
+  std::string s;
+  ((key == EnumAttr<E>::key ? (s = enum_names<E>(), 0) : 0), ...);
+  return s;
+}
+
+#define TRITIUM_ENUM_ATTRS_                                                                        \
+  CmpPred, AtomicOp, MemSem, MemScope, CacheModifier, EvictionPolicy, InputPrecision
+
 class Parser {
 public:
-  explicit Parser(std::string_view text) : s_(text) {}
+  Parser(std::string_view text, const LayoutParser& layouts) : s_(text), layouts_(layouts) {}
 
   std::unique_ptr<Function> run() {
     auto f = std::make_unique<Function>();
@@ -37,14 +62,14 @@ public:
         if (peek('{')) {
           Attrs a = attrs();
           if (auto it = a.find("name"); it != a.end())
-            info.name = std::get<std::string>(it->second);
+            info.name = arg_attr<std::string>(n, *it);
           if (auto it = a.find("div"); it != a.end())
-            info.divisibility = std::get<int64_t>(it->second);
+            info.divisibility = arg_attr<int64_t>(n, *it);
           if (auto it = a.find("range32"); it != a.end())
-            info.range32 = std::get<int64_t>(it->second) != 0;
+            info.range32 = arg_attr<int64_t>(n, *it) != 0;
           if (auto it = a.find("const"); it != a.end()) {
             info.is_constant = true;
-            info.constant = std::get<int64_t>(it->second);
+            info.constant = arg_attr<int64_t>(n, *it);
           }
         }
         f->arg_info.push_back(info);
@@ -62,6 +87,13 @@ public:
   }
 
 private:
+  template <class T>
+  T arg_attr(const std::string& arg, const Attrs::value_type& attr) {
+    if (const T* v = std::get_if<T>(&attr.second))
+      return *v;
+    fail(fmt::format("argument %{}: attribute '{}' has the wrong kind of value", arg, attr.first));
+  }
+
   [[noreturn]] void fail(const std::string& what) {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
@@ -158,9 +190,49 @@ private:
     }
     Type t(dtype(), shape);
     if (accept(','))
-      fail("layouts in types cannot be parsed yet");
+      t.layout = layout();
     expect('>');
     return t;
+  }
+
+  // '#' up to its matching '>' (brackets nest), handed to the layout hook.
+  LayoutPtr layout() {
+    skip_ws();
+    size_t start = pos_;
+    if (!peek('#'))
+      fail("expected a layout ('#…')");
+    int depth = 0;
+    for (; pos_ < s_.size(); ++pos_) {
+      char c = s_[pos_];
+      if (c == '\n' || (depth == 0 && c == ','))
+        break;
+      if (c == '<' || c == '[' || c == '(') {
+        ++depth;
+      } else if (c == '>' || c == ']' || c == ')') {
+        if (depth == 0) // the type's own '>': a layout without brackets
+          break;
+        if (--depth == 0 && c == '>') {
+          ++pos_;
+          break;
+        }
+      }
+    }
+    if (depth != 0)
+      fail("unterminated layout");
+    std::string_view text = s_.substr(start, pos_ - start);
+    if (!layouts_) {
+      pos_ = start;
+      fail("a type with a layout, but no layout parser (ir::parse(text, gpu::parse_layout))");
+    }
+    try {
+      LayoutPtr l = layouts_(text);
+      if (!l)
+        throw Error("not a layout");
+      return l;
+    } catch (const Error& e) {
+      pos_ = start;
+      fail(fmt::format("bad layout '{}': {}", text, e.what()));
+    }
   }
 
   DType dtype() {
@@ -176,7 +248,7 @@ private:
     return d;
   }
 
-  AttrValue attr_value() {
+  AttrValue attr_value(std::string_view key) {
     skip_ws();
     if (accept('"')) {
       std::string out;
@@ -202,8 +274,9 @@ private:
       return v;
     }
     size_t start = pos_;
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                                s_[pos_] == '-' || s_[pos_] == '+' || s_[pos_] == '.'))
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '-' ||
+            s_[pos_] == '+' || s_[pos_] == '.' || s_[pos_] == '_'))
       ++pos_;
     std::string tok(s_.substr(start, pos_ - start));
     if (tok.empty())
@@ -214,6 +287,16 @@ private:
       return std::numeric_limits<double>::infinity();
     if (tok == "-inf")
       return -std::numeric_limits<double>::infinity();
+    if (std::isalpha(static_cast<unsigned char>(tok[0]))) {
+      AttrValue v;
+      if (enum_value<TRITIUM_ENUM_ATTRS_>(key, tok, v))
+        return v;
+      std::string choices = enum_choices<TRITIUM_ENUM_ATTRS_>(key);
+      pos_ = start;
+      fail(choices.empty()
+               ? fmt::format("attribute '{}' takes no word like '{}'", key, tok)
+               : fmt::format("'{}' is no value of attribute '{}' (one of: {})", tok, key, choices));
+    }
     if (tok.find_first_of(".e") != std::string::npos) {
       char* end = nullptr;
       double d = std::strtod(tok.c_str(), &end);
@@ -235,7 +318,7 @@ private:
       do {
         std::string k = ident();
         expect('=');
-        a[k] = attr_value();
+        a[k] = attr_value(k);
       } while (accept(','));
     expect('}');
     return a;
@@ -279,6 +362,11 @@ private:
       define(result_names[i], created.results[i]);
     Block& outer = builder_->block();
     while (peek('{') && region_follows()) {
+      // Bounded so that a deeply nested text is an error, not a stack overflow here or in the
+      // recursive passes after.
+      if (depth_ >= kMaxNesting)
+        fail(fmt::format("regions nested more than {} deep", kMaxNesting));
+      ++depth_;
       expect('{');
       created.regions.push_back(std::make_unique<Region>());
       Region& r = *created.regions.back();
@@ -299,6 +387,7 @@ private:
         op();
       expect('}');
       builder_->set_block(outer);
+      --depth_;
     }
   }
 
@@ -309,8 +398,11 @@ private:
     return r;
   }
 
+  static constexpr int kMaxNesting = 64;
   std::string_view s_;
+  const LayoutParser& layouts_;
   size_t pos_ = 0;
+  int depth_ = 0;
   Function* func_ = nullptr;
   Builder* builder_ = nullptr;
   std::unordered_map<std::string, Value*> values_;
@@ -318,8 +410,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Function> parse(std::string_view text) {
-  return Parser(text).run();
+std::unique_ptr<Function> parse(std::string_view text, const LayoutParser& parse_layout) {
+  return Parser(text, parse_layout).run();
 }
 
 } // namespace tritium::ir

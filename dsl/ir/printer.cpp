@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 namespace tritium::ir {
 namespace {
@@ -22,8 +24,30 @@ std::string quote(const std::string& s) {
   return out + "\"";
 }
 
+struct AttrPrinter {
+  std::string operator()(int64_t i) const { return fmt::format("{}", i); }
+  std::string operator()(double d) const {
+    if (std::isnan(d))
+      return "nan";
+    if (std::isinf(d))
+      return d > 0 ? "inf" : "-inf";
+    std::string s = fmt::format("{}", d);
+    if (s.find_first_of(".e") == std::string::npos)
+      s += ".0";
+    return s;
+  }
+  std::string operator()(const std::string& s) const { return quote(s); }
+  std::string operator()(const std::vector<int64_t>& v) const {
+    return fmt::format("[{}]", fmt::join(v, ", "));
+  }
+  template <class E>
+  requires std::is_enum_v<E> std::string operator()(E e) const { return std::string(enum_name(e)); }
+};
+
 class Printer {
 public:
+  explicit Printer(const std::function<std::string(const Op&)>* annotate) : annotate_(annotate) {}
+
   std::string run(const Function& f) {
     out_ += fmt::format("func @{}(", f.name);
     const auto& args = f.args();
@@ -90,8 +114,15 @@ private:
       for (size_t i = 0; i < op.results.size(); ++i)
         out_ += (i ? ", " : "") + to_string(op.results[i]->type);
     }
+    // A note ends the op's first line: after the opening brace of its first region, if any.
+    std::string note;
+    if (annotate_ && *annotate_)
+      if (note = (*annotate_)(op); !note.empty())
+        note = " // " + note;
+    if (op.regions.empty())
+      out_ += note;
     for (const auto& r : op.regions) {
-      out_ += " {\n" + indent + "^(";
+      out_ += " {" + std::exchange(note, "") + "\n" + indent + "^(";
       const Block& b = *r->block;
       for (size_t i = 0; i < b.args.size(); ++i)
         out_ += fmt::format("{}{}: {}", i ? ", " : "", name(b.args[i]), to_string(b.args[i]->type));
@@ -102,6 +133,7 @@ private:
     out_ += "\n";
   }
 
+  const std::function<std::string(const Op&)>* annotate_;
   std::string out_;
   std::unordered_map<const Value*, size_t> names_;
 };
@@ -109,28 +141,15 @@ private:
 } // namespace
 
 std::string print_attr(const AttrValue& v) {
-  struct Visitor {
-    std::string operator()(int64_t i) const { return fmt::format("{}", i); }
-    std::string operator()(double d) const {
-      if (std::isnan(d))
-        return "nan";
-      if (std::isinf(d))
-        return d > 0 ? "inf" : "-inf";
-      std::string s = fmt::format("{}", d);
-      if (s.find_first_of(".e") == std::string::npos)
-        s += ".0";
-      return s;
-    }
-    std::string operator()(const std::string& s) const { return quote(s); }
-    std::string operator()(const std::vector<int64_t>& v) const {
-      return fmt::format("[{}]", fmt::join(v, ", "));
-    }
-  };
-  return std::visit(Visitor{}, v);
+  return std::visit(AttrPrinter{}, v);
 }
 
 std::string print(const Function& f) {
-  return Printer().run(f);
+  return Printer(nullptr).run(f);
+}
+
+std::string print(const Function& f, const std::function<std::string(const Op&)>& annotate) {
+  return Printer(&annotate).run(f);
 }
 
 } // namespace tritium::ir

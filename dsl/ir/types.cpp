@@ -74,12 +74,14 @@ int64_t Type::numel() const {
   return n;
 }
 
+bool same_layout(const LayoutPtr& a, const LayoutPtr& b) {
+  if (!a || !b)
+    return !a && !b;
+  return a == b || a->equals(*b);
+}
+
 bool operator==(const Type& a, const Type& b) {
-  if (!(a.elem == b.elem) || a.shape != b.shape)
-    return false;
-  if (!a.layout || !b.layout)
-    return !a.layout && !b.layout;
-  return a.layout == b.layout || a.layout->str() == b.layout->str();
+  return a.elem == b.elem && a.shape == b.shape && same_layout(a.layout, b.layout);
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {

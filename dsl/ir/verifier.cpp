@@ -1,10 +1,12 @@
 #include <tritium/error.hpp>
+#include <tritium/ir/extern_math.hpp>
 #include <tritium/ir/printer.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <unordered_set>
+#include <variant>
 
 namespace tritium::ir {
 namespace {
@@ -31,9 +33,6 @@ private:
     if (!ok)
       fail(op, what);
   }
-  void operands(const Op& op, size_t n) {
-    check(op.operands.size() == n, op, fmt::format("expects {} operands", n));
-  }
   void results(const Op& op, size_t n) {
     check(op.results.size() == n, op, fmt::format("expects {} results", n));
   }
@@ -48,6 +47,7 @@ private:
       bool last = i + 1 == b.ops.size();
       if (op_category(op.kind) == OpCategory::Terminator)
         check(last, op, "a terminator must end its block");
+      spec(op);
       one(op);
       for (auto& r : op.regions)
         block(*r->block, &op);
@@ -56,6 +56,37 @@ private:
     }
     (void)owner;
   }
+
+  // What ops.def says: operand count and classes, result count, one type for all.
+  void spec(const Op& op) {
+    const OpSpec& s = op_spec(op.kind);
+    size_t n = op.operands.size();
+    if (s.min_operands == s.max_operands)
+      check(n == s.min_operands, op, fmt::format("expects {} operands, got {}", s.min_operands, n));
+    else if (s.max_operands == kManyOperands)
+      check(n >= s.min_operands, op,
+            fmt::format("expects at least {} operands, got {}", s.min_operands, n));
+    else
+      check(n >= s.min_operands && n <= s.max_operands, op,
+            fmt::format("expects {} to {} operands, got {}", s.min_operands, s.max_operands, n));
+    if (s.results != kManyOperands)
+      check(op.results.size() == s.results, op,
+            fmt::format("expects {} results, got {}", s.results, op.results.size()));
+    for (size_t i = 0; i < n; ++i) {
+      DType t = op.operands[i]->type.elem;
+      OperandClass c = operand_class(op.kind, i);
+      bool ok = admits(c, t);
+      check(ok, op,
+            fmt::format("operand {} must be {}, got {}", i, operand_class_name(c), to_string(t)));
+    }
+    check(op.regions.empty() || has_trait(op.kind, OpTrait::Regions), op, "has no regions");
+    if (has_trait(op.kind, OpTrait::SameType))
+      same_types(op);
+  }
+
+  // Element type and shape: what an op's rule constructs (the layout, after the GPU passes, is
+  // the operands' business, checked where values meet: same-type ops, yields, carried values).
+  static bool like(const Type& a, const Type& b) { return a.elem == b.elem && a.shape == b.shape; }
 
   void same_types(const Op& op) {
     for (Value* v : op.operands)
@@ -92,8 +123,6 @@ private:
     const auto& o = op.operands;
     switch (op_category(op.kind)) {
     case OpCategory::Source:
-      operands(op, 0);
-      results(op, 1);
       if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) {
         int64_t axis = op.int_attr("axis");
         check(axis >= 0 && axis < 3, op, "axis must be 0, 1 or 2");
@@ -101,61 +130,44 @@ private:
       } else if (op.kind == OpKind::Arange) {
         int64_t n = op.int_attr("end") - op.int_attr("start");
         check(n > 0 && (n & (n - 1)) == 0, op, "the range's length must be a power of two");
-        check(op.result()->type == Type(ScalarKind::I32, {n}), op, "result must be i32[end-start]");
+        check(like(op.result()->type, Type(ScalarKind::I32, {n})), op,
+              "result must be i32[end-start]");
       } else if (op.kind == OpKind::Constant) {
         check(op.has_attr("value"), op, "needs a value");
       }
       break;
     case OpCategory::Binary:
-      operands(op, 2);
-      results(op, 1);
-      same_types(op);
-      if (op.kind == OpKind::And || op.kind == OpKind::Or || op.kind == OpKind::Xor ||
-          op.kind == OpKind::Shl || op.kind == OpKind::Shr || op.kind == OpKind::Umulhi)
-        check(o[0]->type.elem.is_int(), op, "needs integer operands");
-      else if (op.kind == OpKind::Pow)
-        check(o[0]->type.elem.is_float(), op, "needs floating-point operands");
-      else
-        check(!o[0]->type.elem.is_ptr(), op, "pointers are not arithmetic operands");
-      break;
-    case OpCategory::Compare: {
-      operands(op, 2);
-      results(op, 1);
-      check(o[0]->type == o[1]->type, op, "operand types differ");
-      check(op.result()->type == Type(ScalarKind::I1, o[0]->type.shape), op, "result must be i1");
-      static const std::vector<std::string> preds{"eq", "ne", "lt", "le", "gt", "ge"};
-      check(std::count(preds.begin(), preds.end(), op.str_attr("pred")) == 1, op,
-            "unknown predicate");
+    case OpCategory::Unary:
+    case OpCategory::Math:
+    case OpCategory::Ternary:
+    case OpCategory::Hint:
+      break; // ops.def says it all
+    case OpCategory::Extern: {
+      // f32 or f64 (the DSL computes f16/bf16 through f32), and a C math function it knows
+      // that takes this many operands.
+      ScalarKind k = o[0]->type.elem.kind;
+      check(k == ScalarKind::F32 || k == ScalarKind::F64, op, "needs f32 or f64 operands");
+      check(op.has_attr("symbol") && std::holds_alternative<std::string>(op.attrs.at("symbol")), op,
+            "needs a symbol");
+      const ExternMath* f = find_extern_math(op.str_attr("symbol"));
+      check(f != nullptr, op, "'" + op.str_attr("symbol") + "' is not a known C math function");
+      check(f->arity == static_cast<int>(o.size()), op,
+            fmt::format("'{}' takes {} operands", f->name, f->arity));
       break;
     }
-    case OpCategory::Unary:
-      operands(op, 1);
-      results(op, 1);
-      same_types(op);
-      if (op.kind == OpKind::Not)
-        check(o[0]->type.elem.is_int(), op, "needs an integer operand");
-      else if (op.kind == OpKind::Neg || op.kind == OpKind::Abs)
-        check(!o[0]->type.elem.is_ptr(), op, "needs a numeric operand");
-      else
-        check(o[0]->type.elem.is_float(), op, "needs a floating-point operand");
-      break;
-    case OpCategory::Ternary:
-      operands(op, 3);
-      results(op, 1);
-      same_types(op);
-      check(o[0]->type.elem.is_float(), op, "needs floating-point operands");
+    case OpCategory::Compare:
+      check(o[0]->type == o[1]->type, op, "operand types differ");
+      check(like(op.result()->type, Type(ScalarKind::I1, o[0]->type.shape)), op,
+            "result must be i1");
+      (void)op.enum_attr<CmpPred>();
       break;
     case OpCategory::Select:
-      operands(op, 3);
-      results(op, 1);
-      check(o[0]->type == Type(ScalarKind::I1, o[1]->type.shape), op,
+      check(like(o[0]->type, Type(ScalarKind::I1, o[1]->type.shape)), op,
             "condition must be i1 of the values' shape");
       check(o[1]->type == o[2]->type && op.result()->type == o[1]->type, op,
             "both values and the result must share one type");
       break;
     case OpCategory::Convert:
-      operands(op, 1);
-      results(op, 1);
       check(o[0]->type.shape == op.result()->type.shape, op, "a conversion keeps the shape");
       if (op.kind == OpKind::Bitcast)
         check(o[0]->type.elem.bits() == op.result()->type.elem.bits(), op,
@@ -167,6 +179,9 @@ private:
     case OpCategory::Memory:
       memory_op(op);
       break;
+    case OpCategory::Shared:
+      shared_op(op);
+      break;
     case OpCategory::Collective:
       collective_op(op);
       break;
@@ -174,22 +189,10 @@ private:
       control_op(op);
       break;
     case OpCategory::Terminator:
-      results(op, 0);
       if (op.kind == OpKind::Condition)
-        check(!o.empty() && o[0]->type == Type(ScalarKind::I1), op,
-              "the first operand must be an i1 scalar");
-      break;
-    case OpCategory::Hint:
-      operands(op, 1);
-      results(op, 1);
-      same_types(op);
+        check(o[0]->type.is_scalar(), op, "the first operand must be an i1 scalar");
       break;
     case OpCategory::Debug:
-      results(op, 0);
-      if (op.kind == OpKind::Assume)
-        check(o.size() == 1 && o[0]->type.elem.is_bool(), op, "needs one i1 operand");
-      if (op.kind == OpKind::Assert)
-        check(o.size() == 1 && o[0]->type.elem.is_bool(), op, "needs one i1 operand");
       break;
     }
   }
@@ -199,12 +202,10 @@ private:
     const Type& r = op.results.empty() ? o.at(0)->type : op.result()->type;
     switch (op.kind) {
     case OpKind::Splat:
-      operands(op, 1);
       check(o[0]->type.is_scalar() && o[0]->type.elem == r.elem, op,
             "splats a scalar of the result's element type");
       break;
     case OpKind::Broadcast: {
-      operands(op, 1);
       const Type& t = o[0]->type;
       check(t.elem == r.elem && t.rank() == r.rank(), op, "keeps element type and rank");
       for (int i = 0; i < t.rank(); ++i)
@@ -214,21 +215,18 @@ private:
       break;
     }
     case OpKind::ExpandDims: {
-      operands(op, 1);
       auto s = o[0]->type.shape;
       int64_t axis = op.int_attr("axis");
       check(axis >= 0 && axis <= static_cast<int64_t>(s.size()), op, "axis out of range");
       s.insert(s.begin() + axis, 1);
-      check(r == o[0]->type.with_shape(s), op, "result shape must have a 1 inserted at axis");
+      check(like(r, o[0]->type.with_shape(s)), op, "result shape must have a 1 inserted at axis");
       break;
     }
     case OpKind::Reshape:
-      operands(op, 1);
       check(o[0]->type.numel() == r.numel() && o[0]->type.elem == r.elem, op,
             "reshape keeps the number of elements");
       break;
     case OpKind::Trans: {
-      operands(op, 1);
       auto order = op.ints_attr("order");
       const auto& s = o[0]->type.shape;
       check(order.size() == s.size(), op, "order must name every dimension");
@@ -237,36 +235,32 @@ private:
         check(d >= 0 && d < static_cast<int64_t>(s.size()), op, "order out of range");
         expect.push_back(s[d]);
       }
-      check(r == o[0]->type.with_shape(expect), op, "result shape must be the permuted shape");
+      check(like(r, o[0]->type.with_shape(expect)), op, "result shape must be the permuted shape");
       break;
     }
     case OpKind::Join: {
-      operands(op, 2);
-      check(o[0]->type == o[1]->type, op, "joins two tensors of one type");
+      check(like(o[0]->type, o[1]->type), op, "joins two tensors of one type");
       auto s = o[0]->type.shape;
       s.push_back(2);
-      check(r == o[0]->type.with_shape(s), op, "result gains a minor dimension of 2");
+      check(like(r, o[0]->type.with_shape(s)), op, "result gains a minor dimension of 2");
       break;
     }
     case OpKind::Split: {
-      operands(op, 1);
-      results(op, 2);
       auto s = o[0]->type.shape;
       check(!s.empty() && s.back() == 2, op, "splits a minor dimension of 2");
       s.pop_back();
       for (Value* v : op.results)
-        check(v->type == o[0]->type.with_shape(s), op, "results drop the minor dimension");
+        check(like(v->type, o[0]->type.with_shape(s)), op, "results drop the minor dimension");
       break;
     }
     case OpKind::Cat: {
-      operands(op, 2);
       const auto& a = o[0]->type;
       const auto& b = o[1]->type;
       check(a.elem == b.elem && a.rank() == b.rank() && a.rank() >= 1, op,
             "concatenates tensors of one element type and rank");
       auto s = a.shape;
       s[0] += b.shape[0];
-      check(r == a.with_shape(s), op, "result shape is the sum along dimension 0");
+      check(like(r, a.with_shape(s)), op, "result shape is the sum along dimension 0");
       break;
     }
     default:
@@ -274,54 +268,95 @@ private:
     }
   }
 
+  // GPU shared-memory ops: buffers are tensors whose layout the GPU passes set.
+  void shared_op(const Op& op) {
+    const auto& o = op.operands;
+    switch (op.kind) {
+    case OpKind::LocalAlloc:
+      check(op.result()->type.rank() >= 2, op, "allocates a stage dimension and a tile");
+      break;
+    case OpKind::MemdescIndex: {
+      check(o[1]->type == Type(ScalarKind::I32), op, "the slot must be an i32 scalar");
+      auto shape = o[0]->type.shape;
+      check(!shape.empty(), op, "indexes a buffer with a stage dimension");
+      if (!shape.empty())
+        shape.erase(shape.begin());
+      check(op.result()->type.shape == shape && op.result()->type.elem == o[0]->type.elem, op,
+            "the result is one slot of the buffers");
+      break;
+    }
+    case OpKind::AsyncCopy:
+      check(o.size() == 2 || o.size() == 3, op, "takes a buffer, pointers and an optional mask");
+      if (o.size() >= 2) {
+        check(o[1]->type.elem.is_ptr() && o[1]->type.shape == o[0]->type.shape &&
+                  o[1]->type.elem.element_of_pointer() == o[0]->type.elem,
+              op, "pointers must match the buffer's element type and shape");
+        if (o.size() == 3)
+          check(like(o[2]->type, Type(ScalarKind::I1, o[1]->type.shape)), op, "mask must be i1");
+      }
+      break;
+    case OpKind::AsyncCommit:
+      break;
+    case OpKind::AsyncWait:
+      check(op.int_attr("pending", -1) >= 0, op, "needs pending >= 0");
+      break;
+    case OpKind::LocalLoad:
+      check(op.result()->type.shape == o[0]->type.shape &&
+                op.result()->type.elem == o[0]->type.elem,
+            op, "loads the buffer's type");
+      break;
+    default:
+      break;
+    }
+  }
+
   void memory_op(const Op& op) {
     const auto& o = op.operands;
-    check(!o.empty() && o[0]->type.elem.is_ptr(), op, "the first operand must be pointers");
     const Type& p = o[0]->type;
     auto mask_ok = [&](size_t i) {
-      check(o[i]->type == Type(ScalarKind::I1, p.shape), op,
+      check(like(o[i]->type, Type(ScalarKind::I1, p.shape)), op,
             fmt::format("mask must be i1{}", shape_string(p.shape)));
     };
     switch (op.kind) {
     case OpKind::AddPtr:
-      operands(op, 2);
-      results(op, 1);
       check(o[1]->type.elem.is_int() && o[1]->type.shape == p.shape, op,
             "offset must be integers of the pointers' shape");
-      check(op.result()->type == p, op, "result has the pointers' type");
+      check(like(op.result()->type, p), op, "result has the pointers' type");
       break;
     case OpKind::Load:
-      check(o.size() >= 1 && o.size() <= 3, op, "takes pointers, an optional mask and other");
-      results(op, 1);
-      check(op.result()->type == p.with_elem(p.elem.element_of_pointer()), op,
+      (void)op.enum_attr<CacheModifier>(CacheModifier::Ca);
+      (void)op.enum_attr<EvictionPolicy>(EvictionPolicy::Normal);
+      check(like(op.result()->type, p.with_elem(p.elem.element_of_pointer())), op,
             "result is the pointee type in the pointers' shape");
       if (o.size() >= 2)
         mask_ok(1);
       if (o.size() == 3)
-        check(o[2]->type == op.result()->type, op, "other must have the result's type");
+        check(like(o[2]->type, op.result()->type), op, "other must have the result's type");
       break;
     case OpKind::Store:
-      check(o.size() == 2 || o.size() == 3, op, "takes pointers, values and an optional mask");
-      results(op, 0);
-      check(o[1]->type == p.with_elem(p.elem.element_of_pointer()), op,
+      (void)op.enum_attr<CacheModifier>(CacheModifier::Ca);
+      (void)op.enum_attr<EvictionPolicy>(EvictionPolicy::Normal);
+      check(like(o[1]->type, p.with_elem(p.elem.element_of_pointer())), op,
             "values must be the pointee type in the pointers' shape");
       if (o.size() == 3)
         mask_ok(2);
       break;
     case OpKind::AtomicRmw:
-      check(o.size() == 2 || o.size() == 3, op, "takes pointers, values and an optional mask");
-      results(op, 1);
-      check(o[1]->type == p.with_elem(p.elem.element_of_pointer()), op,
+      (void)op.enum_attr<AtomicOp>();
+      (void)op.enum_attr<MemSem>(MemSem::AcqRel);
+      (void)op.enum_attr<MemScope>(MemScope::Gpu);
+      check(like(o[1]->type, p.with_elem(p.elem.element_of_pointer())), op,
             "values must be the pointee type in the pointers' shape");
-      check(op.result()->type == o[1]->type, op, "returns the old values");
+      check(like(op.result()->type, o[1]->type), op, "returns the old values");
       if (o.size() == 3)
         mask_ok(2);
       break;
     case OpKind::AtomicCas:
-      check(o.size() == 3 || o.size() == 4, op, "takes pointers, compare, values, optional mask");
-      results(op, 1);
-      check(o[1]->type == o[2]->type && o[1]->type == p.with_elem(p.elem.element_of_pointer()), op,
-            "compare and values must be the pointee type in the pointers' shape");
+      (void)op.enum_attr<MemSem>(MemSem::AcqRel);
+      (void)op.enum_attr<MemScope>(MemScope::Gpu);
+      check(like(o[1]->type, o[2]->type) &&
+                like(o[1]->type, p.with_elem(p.elem.element_of_pointer())),
+            op, "compare and values must be the pointee type in the pointers' shape");
       if (o.size() == 4)
         mask_ok(3);
       break;
@@ -333,8 +368,6 @@ private:
   void collective_op(const Op& op) {
     const auto& o = op.operands;
     if (op.kind == OpKind::Dot) {
-      operands(op, 3);
-      results(op, 1);
       const auto &a = o[0]->type, &b = o[1]->type, &c = o[2]->type;
       check(a.rank() == b.rank() && a.rank() == c.rank() && (a.rank() == 2 || a.rank() == 3), op,
             "operands must all be 2-D or all 3-D");
@@ -343,10 +376,10 @@ private:
       check(c.shape[r - 2] == a.shape[r - 2] && c.shape[r - 1] == b.shape[r - 1], op,
             "accumulator shape must be M x N");
       check(a.elem == b.elem, op, "a and b must share an element type");
-      check(op.result()->type == c, op, "result has the accumulator's type");
+      check(like(op.result()->type, c), op, "result has the accumulator's type");
+      (void)op.enum_attr<InputPrecision>(InputPrecision::Ieee);
       return;
     }
-    check(!o.empty(), op, "needs operands");
     check(op.regions.size() == 1, op, "needs one combine region");
     const Block& body = op.body();
     check(body.args.size() == 2 * o.size(), op, "combine region takes two values per operand");
@@ -368,7 +401,7 @@ private:
         s.erase(s.begin() + axis);
       else if (op.kind == OpKind::Reduce)
         s[axis] = 1;
-      check(op.results[i]->type == o[i]->type.with_shape(s), op, "wrong result shape");
+      check(like(op.results[i]->type, o[i]->type.with_shape(s)), op, "wrong result shape");
     }
   }
 
@@ -376,10 +409,9 @@ private:
     const auto& o = op.operands;
     switch (op.kind) {
     case OpKind::For: {
-      check(o.size() >= 3, op, "needs lower bound, upper bound and step");
+      check(op.regions.size() == 1, op, "needs one body region");
       for (int i = 0; i < 3; ++i)
-        check(o[i]->type.is_scalar() && o[i]->type.elem.is_int(), op,
-              "bounds and step must be integer scalars");
+        check(o[i]->type.is_scalar(), op, "bounds and step must be integer scalars");
       check(o[0]->type == o[1]->type && o[1]->type == o[2]->type, op,
             "bounds and step must share a type");
       std::vector<Value*> inits(o.begin() + 3, o.end());
@@ -394,7 +426,6 @@ private:
       break;
     }
     case OpKind::If: {
-      operands(op, 1);
       check(o[0]->type == Type(ScalarKind::I1), op, "condition must be an i1 scalar");
       check(op.regions.size() == 2, op, "needs a then and an else region");
       yields(op, 0, types_of(op.results));

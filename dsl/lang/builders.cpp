@@ -1,6 +1,7 @@
 // The untyped builders behind the typed DSL: shape checks, broadcasting, conversions.
 #include <tritium/error.hpp>
 #include <tritium/ir/builder.hpp>
+#include <tritium/ir/extern_math.hpp>
 #include <tritium/lang/tracer.hpp>
 
 #include <fmt/format.h>
@@ -102,6 +103,23 @@ void check_block_shape(const std::vector<int64_t>& shape, const Loc& loc) {
 
 Value* create1(OpKind k, std::vector<Value*> ops, Type t, const Loc& loc, ir::Attrs attrs = {}) {
   return builder(loc).create1(k, std::move(ops), std::move(t), std::move(attrs));
+}
+
+// The operand classes of ops.def, checked when tracing so that the error names the user's line.
+void check_operand(OpKind kind, size_t i, DType t, const Loc& loc) {
+  ir::OperandClass c = ir::operand_class(kind, i);
+  if (!ir::admits(c, t))
+    fail(loc, fmt::format("'{}' needs {} operands, got {}", ir::op_name(kind),
+                          ir::operand_class_name(c), ir::to_string(t)));
+}
+
+// A name from Triton's API (sem="acq_rel", input_precision="tf32", ...) as its enum.
+template <class E>
+E enum_option(std::string_view what, std::string_view name, const Loc& loc) {
+  E e;
+  if (!ir::parse_enum(name, e))
+    fail(loc, fmt::format("unknown {} '{}' (one of: {})", what, name, ir::enum_names<E>()));
+  return e;
 }
 
 void check_axis(int axis, int rank, const Loc& loc) {
@@ -212,27 +230,48 @@ std::pair<Value*, Value*> broadcast_pair(Value* a, Value* b, const Loc& loc) {
 
 Value* arith(OpKind kind, Value* a, Value* b, DType elem, const Loc& loc) {
   auto [x, y] = broadcast_pair(cast(a, elem, loc), cast(b, elem, loc), loc);
-  if ((kind == OpKind::Shl || kind == OpKind::Shr || kind == OpKind::And || kind == OpKind::Or ||
-       kind == OpKind::Xor || kind == OpKind::Umulhi) &&
-      !elem.is_int())
-    fail(loc, fmt::format("'{}' needs integer operands, got {}", ir::op_name(kind),
-                          ir::to_string(elem)));
-  if (kind == OpKind::Pow && !elem.is_float())
-    fail(loc, fmt::format("pow needs floating-point operands, got {}", ir::to_string(elem)));
+  check_operand(kind, 0, elem, loc);
   return create1(kind, {x, y}, x->type, loc);
 }
 
-Value* compare(std::string_view pred, Value* a, Value* b, DType common, const Loc& loc) {
+Value* compare(ir::CmpPred pred, Value* a, Value* b, DType common, const Loc& loc) {
   auto [x, y] = broadcast_pair(cast(a, common, loc), cast(b, common, loc), loc);
-  return create1(OpKind::Cmp, {x, y}, Type(ScalarKind::I1, x->type.shape), loc,
-                 {{"pred", std::string(pred)}});
+  return create1(OpKind::Cmp, {x, y}, Type(ScalarKind::I1, x->type.shape), loc, {{"pred", pred}});
 }
 
 Value* unary(OpKind kind, Value* a, const Loc& loc) {
-  if (kind != OpKind::Not && kind != OpKind::Neg && kind != OpKind::Abs && !a->type.elem.is_float())
-    fail(loc, fmt::format("'{}' needs a floating-point operand, got {}", ir::op_name(kind),
-                          ir::to_string(a->type.elem)));
+  check_operand(kind, 0, a->type.elem, loc);
   return create1(kind, {a}, a->type, loc);
+}
+
+Value* extern_elementwise(std::string_view name, const std::vector<Value*>& args,
+                          const Loc& loc) {
+  const ir::ExternMath* f = ir::find_extern_math(name);
+  if (!f)
+    fail(loc, fmt::format("extern_elementwise: '{}' is none of the C math functions every device "
+                          "has ({})",
+                          name, ir::extern_math_names()));
+  if (f->arity != static_cast<int>(args.size()))
+    fail(loc, fmt::format("extern_elementwise: '{}' takes {} argument{}, got {}", name, f->arity,
+                          f->arity == 1 ? "" : "s", args.size()));
+  DType t = args[0]->type.elem;
+  if (!t.is_float())
+    fail(loc, fmt::format("extern_elementwise: '{}' needs floating-point operands, got {}", name,
+                          ir::to_string(t)));
+  // The libraries have f32 and f64 versions: f16 and bf16 go through f32.
+  DType work = t.bits() < 32 ? DType(ScalarKind::F32) : t;
+  ir::Attrs attrs{{"symbol", std::string(name)}};
+  Value* r;
+  if (f->arity == 1) {
+    Value* x = cast(args[0], work, loc);
+    r = create1(OpKind::ExternUnary, {x}, x->type, loc, attrs);
+  } else {
+    auto s = common_shape(args[0]->type.shape, args[1]->type.shape, loc);
+    Value* x = broadcast_to(cast(args[0], work, loc), s, loc);
+    Value* y = broadcast_to(cast(args[1], work, loc), s, loc);
+    r = create1(OpKind::ExternBinary, {x, y}, x->type, loc, attrs);
+  }
+  return cast(r, t, loc);
 }
 
 Value* fma(Value* a, Value* b, Value* c, DType elem, const Loc& loc) {
@@ -271,19 +310,19 @@ namespace {
 ir::Attrs memory_attrs(const LoadOptions& o, const Loc& loc) {
   ir::Attrs a;
   if (!o.cache_modifier.empty()) {
-    static const char* ok[] = {".ca", ".cg", ".cv", ".cs", ".wb", ".wt"};
-    if (std::find(std::begin(ok), std::end(ok), o.cache_modifier) == std::end(ok))
+    ir::CacheModifier c;
+    if (!o.cache_modifier.starts_with(".") || !ir::parse_enum(o.cache_modifier.substr(1), c))
       fail(loc, fmt::format("unknown cache_modifier '{}' (expected .ca, .cg, .cv, .cs, .wb or .wt)",
                             o.cache_modifier));
-    a["cache"] = o.cache_modifier;
+    a["cache"] = c;
   }
   if (!o.eviction_policy.empty()) {
-    if (o.eviction_policy != "evict_first" && o.eviction_policy != "evict_last" &&
-        o.eviction_policy != "evict_normal")
+    ir::EvictionPolicy e;
+    if (!ir::parse_enum(o.eviction_policy, e))
       fail(loc, fmt::format("unknown eviction_policy '{}' (expected evict_first, evict_last or "
                             "evict_normal)",
                             o.eviction_policy));
-    a["evict"] = o.eviction_policy;
+    a["evict"] = e;
   }
   if (o.is_volatile)
     a["volatile"] = int64_t{1};
@@ -336,49 +375,52 @@ void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc
 }
 
 namespace {
-void check_atomic_options(std::string_view sem, std::string_view scope, const Loc& loc) {
-  static const char* sems[] = {"relaxed", "acquire", "release", "acq_rel"};
-  static const char* scopes[] = {"gpu", "cta", "sys"};
-  if (std::find(std::begin(sems), std::end(sems), sem) == std::end(sems))
+ir::Attrs atomic_options(std::string_view sem, std::string_view scope, const Loc& loc) {
+  ir::MemSem m;
+  ir::MemScope c;
+  if (!ir::parse_enum(sem, m))
     fail(loc, fmt::format("unknown atomic sem '{}' (relaxed, acquire, release, acq_rel)", sem));
-  if (std::find(std::begin(scopes), std::end(scopes), scope) == std::end(scopes))
+  if (!ir::parse_enum(scope, c))
     fail(loc, fmt::format("unknown atomic scope '{}' (gpu, cta, sys)", scope));
+  return {{"sem", m}, {"scope", c}};
 }
 } // namespace
 
-Value* atomic_rmw(std::string_view op, Value* p, Value* v, Value* mask, std::string_view sem,
+Value* atomic_rmw(ir::AtomicOp op, Value* p, Value* v, Value* mask, std::string_view sem,
                   std::string_view scope, const Loc& loc) {
-  check_atomic_options(sem, scope, loc);
+  ir::Attrs attrs = atomic_options(sem, scope, loc);
+  attrs["op"] = op;
   DType elem = p->type.elem.element_of_pointer();
-  if ((op == "and" || op == "or" || op == "xor") && !elem.is_int())
-    fail(loc, fmt::format("atomic_{} needs integer elements", op));
+  const std::string_view name = ir::enum_name(op);
+  if ((op == ir::AtomicOp::And || op == ir::AtomicOp::Or || op == ir::AtomicOp::Xor) &&
+      !elem.is_int())
+    fail(loc, fmt::format("atomic_{} needs integer elements", name));
   // As Triton: 32- and 64-bit elements, and 16-bit floats for add and xchg only.
-  bool ok = elem.bits() >= 32 || (elem.is_float() && (op == "add" || op == "xchg"));
+  bool ok = elem.bits() >= 32 ||
+            (elem.is_float() && (op == ir::AtomicOp::Add || op == ir::AtomicOp::Xchg));
   if (!ok)
     fail(loc, fmt::format("atomic_{} on {} elements is not supported (atomics take 32- and "
                           "64-bit elements; f16 and bf16 only with add and xchg)",
-                          op, ir::to_string(elem)));
+                          name, ir::to_string(elem)));
   const auto& s = p->type.shape;
   if (!broadcasts_to(v->type.shape, s))
-    fail(loc, fmt::format("atomic_{} of values of shape {} through pointers of shape {}", op,
+    fail(loc, fmt::format("atomic_{} of values of shape {} through pointers of shape {}", name,
                           shape_str(v->type.shape), shape_str(s)));
   std::vector<Value*> ops{p, broadcast_to(cast(v, elem, loc), s, loc)};
   if (mask) {
     if (!mask->type.elem.is_bool())
       fail(loc, "an atomic's mask must be i1");
     if (!broadcasts_to(mask->type.shape, s))
-      fail(loc, fmt::format("atomic_{}'s mask has shape {} but the pointers have shape {}", op,
+      fail(loc, fmt::format("atomic_{}'s mask has shape {} but the pointers have shape {}", name,
                             shape_str(mask->type.shape), shape_str(s)));
     ops.push_back(broadcast_to(mask, s, loc));
   }
-  return create1(
-      OpKind::AtomicRmw, ops, Type(elem, s), loc,
-      {{"op", std::string(op)}, {"sem", std::string(sem)}, {"scope", std::string(scope)}});
+  return create1(OpKind::AtomicRmw, ops, Type(elem, s), loc, std::move(attrs));
 }
 
 Value* atomic_cas(Value* p, Value* cmp, Value* v, std::string_view sem, std::string_view scope,
                   const Loc& loc) {
-  check_atomic_options(sem, scope, loc);
+  ir::Attrs attrs = atomic_options(sem, scope, loc);
   DType elem = p->type.elem.element_of_pointer();
   if (elem.bits() < 16)
     fail(loc,
@@ -387,7 +429,7 @@ Value* atomic_cas(Value* p, Value* cmp, Value* v, std::string_view sem, std::str
   return create1(
       OpKind::AtomicCas,
       {p, broadcast_to(cast(cmp, elem, loc), s, loc), broadcast_to(cast(v, elem, loc), s, loc)},
-      Type(elem, s), loc, {{"sem", std::string(sem)}, {"scope", std::string(scope)}});
+      Type(elem, s), loc, std::move(attrs));
 }
 
 Value* expand_dims(Value* v, int axis, const Loc& loc) {
@@ -518,7 +560,7 @@ Value* histogram(Value* v, Value* mask, int num_bins, const Loc& loc) {
   DType i32(ScalarKind::I32);
   // One-hot: hit[i][b] = (v[i] == b), summed over i.
   Value* bins = expand_dims(arange(0, num_bins, loc), 0, loc);
-  Value* hit = compare("eq", expand_dims(v, 1, loc), bins, v->type.elem, loc);
+  Value* hit = compare(ir::CmpPred::Eq, expand_dims(v, 1, loc), bins, v->type.elem, loc);
   if (mask) {
     if (!(mask->type == ir::Type(ScalarKind::I1, v->type.shape)))
       fail(loc, fmt::format("histogram's mask has type {}, expected {}", ir::to_string(mask->type),
@@ -561,7 +603,8 @@ Value* gather(Value* src, Value* index, int axis, const Loc& loc) {
   Value* i = moved ? trans(index, order, loc) : index;
   i = cast(i, DType(ScalarKind::I32), loc);
   Value* positions = arange(0, n, loc);
-  Value* hit = compare("eq", expand_dims(i, rank, loc), positions, DType(ScalarKind::I32), loc);
+  Value* hit =
+      compare(ir::CmpPred::Eq, expand_dims(i, rank, loc), positions, DType(ScalarKind::I32), loc);
   Value* zero = src->type.elem.is_float() ? constant_float(0.0, src->type.elem, {}, loc)
                                           : constant_int(0, src->type.elem, {}, loc);
   Value* picked = select(hit, expand_dims(s, rank - 1, loc), zero, src->type.elem, loc);
@@ -612,12 +655,12 @@ Value* sort(Value* v, bool descending, const Loc& loc) {
       Value* bit = arith(OpKind::And, qi, constant_int(size, DType(ScalarKind::I32), {}, loc),
                          DType(ScalarKind::I32), loc);
       Value* asc =
-          compare(descending ? "ne" : "eq", bit, constant_int(0, DType(ScalarKind::I32), {}, loc),
-                  DType(ScalarKind::I32), loc);
+          compare(descending ? ir::CmpPred::Ne : ir::CmpPred::Eq, bit,
+                  constant_int(0, DType(ScalarKind::I32), {}, loc), DType(ScalarKind::I32), loc);
       asc = expand_dims(asc, 1, loc); // [q, 1], broadcasts over r and the outer dimensions
       // Order each pair ascending where asc, descending elsewhere (NaN pairs stay as they are).
-      Value* gt = compare("gt", a, b, t, loc);
-      Value* lt = compare("lt", a, b, t, loc);
+      Value* gt = compare(ir::CmpPred::Gt, a, b, t, loc);
+      Value* lt = compare(ir::CmpPred::Lt, a, b, t, loc);
       Value* swap = select(asc, gt, lt, DType(ScalarKind::I1), loc);
       Value* first = select(swap, b, a, t, loc);
       Value* second = select(swap, a, b, t, loc);
@@ -684,10 +727,8 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, con
     fail(loc, fmt::format("dot of {} operands cannot accumulate in {} (f16/bf16 -> f32 or the "
                           "same type, f32 -> f32, f64 -> f64, i8 -> i32)",
                           ir::to_string(ea), ir::to_string(ec)));
-  if (input_precision != "ieee" && input_precision != "tf32" && input_precision != "tf32x3")
-    fail(loc, fmt::format("unknown input_precision '{}' (ieee, tf32 or tf32x3)", input_precision));
-  return create1(OpKind::Dot, {a, b, acc}, acc->type, loc,
-                 {{"input_precision", std::string(input_precision)}});
+  auto precision = enum_option<ir::InputPrecision>("input_precision", input_precision, loc);
+  return create1(OpKind::Dot, {a, b, acc}, acc->type, loc, {{"input_precision", precision}});
 }
 
 Value* hint(Value* v, std::string_view name, int64_t value, const Loc& loc) {

@@ -231,6 +231,8 @@ ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& l
     if (v->type.elem.bits() == 64)
       it = ir::DType(ir::ScalarKind::I64);
   }
+  if (step->def && step->def->kind == ir::OpKind::Constant && step->def->int_attr("value", 1) == 0)
+    fail(loc, "tl::range with step 0 never ends");
   lb = cast(lb, it, loc);
   ub = cast(ub, it, loc);
   step = cast(step, it, loc);

@@ -15,6 +15,9 @@ BackendFactory cuda_backend();
 #ifdef TRITIUM_HAVE_HIP
 BackendFactory hip_backend();
 #endif
+#ifdef TRITIUM_HAVE_GPU_EMULATOR
+BackendFactory gpu_emulator_backend();
+#endif
 
 std::vector<BackendFactory> builtin_backends() {
   std::vector<BackendFactory> f{interpreter_backend()};
@@ -26,6 +29,9 @@ std::vector<BackendFactory> builtin_backends() {
 #endif
 #ifdef TRITIUM_HAVE_HIP
   f.push_back(hip_backend());
+#endif
+#ifdef TRITIUM_HAVE_GPU_EMULATOR
+  f.push_back(gpu_emulator_backend());
 #endif
   return f;
 }

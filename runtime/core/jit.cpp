@@ -38,16 +38,33 @@ void check_grid(const LaunchGrid& g, std::string_view kernel) {
                             kernel, g.x, g.y, g.z));
 }
 
+void check_options(const CompileOptions& o, std::string_view kernel) {
+  // GPUs run at most 1024 threads a program: 32 warps of 32 (wave64 targets allow 16, which
+  // their compiler checks). The same bounds on every device keep a kernel portable.
+  if (o.num_warps < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1)))
+    throw Error(fmt::format("kernel '{}': num_warps = {}: it must be a power of two from 1 to 32",
+                            kernel, o.num_warps));
+  if (o.num_stages < 0)
+    throw Error(
+        fmt::format("kernel '{}': num_stages = {}: it must be 0 or more", kernel, o.num_stages));
+}
+
 void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompiledKernel& k) {
   const char* dir = std::getenv("TRITIUM_DUMP");
   if (!dir || !*dir)
     return;
   namespace fs = std::filesystem;
-  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw Error(fmt::format("TRITIUM_DUMP={}: cannot create the folder for kernel '{}': {}", dir,
+                            kernel, ec ? ec.message() : "a file of that name exists"));
   auto write = [&](std::string_view stage, const std::string& text) {
     if (text.empty())
       return;
-    std::ofstream(fs::path(dir) / fmt::format("{}.{}", kernel, stage)) << text;
+    fs::path path = fs::path(dir) / fmt::format("{}.{}", kernel, stage);
+    if (!(std::ofstream(path) << text))
+      throw Error(fmt::format("TRITIUM_DUMP={}: cannot write {}", dir, path.string()));
   };
   write("ir", ir::print(f));
   for (const char* stage : {"ir.opt", "ll", "ll.opt", "ptx", "amdgcn", "asm"})

@@ -10,6 +10,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <string>
 
 #define TRITIUM_CUDA_ENTRY_POINTS(X)                                                               \
@@ -23,6 +25,8 @@
   X(cuDeviceGetAttribute)                                                                          \
   X(cuDevicePrimaryCtxRetain)                                                                      \
   X(cuDevicePrimaryCtxRelease)                                                                     \
+  X(cuDevicePrimaryCtxReset)                                                                       \
+  X(cuCtxGetCurrent)                                                                               \
   X(cuCtxSetCurrent)                                                                               \
   X(cuCtxSynchronize)                                                                              \
   X(cuMemAlloc)                                                                                    \
@@ -34,10 +38,12 @@
   X(cuStreamCreate)                                                                                \
   X(cuStreamDestroy)                                                                               \
   X(cuStreamSynchronize)                                                                           \
+  X(cuStreamWaitEvent)                                                                             \
   X(cuEventCreate)                                                                                 \
   X(cuEventDestroy)                                                                                \
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \
+  X(cuEventQuery)                                                                                  \
   X(cuEventElapsedTime)                                                                            \
   X(cuModuleLoadDataEx)                                                                            \
   X(cuModuleUnload)                                                                                \
@@ -60,13 +66,18 @@ struct CudaApi {
   TRITIUM_CUDA_ENTRY_POINTS(TRITIUM_CUDA_MEMBER)
 #undef TRITIUM_CUDA_MEMBER
 
-  // Opens libcuda.so.1 and resolves every entry point. Returns false and says why when the
-  // driver is missing or too old; the handle stays open for the life of the process.
+  // Opens libcuda.so.1 (or $TRITIUM_CUDA_LIBRARY) and resolves every entry point. Returns
+  // false and says why when the driver is missing or too old; the handle stays open for the
+  // life of the process.
   bool load(std::string* why) {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char* env = std::getenv("TRITIUM_CUDA_LIBRARY");
+    const bool named = env && *env;
+    void* lib = dlopen(named ? env : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       if (why)
-        *why = std::string("the CUDA driver (libcuda.so.1) is not installed: ") + dlerror();
+        *why = named ? std::string("TRITIUM_CUDA_LIBRARY=") + env +
+                           ": the CUDA driver cannot be opened: " + dlerror()
+                     : std::string("the CUDA driver (libcuda.so.1) is not installed: ") + dlerror();
       return false;
     }
 #define TRITIUM_CUDA_RESOLVE(name)                                                                 \

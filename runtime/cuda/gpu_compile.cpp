@@ -3,6 +3,8 @@
 
 #include <tritium/error.hpp>
 
+#include <cstdlib>
+
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
 #include "codegen/gpu/compile.hpp"
 #endif
@@ -12,7 +14,11 @@ namespace tritium::cuda {
 KernelImage compile_ptx(const ir::Function& f, const CompileOptions& options, int sm) {
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
   gpu::GpuTarget target;
-  target.arch = "sm_" + std::to_string(sm);
+  // sm_90 devices take the arch-specific sm_90a (wgmma); TRITIUM_CUDA_ARCH overrides (e.g.
+  // sm_90 to compare mma.sync on the same device).
+  target.arch = "sm_" + std::to_string(sm) + (sm == 90 ? "a" : "");
+  if (const char* a = std::getenv("TRITIUM_CUDA_ARCH"); a && *a)
+    target.arch = a;
   gpu::GpuKernelBinary bin = gpu::compile_for_gpu(f, target, options);
   KernelImage image;
   image.name = std::move(bin.name);

@@ -11,6 +11,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <string>
 
 #define TRITIUM_HIP_ENTRY_POINTS(X)                                                                \
@@ -19,6 +21,7 @@
   X(hipGetErrorName)                                                                               \
   X(hipGetErrorString)                                                                             \
   X(hipGetDeviceCount)                                                                             \
+  X(hipGetDevice)                                                                                  \
   X(hipSetDevice)                                                                                  \
   X(hipDeviceGetName)                                                                              \
   X(hipDeviceGetAttribute)                                                                         \
@@ -27,8 +30,17 @@
   X(hipMemcpyHtoDAsync)                                                                            \
   X(hipMemcpyDtoHAsync)                                                                            \
   X(hipMemcpyDtoDAsync)                                                                            \
+  X(hipMemsetD8Async)                                                                              \
   X(hipStreamCreate)                                                                               \
+  X(hipStreamDestroy)                                                                              \
   X(hipStreamSynchronize)                                                                          \
+  X(hipStreamWaitEvent)                                                                            \
+  X(hipEventCreate)                                                                                \
+  X(hipEventDestroy)                                                                               \
+  X(hipEventRecord)                                                                                \
+  X(hipEventSynchronize)                                                                           \
+  X(hipEventQuery)                                                                                 \
+  X(hipEventElapsedTime)                                                                           \
   X(hipModuleLoadData)                                                                             \
   X(hipModuleUnload)                                                                               \
   X(hipModuleGetFunction)                                                                          \
@@ -58,9 +70,17 @@ struct HipApi {
   // Opens the HIP runtime and resolves every entry point; false (and why) when it is missing.
   bool load(std::string* why) {
     void* lib = nullptr;
+    if (const char* env = std::getenv("TRITIUM_HIP_LIBRARY"); env && *env) {
+      if (!(lib = dlopen(env, RTLD_NOW | RTLD_LOCAL))) {
+        if (why)
+          *why = std::string("TRITIUM_HIP_LIBRARY=") + env +
+                 ": the HIP runtime cannot be opened: " + dlerror();
+        return false;
+      }
+    }
     // The unversioned name comes with the -dev package; the runtime packages ship these.
     for (const char* name : {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+      if (!lib && (lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
         break;
     if (!lib) {
       if (why)

@@ -1,6 +1,6 @@
 // The "cpu" device: host memory, kernels compiled by codegen/targets/cpu, and a launch that
 // runs the grid's programs in parallel on every core through oneTBB. A launch is synchronous.
-#include "cpu_codegen.hpp"
+#include "codegen/targets/cpu/cpu_codegen.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/ir/printer.hpp>
@@ -9,7 +9,11 @@
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -41,7 +45,7 @@ public:
   CpuKernel(std::shared_ptr<const ir::Function> f, cpu::CpuCode code)
       : f_(std::move(f)), code_(std::move(code)) {}
 
-  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
+  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args, void*) override {
     if (args.size() != f_->args().size())
       throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name, args.size(),
                               f_->args().size()));
@@ -85,6 +89,8 @@ class CpuBackend : public Backend {
 public:
   std::string_view name() const override { return "cpu"; }
   std::string target() const override { return cpu::host_arch(); }
+  bool host_memory() const override { return true; }
+  int num_compute_units() const override { return tbb::this_task_arena::max_concurrency(); }
   void* alloc(size_t bytes) override {
     void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
     if (!p)
@@ -97,6 +103,22 @@ public:
   void copy_device_to_device(void* dst, const void* src, size_t n) override {
     std::memmove(dst, src, n);
   }
+  // On every core, as kernels run: one core alone cannot evict the others' caches quickly.
+  void fill(void* dst, unsigned char byte, size_t bytes) override {
+    constexpr size_t chunk = size_t{1} << 20;
+    tbb::parallel_for(size_t{0}, (bytes + chunk - 1) / chunk, [&](size_t i) {
+      size_t lo = i * chunk;
+      std::memset(static_cast<char*>(dst) + lo, byte, std::min(chunk, bytes - lo));
+    });
+  }
+  // Twice the last-level cache (64 MiB where the C library cannot tell).
+  size_t cache_flush_bytes() const override {
+    long llc = 0;
+    for (int name : {_SC_LEVEL4_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
+      if (llc <= 0)
+        llc = sysconf(name);
+    return llc > 0 ? 2 * static_cast<size_t>(llc) : size_t{64} << 20;
+  }
   std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
                                           const CompileOptions&) override {
     cpu::CpuCode code = cpu::compile_kernel(*f);
@@ -107,7 +129,11 @@ public:
 } // namespace
 
 BackendFactory cpu_backend() {
-  return {"cpu", 50, [](std::string* why) -> std::unique_ptr<Backend> {
+  return {"cpu", 50, [](int index, std::string* why) -> std::unique_ptr<Backend> {
+            if (index != 0) {
+              *why = "there is one cpu device, cpu:0 (its launches use every core)";
+              return nullptr;
+            }
             try {
               (void)cpu::host_arch(); // the host must be a target this LLVM can compile for
               return std::make_unique<CpuBackend>();

@@ -4,7 +4,9 @@
 // allocated, so an out-of-bounds load or store is an error naming the kernel's source line.
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
+#include <tritium/ir/extern_math.hpp>
 #include <tritium/ir/printer.hpp>
+#include <tritium/ir/reduce_order.hpp>
 #include <tritium/runtime/backend.hpp>
 
 #include <fmt/format.h>
@@ -17,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 namespace tritium {
@@ -134,6 +137,16 @@ public:
     std::lock_guard<std::mutex> l(m_);
     map_.erase(reinterpret_cast<uintptr_t>(p));
   }
+  void add_adopted(const void* p, size_t n) {
+    std::lock_guard<std::mutex> l(m_);
+    adopted_.insert(reinterpret_cast<uintptr_t>(p));
+    map_[reinterpret_cast<uintptr_t>(p)] = n;
+  }
+  void remove_adopted(const void* p) {
+    std::lock_guard<std::mutex> l(m_);
+    if (adopted_.erase(reinterpret_cast<uintptr_t>(p)))
+      map_.erase(reinterpret_cast<uintptr_t>(p));
+  }
   bool contains(uintptr_t addr, size_t n) const {
     std::lock_guard<std::mutex> l(m_);
     auto it = map_.upper_bound(addr);
@@ -146,6 +159,7 @@ public:
 private:
   mutable std::mutex m_;
   std::map<uintptr_t, size_t> map_;
+  std::set<uintptr_t> adopted_;
 };
 
 class Program {
@@ -183,15 +197,21 @@ private:
   // Runs a block; returns the operands of its terminator (yield/condition), if any.
   std::vector<Tensor> block(const ir::Block& b) {
     for (const auto& op : b.ops) {
-      if (op->kind == OpKind::Yield || op->kind == OpKind::Condition) {
-        std::vector<Tensor> out;
+      if (ir::op_category(op->kind) != ir::OpCategory::Terminator) {
+        execute(*op);
+        continue;
+      }
+      std::vector<Tensor> out;
+      switch (ir::as<ir::TerminatorOp>(op->kind)) {
+      case ir::TerminatorOp::Yield:
+      case ir::TerminatorOp::Condition:
         for (Value* v : op->operands)
           out.push_back(get(v));
-        return out;
+        break;
+      case ir::TerminatorOp::Return:
+        break;
       }
-      if (op->kind == OpKind::Return)
-        return {};
-      execute(*op);
+      return out;
     }
     return {};
   }
@@ -214,44 +234,48 @@ private:
     return s;
   }
 
-  Scalar binary(const Op& op, DType t, Scalar a, Scalar b) {
+  [[noreturn]] void unreachable(std::string_view what) const {
+    throw Error(
+        fmt::format("interpreter: internal error: {} (the verifier admits no such op)", what));
+  }
+
+  Scalar binary(ir::BinaryOp k, DType t, Scalar a, Scalar b) {
+    using ir::BinaryOp;
     if (t.is_float()) {
       double x = a.f, y = b.f, r = 0;
-      switch (op.kind) {
-      case OpKind::Add:
-        r = x + y;
+      // f32 add/sub/mul/div round once in f32, as the hardware does.
+      const bool f32 = t.kind == ScalarKind::F32;
+      const float fx = static_cast<float>(x), fy = static_cast<float>(y);
+      switch (k) {
+      case BinaryOp::Add:
+        r = f32 ? fx + fy : x + y;
         break;
-      case OpKind::Sub:
-        r = x - y;
+      case BinaryOp::Sub:
+        r = f32 ? fx - fy : x - y;
         break;
-      case OpKind::Mul:
-        r = x * y;
+      case BinaryOp::Mul:
+        r = f32 ? fx * fy : x * y;
         break;
-      case OpKind::Div:
-        r = x / y;
+      case BinaryOp::Div:
+        r = f32 ? fx / fy : x / y;
         break;
-      case OpKind::Rem:
+      case BinaryOp::Rem:
         r = std::fmod(x, y);
         break;
-      case OpKind::Min:
+      case BinaryOp::Min:
         r = std::fmin(x, y);
         break;
-      case OpKind::Max:
+      case BinaryOp::Max:
         r = std::fmax(x, y);
         break;
-      case OpKind::Pow:
-        r = std::pow(x, y);
-        break;
-      default:
-        fail(op, "not defined on floating-point values");
+      case BinaryOp::And:
+      case BinaryOp::Or:
+      case BinaryOp::Xor:
+      case BinaryOp::Shl:
+      case BinaryOp::Shr:
+      case BinaryOp::Umulhi:
+        unreachable("an integer op on floating-point values");
       }
-      if (t.kind == ScalarKind::F32 && (op.kind == OpKind::Mul || op.kind == OpKind::Add ||
-                                        op.kind == OpKind::Sub || op.kind == OpKind::Div))
-        return float_scalar(op.kind == OpKind::Mul   ? static_cast<float>(x) * static_cast<float>(y)
-                            : op.kind == OpKind::Add ? static_cast<float>(x) + static_cast<float>(y)
-                            : op.kind == OpKind::Sub
-                                ? static_cast<float>(x) - static_cast<float>(y)
-                                : static_cast<float>(x) / static_cast<float>(y));
       return normalize(float_scalar(r), t);
     }
     const bool u = t.is_unsigned();
@@ -259,52 +283,56 @@ private:
     int64_t x = a.i, y = b.i;
     uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
     int64_t r = 0;
-    switch (op.kind) {
-    case OpKind::Add:
+    switch (k) {
+    case BinaryOp::Add:
       r = static_cast<int64_t>(ux + uy);
       break;
-    case OpKind::Sub:
+    case BinaryOp::Sub:
       r = static_cast<int64_t>(ux - uy);
       break;
-    case OpKind::Mul:
+    case BinaryOp::Mul:
       r = static_cast<int64_t>(ux * uy);
       break;
-    case OpKind::Div:
-    case OpKind::Rem:
+    case BinaryOp::Div:
+    case BinaryOp::Rem: {
+      // x / 0 == 0 and x % 0 == x, so that x == (x / y) * y + x % y holds for every y; the
+      // most negative value over -1 wraps (its remainder is 0). docs/language.md.
+      const bool div = k == BinaryOp::Div;
       if (y == 0)
-        fail(op, "integer division by zero");
-      if (u && bits == 64)
-        r = static_cast<int64_t>(op.kind == OpKind::Div ? ux / uy : ux % uy);
+        r = div ? 0 : x;
+      else if (u && bits == 64)
+        r = static_cast<int64_t>(div ? ux / uy : ux % uy);
       else if (!u && x == std::numeric_limits<int64_t>::min() && y == -1)
-        r = op.kind == OpKind::Div ? x : 0; // wraps, as two's complement hardware does
+        r = div ? x : 0;
       else
-        r = op.kind == OpKind::Div ? x / y : x % y;
+        r = div ? x / y : x % y;
       break;
-    case OpKind::And:
+    }
+    case BinaryOp::And:
       r = x & y;
       break;
-    case OpKind::Or:
+    case BinaryOp::Or:
       r = x | y;
       break;
-    case OpKind::Xor:
+    case BinaryOp::Xor:
       r = x ^ y;
       break;
-    case OpKind::Shl:
+    case BinaryOp::Shl:
       r = uy >= static_cast<uint64_t>(bits) ? 0 : static_cast<int64_t>(ux << uy);
       break;
-    case OpKind::Shr:
+    case BinaryOp::Shr:
       if (uy >= static_cast<uint64_t>(bits))
         r = (u || x >= 0) ? 0 : -1;
       else
         r = u ? static_cast<int64_t>(ux >> uy) : (x >> y);
       break;
-    case OpKind::Min:
+    case BinaryOp::Min:
       r = (u && bits == 64) ? static_cast<int64_t>(std::min(ux, uy)) : std::min(x, y);
       break;
-    case OpKind::Max:
+    case BinaryOp::Max:
       r = (u && bits == 64) ? static_cast<int64_t>(std::max(ux, uy)) : std::max(x, y);
       break;
-    case OpKind::Umulhi: {
+    case BinaryOp::Umulhi: {
       uint64_t mx = to_bits(a, t), my = to_bits(b, t);
       if (bits == 64)
         r = static_cast<int64_t>((static_cast<unsigned __int128>(mx) * my) >> 64);
@@ -312,107 +340,99 @@ private:
         r = static_cast<int64_t>((mx * my) >> bits);
       break;
     }
-    default:
-      fail(op, "not defined on integers");
     }
     return normalize(int_scalar(r), t);
   }
 
-  bool compare(const std::string& pred, DType t, Scalar a, Scalar b) {
-    if (t.is_float()) {
-      double x = a.f, y = b.f;
-      if (pred == "eq")
-        return x == y;
-      if (pred == "ne")
-        return x != y; // unordered: true with NaN, as Triton
-      if (pred == "lt")
-        return x < y;
-      if (pred == "le")
-        return x <= y;
-      if (pred == "gt")
-        return x > y;
+  template <class T>
+  static bool compare_values(ir::CmpPred pred, T x, T y) {
+    switch (pred) {
+    case ir::CmpPred::Eq:
+      return x == y;
+    case ir::CmpPred::Ne:
+      return x != y; // unordered: true with NaN, as Triton
+    case ir::CmpPred::Lt:
+      return x < y;
+    case ir::CmpPred::Le:
+      return x <= y;
+    case ir::CmpPred::Gt:
+      return x > y;
+    case ir::CmpPred::Ge:
       return x >= y;
     }
-    auto cmp = [&](auto x, auto y) {
-      if (pred == "eq")
-        return x == y;
-      if (pred == "ne")
-        return x != y;
-      if (pred == "lt")
-        return x < y;
-      if (pred == "le")
-        return x <= y;
-      if (pred == "gt")
-        return x > y;
-      return x >= y;
-    };
-    if (t.is_unsigned() || t.is_ptr())
-      return cmp(static_cast<uint64_t>(a.i), static_cast<uint64_t>(b.i));
-    return cmp(a.i, b.i);
+    return false;
   }
 
-  Scalar unary(const Op& op, DType t, Scalar a) {
+  static bool compare(ir::CmpPred pred, DType t, Scalar a, Scalar b) {
+    if (t.is_float())
+      return compare_values(pred, a.f, b.f);
+    if (t.is_unsigned() || t.is_ptr())
+      return compare_values(pred, static_cast<uint64_t>(a.i), static_cast<uint64_t>(b.i));
+    return compare_values(pred, a.i, b.i);
+  }
+
+  Scalar unary(ir::UnaryOp k, DType t, Scalar a) {
+    using ir::UnaryOp;
     if (!t.is_float()) {
-      switch (op.kind) {
-      case OpKind::Neg:
+      switch (k) {
+      case UnaryOp::Neg:
         return normalize(int_scalar(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i))), t);
-      case OpKind::Not:
+      case UnaryOp::Not:
         return normalize(int_scalar(~a.i), t);
-      case OpKind::Abs:
+      case UnaryOp::Abs:
         if (t.is_unsigned()) // u64 values above 2^63 look negative in a.i
           return a;
         return normalize(
             int_scalar(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i), t);
-      default:
-        fail(op, "not defined on integers");
+      case UnaryOp::Sqrt:
+      case UnaryOp::Rsqrt:
+      case UnaryOp::Floor:
+      case UnaryOp::Ceil:
+        unreachable("a floating-point op on integers");
       }
     }
     double x = a.f, r = 0;
-    switch (op.kind) {
-    case OpKind::Neg:
+    switch (k) {
+    case UnaryOp::Neg:
       r = -x;
       break;
-    case OpKind::Abs:
+    case UnaryOp::Abs:
       r = std::fabs(x);
       break;
-    case OpKind::Exp:
-      r = std::exp(x);
-      break;
-    case OpKind::Exp2:
-      r = std::exp2(x);
-      break;
-    case OpKind::Log:
-      r = std::log(x);
-      break;
-    case OpKind::Log2:
-      r = std::log2(x);
-      break;
-    case OpKind::Sqrt:
+    case UnaryOp::Sqrt:
       r = std::sqrt(x);
       break;
-    case OpKind::Rsqrt:
+    case UnaryOp::Rsqrt:
       r = 1.0 / std::sqrt(x);
       break;
-    case OpKind::Sin:
-      r = std::sin(x);
-      break;
-    case OpKind::Cos:
-      r = std::cos(x);
-      break;
-    case OpKind::Tanh:
-      r = std::tanh(x);
-      break;
-    case OpKind::Erf:
-      r = std::erf(x);
-      break;
-    case OpKind::Floor:
+    case UnaryOp::Floor:
       r = std::floor(x);
       break;
-    case OpKind::Ceil:
+    case UnaryOp::Ceil:
       r = std::ceil(x);
       break;
-    default:
-      fail(op, "not a unary op");
+    case UnaryOp::Not:
+      unreachable("bitwise not of floating-point values");
+    }
+    return normalize(float_scalar(r), t);
+  }
+
+  // The C library's function in double, rounded once to t (ops.def names the function).
+  template <int N, class F>
+  static double call(F f, double x, double y) {
+    if constexpr (N == 1)
+      return f(x);
+    else
+      return f(x, y);
+  }
+  static Scalar math(ir::MathOp k, DType t, Scalar a, Scalar b) {
+    double r = 0;
+    switch (k) {
+#define TRITIUM_MATH(Kind, fn, operands, n, ...)                                                   \
+  case ir::MathOp::Kind:                                                                           \
+    r = call<n>([](auto... x) { return std::fn(x...); }, a.f, b.f);                                \
+    break;
+#include <tritium/ir/ops.def>
     }
     return normalize(float_scalar(r), t);
   }
@@ -488,105 +508,167 @@ private:
     std::memcpy(reinterpret_cast<void*>(addr), &bits, elem_bytes(t));
   }
 
+  // Applies `f(lane)` to every lane of op's one result.
+  template <class F>
+  void lanes(const Op& op, F f) {
+    Tensor r = make(op.result()->type);
+    for (size_t i = 0; i < r.size(); ++i)
+      r.data[i] = f(i);
+    set(op.result(), std::move(r));
+  }
+
+  // Every op kind is handled here: each category's enum is switched over without a default,
+  // so an op added to ops.def that the interpreter misses does not compile.
   void execute(const Op& op) {
     const auto& o = op.operands;
-    auto result_type = [&](unsigned i = 0) -> const Type& { return op.results[i]->type; };
-    switch (op.kind) {
-    case OpKind::ProgramId: {
-      Tensor t = make(result_type());
-      t.data[0] = int_scalar(pid_[op.int_attr("axis")]);
-      return set(op.result(), std::move(t));
+    auto arg = [&](size_t k, size_t i) { return get(o[k]).data[o[k]->type.is_scalar() ? 0 : i]; };
+    switch (ir::op_category(op.kind)) {
+    case ir::OpCategory::Source:
+      return source(op, ir::as<ir::SourceOp>(op.kind));
+    case ir::OpCategory::Binary: {
+      auto k = ir::as<ir::BinaryOp>(op.kind);
+      DType t = op.result()->type.elem;
+      return lanes(op, [&](size_t i) { return binary(k, t, arg(0, i), arg(1, i)); });
     }
-    case OpKind::NumPrograms: {
-      Tensor t = make(result_type());
+    case ir::OpCategory::Compare: {
+      switch (ir::as<ir::CompareOp>(op.kind)) {
+      case ir::CompareOp::Cmp: {
+        auto pred = op.enum_attr<ir::CmpPred>();
+        DType t = o[0]->type.elem;
+        return lanes(op,
+                     [&](size_t i) { return int_scalar(compare(pred, t, arg(0, i), arg(1, i))); });
+      }
+      }
+      return;
+    }
+    case ir::OpCategory::Unary: {
+      auto k = ir::as<ir::UnaryOp>(op.kind);
+      DType t = op.result()->type.elem;
+      return lanes(op, [&](size_t i) { return unary(k, t, arg(0, i)); });
+    }
+    case ir::OpCategory::Math: {
+      auto k = ir::as<ir::MathOp>(op.kind);
+      DType t = op.result()->type.elem;
+      return lanes(op, [&](size_t i) {
+        return math(k, t, arg(0, i), o.size() > 1 ? arg(1, i) : float_scalar(0));
+      });
+    }
+    case ir::OpCategory::Extern: {
+      // The host's C math library in double, rounded to the type (what the CPU backend does).
+      const ir::ExternMath* f = ir::find_extern_math(op.str_attr("symbol"));
+      if (!f)
+        fail(op, "unknown C math function '" + op.str_attr("symbol") + "'");
+      DType t = op.result()->type.elem;
+      switch (ir::as<ir::ExternOp>(op.kind)) {
+      case ir::ExternOp::ExternUnary:
+        return lanes(op,
+                     [&](size_t i) { return normalize(float_scalar(f->host1(arg(0, i).f)), t); });
+      case ir::ExternOp::ExternBinary:
+        return lanes(op, [&](size_t i) {
+          return normalize(float_scalar(f->host2(arg(0, i).f, arg(1, i).f)), t);
+        });
+      }
+      return;
+    }
+    case ir::OpCategory::Ternary:
+      switch (ir::as<ir::TernaryOp>(op.kind)) {
+      case ir::TernaryOp::Fma: {
+        DType t = op.result()->type.elem;
+        return lanes(op, [&](size_t i) {
+          double a = arg(0, i).f, b = arg(1, i).f, c = arg(2, i).f;
+          double v =
+              t.kind == ScalarKind::F32
+                  ? std::fmaf(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c))
+                  : std::fma(a, b, c);
+          return normalize(float_scalar(v), t);
+        });
+      }
+      }
+      return;
+    case ir::OpCategory::Select:
+      switch (ir::as<ir::SelectOp>(op.kind)) {
+      case ir::SelectOp::Select:
+        return lanes(op, [&](size_t i) { return arg(0, i).i ? arg(1, i) : arg(2, i); });
+      }
+      return;
+    case ir::OpCategory::Convert: {
+      DType from = o[0]->type.elem, to = op.result()->type.elem;
+      switch (ir::as<ir::ConvertOp>(op.kind)) {
+      case ir::ConvertOp::Cast:
+        return lanes(op, [&](size_t i) { return convert(arg(0, i), from, to); });
+      case ir::ConvertOp::Bitcast:
+        return lanes(op, [&](size_t i) { return from_bits(to_bits(arg(0, i), from), to); });
+      }
+      return;
+    }
+    case ir::OpCategory::Shape:
+      return shape(op, ir::as<ir::ShapeOp>(op.kind));
+    case ir::OpCategory::Memory:
+      return memory(op, ir::as<ir::MemoryOp>(op.kind));
+    case ir::OpCategory::Shared:
+      fail(op, "a GPU-only op (made by the GPU passes, which the interpreter does not run)");
+    case ir::OpCategory::Collective:
+      switch (ir::as<ir::CollectiveOp>(op.kind)) {
+      case ir::CollectiveOp::Reduce:
+      case ir::CollectiveOp::Scan:
+        return collective(op);
+      case ir::CollectiveOp::Dot:
+        return dot(op);
+      }
+      return;
+    case ir::OpCategory::Control:
+      return control(op, ir::as<ir::ControlOp>(op.kind));
+    case ir::OpCategory::Terminator:
+      fail(op, "internal error: a terminator is run by its block");
+    case ir::OpCategory::Hint:
+      switch (ir::as<ir::HintOp>(op.kind)) {
+      case ir::HintOp::Hint:
+        return set(op.result(), get(o[0]));
+      }
+      return;
+    case ir::OpCategory::Debug:
+      return debug(op, ir::as<ir::DebugOp>(op.kind));
+    }
+  }
+
+  void source(const Op& op, ir::SourceOp k) {
+    Tensor t = make(op.result()->type);
+    switch (k) {
+    case ir::SourceOp::ProgramId:
+      t.data[0] = int_scalar(pid_[op.int_attr("axis")]);
+      break;
+    case ir::SourceOp::NumPrograms: {
       int64_t axis = op.int_attr("axis");
       t.data[0] = int_scalar(axis == 0 ? grid_.x : axis == 1 ? grid_.y : grid_.z);
-      return set(op.result(), std::move(t));
+      break;
     }
-    case OpKind::Constant: {
-      Tensor t = make(result_type());
+    case ir::SourceOp::Constant: {
       DType d = t.type.elem;
       Scalar s =
           d.is_float() ? float_scalar(op.float_attr("value")) : int_scalar(op.int_attr("value"));
       std::fill(t.data.begin(), t.data.end(), normalize(s, d));
-      return set(op.result(), std::move(t));
+      break;
     }
-    case OpKind::Arange: {
-      Tensor t = make(result_type());
+    case ir::SourceOp::Arange: {
       int64_t start = op.int_attr("start");
       for (size_t i = 0; i < t.size(); ++i)
         t.data[i] = int_scalar(start + static_cast<int64_t>(i));
-      return set(op.result(), std::move(t));
-    }
-    default:
       break;
     }
+    }
+    set(op.result(), std::move(t));
+  }
 
-    switch (ir::op_category(op.kind)) {
-    case ir::OpCategory::Binary: {
-      const Tensor &a = get(o[0]), &b = get(o[1]);
-      Tensor r = make(result_type());
-      for (size_t i = 0; i < r.size(); ++i)
-        r.data[i] = binary(op, r.type.elem, a.data[i], b.data[i]);
-      return set(op.result(), std::move(r));
-    }
-    case ir::OpCategory::Compare: {
-      const Tensor &a = get(o[0]), &b = get(o[1]);
-      Tensor r = make(result_type());
-      const std::string& pred = op.str_attr("pred");
-      for (size_t i = 0; i < r.size(); ++i)
-        r.data[i] = int_scalar(compare(pred, a.type.elem, a.data[i], b.data[i]));
-      return set(op.result(), std::move(r));
-    }
-    case ir::OpCategory::Unary: {
-      const Tensor& a = get(o[0]);
-      Tensor r = make(result_type());
-      for (size_t i = 0; i < r.size(); ++i)
-        r.data[i] = unary(op, r.type.elem, a.data[i]);
-      return set(op.result(), std::move(r));
-    }
-    case ir::OpCategory::Ternary: {
-      const Tensor &a = get(o[0]), &b = get(o[1]), &c = get(o[2]);
-      Tensor r = make(result_type());
-      DType t = r.type.elem;
-      for (size_t i = 0; i < r.size(); ++i) {
-        double v = t.kind == ScalarKind::F32
-                       ? std::fmaf(static_cast<float>(a.data[i].f), static_cast<float>(b.data[i].f),
-                                   static_cast<float>(c.data[i].f))
-                       : std::fma(a.data[i].f, b.data[i].f, c.data[i].f);
-        r.data[i] = normalize(float_scalar(v), t);
-      }
-      return set(op.result(), std::move(r));
-    }
-    case ir::OpCategory::Select: {
-      const Tensor &c = get(o[0]), &a = get(o[1]), &b = get(o[2]);
-      Tensor r = make(result_type());
-      for (size_t i = 0; i < r.size(); ++i)
-        r.data[i] = c.data[i].i ? a.data[i] : b.data[i];
-      return set(op.result(), std::move(r));
-    }
-    case ir::OpCategory::Convert: {
-      const Tensor& a = get(o[0]);
-      Tensor r = make(result_type());
-      DType from = a.type.elem, to = r.type.elem;
-      for (size_t i = 0; i < r.size(); ++i)
-        r.data[i] = op.kind == OpKind::Bitcast ? from_bits(to_bits(a.data[i], from), to)
-                                               : convert(a.data[i], from, to);
-      return set(op.result(), std::move(r));
-    }
-    case ir::OpCategory::Hint:
-      return set(op.result(), get(o[0]));
-    default:
-      break;
-    }
-
-    switch (op.kind) {
-    case OpKind::Splat: {
+  void shape(const Op& op, ir::ShapeOp k) {
+    const auto& o = op.operands;
+    auto result_type = [&](unsigned i = 0) -> const Type& { return op.results[i]->type; };
+    switch (k) {
+    case ir::ShapeOp::Splat: {
       Tensor r = make(result_type());
       std::fill(r.data.begin(), r.data.end(), get(o[0]).data[0]);
       return set(op.result(), std::move(r));
     }
-    case OpKind::Broadcast: {
+    case ir::ShapeOp::Broadcast: {
       const Tensor& a = get(o[0]);
       Tensor r = make(result_type());
       auto rs = r.type.shape;
@@ -603,13 +685,13 @@ private:
       }
       return set(op.result(), std::move(r));
     }
-    case OpKind::ExpandDims:
-    case OpKind::Reshape:
-    case OpKind::ConvertLayout: {
+    case ir::ShapeOp::ExpandDims:
+    case ir::ShapeOp::Reshape:
+    case ir::ShapeOp::ConvertLayout: {
       Tensor r{result_type(), get(o[0]).data};
       return set(op.result(), std::move(r));
     }
-    case OpKind::Trans: {
+    case ir::ShapeOp::Trans: {
       const Tensor& a = get(o[0]);
       Tensor r = make(result_type());
       auto order = op.ints_attr("order");
@@ -623,7 +705,7 @@ private:
       }
       return set(op.result(), std::move(r));
     }
-    case OpKind::Join: {
+    case ir::ShapeOp::Join: {
       const Tensor &a = get(o[0]), &b = get(o[1]);
       Tensor r = make(result_type());
       for (size_t i = 0; i < a.size(); ++i) {
@@ -632,7 +714,7 @@ private:
       }
       return set(op.result(), std::move(r));
     }
-    case OpKind::Split: {
+    case ir::ShapeOp::Split: {
       const Tensor& a = get(o[0]);
       Tensor x = make(result_type(0)), y = make(result_type(1));
       for (size_t i = 0; i < x.size(); ++i) {
@@ -642,25 +724,31 @@ private:
       set(op.results[0], std::move(x));
       return set(op.results[1], std::move(y));
     }
-    case OpKind::Cat: {
+    case ir::ShapeOp::Cat: {
       Tensor r{result_type(), get(o[0]).data};
       const auto& b = get(o[1]).data;
       r.data.insert(r.data.end(), b.begin(), b.end());
       return set(op.result(), std::move(r));
     }
-    case OpKind::AddPtr: {
+    }
+  }
+
+  void memory(const Op& op, ir::MemoryOp k) {
+    const auto& o = op.operands;
+    switch (k) {
+    case ir::MemoryOp::AddPtr: {
       const Tensor &p = get(o[0]), &off = get(o[1]);
-      Tensor r = make(result_type());
+      Tensor r = make(op.result()->type);
       int64_t size = static_cast<int64_t>(elem_bytes(p.type.elem.element_of_pointer()));
       for (size_t i = 0; i < r.size(); ++i)
         r.data[i] = int_scalar(p.data[i].i + off.data[i].i * size);
       return set(op.result(), std::move(r));
     }
-    case OpKind::Load: {
+    case ir::MemoryOp::Load: {
       const Tensor& p = get(o[0]);
       const Tensor* mask = o.size() > 1 ? &get(o[1]) : nullptr;
       const Tensor* other = o.size() > 2 ? &get(o[2]) : nullptr;
-      Tensor r = make(result_type());
+      Tensor r = make(op.result()->type);
       DType t = r.type.elem;
       for (size_t i = 0; i < r.size(); ++i) {
         if (mask && !mask->data[i].i) {
@@ -673,7 +761,7 @@ private:
       }
       return set(op.result(), std::move(r));
     }
-    case OpKind::Store: {
+    case ir::MemoryOp::Store: {
       const Tensor &p = get(o[0]), &v = get(o[1]);
       const Tensor* mask = o.size() > 2 ? &get(o[2]) : nullptr;
       DType t = v.type.elem;
@@ -682,42 +770,28 @@ private:
           write(checked(op, p.data[i].i, t, i), t, v.data[i]);
       return;
     }
-    case OpKind::AtomicRmw: {
+    case ir::MemoryOp::AtomicRmw: {
       const Tensor &p = get(o[0]), &v = get(o[1]);
       const Tensor* mask = o.size() > 2 ? &get(o[2]) : nullptr;
-      Tensor r = make(result_type());
+      Tensor r = make(op.result()->type);
       DType t = r.type.elem;
-      const std::string& kind = op.str_attr("op");
+      const ir::AtomicOp kind = op.enum_attr<ir::AtomicOp>();
       for (size_t i = 0; i < p.size(); ++i) {
         if (mask && !mask->data[i].i) {
           r.data[i] = t.is_float() ? float_scalar(0) : int_scalar(0);
           continue;
         }
         uintptr_t addr = checked(op, p.data[i].i, t, i);
-        Scalar old = read(addr, t), nv = v.data[i];
-        if (kind == "add")
-          nv = binary_named(op, OpKind::Add, t, old, nv);
-        else if (kind == "max")
-          nv = binary_named(op, OpKind::Max, t, old, nv);
-        else if (kind == "min")
-          nv = binary_named(op, OpKind::Min, t, old, nv);
-        else if (kind == "and")
-          nv = binary_named(op, OpKind::And, t, old, nv);
-        else if (kind == "or")
-          nv = binary_named(op, OpKind::Or, t, old, nv);
-        else if (kind == "xor")
-          nv = binary_named(op, OpKind::Xor, t, old, nv);
-        else if (kind != "xchg")
-          fail(op, "unknown atomic op " + kind);
-        write(addr, t, nv);
+        Scalar old = read(addr, t);
+        write(addr, t, atomic_combine(kind, t, old, v.data[i]));
         r.data[i] = old;
       }
       return set(op.result(), std::move(r));
     }
-    case OpKind::AtomicCas: {
+    case ir::MemoryOp::AtomicCas: {
       const Tensor &p = get(o[0]), &c = get(o[1]), &v = get(o[2]);
       const Tensor* mask = o.size() > 3 ? &get(o[3]) : nullptr;
-      Tensor r = make(result_type());
+      Tensor r = make(op.result()->type);
       DType t = r.type.elem;
       for (size_t i = 0; i < p.size(); ++i) {
         if (mask && !mask->data[i].i) { // masked-off lanes touch no memory, as in atomic_rmw
@@ -732,12 +806,33 @@ private:
       }
       return set(op.result(), std::move(r));
     }
-    case OpKind::Reduce:
-    case OpKind::Scan:
-      return collective(op);
-    case OpKind::Dot:
-      return dot(op);
-    case OpKind::For: {
+    }
+  }
+
+  Scalar atomic_combine(ir::AtomicOp k, DType t, Scalar old, Scalar v) {
+    switch (k) {
+    case ir::AtomicOp::Add:
+      return binary(ir::BinaryOp::Add, t, old, v);
+    case ir::AtomicOp::Max:
+      return binary(ir::BinaryOp::Max, t, old, v);
+    case ir::AtomicOp::Min:
+      return binary(ir::BinaryOp::Min, t, old, v);
+    case ir::AtomicOp::And:
+      return binary(ir::BinaryOp::And, t, old, v);
+    case ir::AtomicOp::Or:
+      return binary(ir::BinaryOp::Or, t, old, v);
+    case ir::AtomicOp::Xor:
+      return binary(ir::BinaryOp::Xor, t, old, v);
+    case ir::AtomicOp::Xchg:
+      return v;
+    }
+    return v;
+  }
+
+  void control(const Op& op, ir::ControlOp k) {
+    const auto& o = op.operands;
+    switch (k) {
+    case ir::ControlOp::For: {
       int64_t lb = get(o[0]).data[0].i, ub = get(o[1]).data[0].i, step = get(o[2]).data[0].i;
       if (step == 0)
         fail(op, "tl::range step is zero");
@@ -756,13 +851,13 @@ private:
         set(op.results[i], std::move(carried[i]));
       return;
     }
-    case OpKind::If: {
+    case ir::ControlOp::If: {
       auto out = block(op.body(get(o[0]).data[0].i ? 0 : 1));
       for (size_t i = 0; i < op.results.size(); ++i)
         set(op.results[i], std::move(out[i]));
       return;
     }
-    case OpKind::While: {
+    case ir::ControlOp::While: {
       std::vector<Tensor> state;
       for (Value* v : o)
         state.push_back(get(v));
@@ -779,20 +874,26 @@ private:
         state = region(op.body(1), std::move(passed));
       }
     }
-    case OpKind::Assume: {
+    }
+  }
+
+  void debug(const Op& op, ir::DebugOp k) {
+    const auto& o = op.operands;
+    switch (k) {
+    case ir::DebugOp::Assume: {
       for (const auto& s : get(o[0]).data)
         if (!s.i)
           fail(op, "tl::assume's condition is false");
       return;
     }
-    case OpKind::Assert: {
+    case ir::DebugOp::Assert: {
       const Tensor& c = get(o[0]);
       for (size_t i = 0; i < c.size(); ++i)
         if (!c.data[i].i)
           fail(op, fmt::format("device_assert failed at lane {}: {}", i, op.str_attr("message")));
       return;
     }
-    case OpKind::Print: {
+    case ir::DebugOp::Print: {
       std::string line =
           fmt::format("pid ({}, {}, {}) {}", pid_[0], pid_[1], pid_[2], op.str_attr("prefix"));
       for (Value* v : o) {
@@ -805,18 +906,9 @@ private:
       std::fputs((line + "\n").c_str(), stdout);
       return;
     }
-    case OpKind::Barrier:
+    case ir::DebugOp::Barrier:
       return;
-    default:
-      fail(op, "the interpreter does not implement this op");
     }
-  }
-
-  Scalar binary_named(const Op& op, OpKind k, DType t, Scalar a, Scalar b) {
-    Op tmp;
-    tmp.kind = k;
-    tmp.loc = op.loc;
-    return binary(tmp, t, a, b);
   }
 
   // Applies a combine region to two scalar tuples.
@@ -848,23 +940,30 @@ private:
     for (size_t k = 0; k < n; ++k)
       results.push_back(make(op.results[k]->type));
     bool reverse = op.kind == OpKind::Scan && op.int_attr("reverse", 0);
+    // A scan combines in order; a reduction in the order of ir/reduce_order.hpp: partial
+    // results over every P-th element, then a halving tree (P = 1: in order).
+    const int64_t parts = op.kind == OpKind::Reduce ? ir::reduce_partials(len, outer * inner) : 1;
     for (int64_t a = 0; a < outer; ++a)
       for (int64_t c = 0; c < inner; ++c) {
-        std::vector<Scalar> acc;
+        std::vector<std::vector<Scalar>> acc(parts);
         for (int64_t j = 0; j < len; ++j) {
           int64_t jj = reverse ? len - 1 - j : j;
           int64_t src = (a * len + jj) * inner + c;
           std::vector<Scalar> x;
           for (size_t k = 0; k < n; ++k)
             x.push_back(get(o[k]).data[src]);
-          acc = j == 0 ? x : combine(op, acc, x);
+          auto& p = acc[j % parts];
+          p = j < parts ? x : combine(op, p, x);
           if (op.kind == OpKind::Scan)
             for (size_t k = 0; k < n; ++k)
-              results[k].data[src] = acc[k];
+              results[k].data[src] = p[k];
         }
+        for (int64_t h = parts / 2; h >= 1; h /= 2)
+          for (int64_t k = 0; k < h; ++k)
+            acc[k] = combine(op, acc[k], acc[k + h]);
         if (op.kind == OpKind::Reduce)
           for (size_t k = 0; k < n; ++k)
-            results[k].data[a * inner + c] = acc[k];
+            results[k].data[a * inner + c] = acc[0][k];
       }
     for (size_t k = 0; k < n; ++k)
       set(op.results[k], std::move(results[k]));
@@ -877,7 +976,9 @@ private:
     int64_t batch = rank == 3 ? a.type.shape[0] : 1;
     int64_t m = a.type.shape[rank - 2], k = a.type.shape[rank - 1], n = b.type.shape[rank - 1];
     DType in = a.type.elem, acc = c.type.elem;
-    bool tf32 = in.kind == ScalarKind::F32 && op.str_attr("input_precision") != "ieee";
+    bool tf32 =
+        in.kind == ScalarKind::F32 &&
+        op.enum_attr<ir::InputPrecision>(ir::InputPrecision::Ieee) != ir::InputPrecision::Ieee;
     auto round_tf32 = [](double x) {
       // tf32 keeps 10 mantissa bits: round the f32 to nearest even at bit 13.
       uint32_t u = std::bit_cast<uint32_t>(static_cast<float>(x));
@@ -927,7 +1028,7 @@ class InterpretedKernel : public CompiledKernel {
 public:
   InterpretedKernel(std::shared_ptr<const ir::Function> f, const Allocations& a)
       : f_(std::move(f)), allocs_(a) {}
-  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args) override {
+  void launch(const LaunchGrid& grid, std::span<const ArgSlot> args, void*) override {
     if (args.size() != f_->args().size())
       throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name, args.size(),
                               f_->args().size()));
@@ -950,6 +1051,7 @@ class InterpreterBackend : public Backend {
 public:
   std::string_view name() const override { return "interpreter"; }
   std::string target() const override { return "interpreter"; }
+  bool host_memory() const override { return true; }
   void* alloc(size_t bytes) override {
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!p)
@@ -961,6 +1063,13 @@ public:
     allocs_.remove(p);
     std::free(p);
   }
+  // Adopted memory counts as allocated while adopted, unless it is ours already (a buffer of
+  // this device that went out through DLPack and came back).
+  void adopt(void* p, size_t bytes) override {
+    if (!allocs_.contains(reinterpret_cast<uintptr_t>(p), bytes))
+      allocs_.add_adopted(p, bytes);
+  }
+  void release_adopted(void* p) override { allocs_.remove_adopted(p); }
   void copy_to_device(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy_to_host(void* dst, const void* src, size_t n) override { std::memcpy(dst, src, n); }
   void copy_device_to_device(void* dst, const void* src, size_t n) override {
@@ -978,7 +1087,11 @@ private:
 } // namespace
 
 BackendFactory interpreter_backend() {
-  return {"interpreter", 0, [](std::string*) -> std::unique_ptr<Backend> {
+  return {"interpreter", 0, [](int index, std::string* why) -> std::unique_ptr<Backend> {
+            if (index != 0) {
+              *why = "there is one interpreter device, interpreter:0";
+              return nullptr;
+            }
             return std::make_unique<InterpreterBackend>();
           }};
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tritium::testing {
@@ -49,7 +50,8 @@ inline double as_double(const uint8_t* p, ir::DType t) {
 
 // The first differing element, described; nothing when equal.
 inline std::optional<std::string> first_mismatch(const std::vector<uint8_t>& want,
-                                                 const std::vector<uint8_t>& got, ir::DType t) {
+                                                 const std::vector<uint8_t>& got, ir::DType t,
+                                                 std::string_view device = "cpu") {
   size_t w = storage_bytes(t);
   for (size_t i = 0; i + w <= want.size(); i += w) {
     if (std::memcmp(&want[i], &got[i], w) == 0)
@@ -58,13 +60,14 @@ inline std::optional<std::string> first_mismatch(const std::vector<uint8_t>& wan
       double a = as_double(&want[i], t), b = as_double(&got[i], t);
       if ((std::isnan(a) && std::isnan(b)) || (a == 0 && b == 0))
         continue;
-      return fmt::format("element {} ({}): interpreter {} , cpu {}", i / w, ir::to_string(t), a, b);
+      return fmt::format("element {} ({}): interpreter {}, {} {}", i / w, ir::to_string(t), a,
+                         device, b);
     }
     uint64_t a = 0, b = 0;
     std::memcpy(&a, &want[i], w);
     std::memcpy(&b, &got[i], w);
-    return fmt::format("element {} ({}): interpreter {:#x}, cpu {:#x}", i / w, ir::to_string(t), a,
-                       b);
+    return fmt::format("element {} ({}): interpreter {:#x}, {} {:#x}", i / w, ir::to_string(t), a,
+                       device, b);
   }
   return std::nullopt;
 }

@@ -56,7 +56,8 @@ void check_dot(int m, int n, int k, int tf32, int trans_b) {
   auto hc = random_values<Acc>(m * n, 3);
   std::vector<std::vector<Acc>> results;
   for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
-    auto a = d.from_host(ha), b = d.from_host(hb), c = d.from_host(hc);
+    auto a = d.from_host(ha), b = d.from_host(hb);
+    auto c = d.from_host(hc); // clang: one auto declaration deduces one type
     auto out = d.alloc<Acc>(m * n);
     auto kern = tritium::jit(dot_kernel<In, Acc>, "dot_kernel");
     kern[{1}](a, b, c, out, m, n, k, tf32, trans_b);

@@ -1,7 +1,11 @@
-// Random kernels through the interpreter (the oracle) and the CPU JIT, compared output for
-// output. TRITIUM_RANDOM_KERNELS sets how many (default 2000); TRITIUM_RANDOM_SEED the first
-// seed. A mismatch prints the seed and the kernel's IR, which is a complete reproducer:
-//   TRITIUM_RANDOM_SEED=<seed> TRITIUM_RANDOM_KERNELS=1 ./test_cpu -tc="random kernels*"
+// Random kernels through the interpreter (the oracle) and another device, compared output for
+// output: the CPU JIT by default, or the devices TRITIUM_RANDOM_DEVICES names (cpu,
+// gpu-emulator, cuda, hip; the GPU emulator's warp size is TRITIUM_EMULATOR_WARP). Devices
+// other than the CPU get portable kernels (random_kernel_gen.hpp), whose results do not depend
+// on math-library accuracy or the order of additions. TRITIUM_RANDOM_KERNELS sets how many
+// (default 2000), TRITIUM_RANDOM_SEED the first seed, TRITIUM_RANDOM_THREADS how many host
+// threads share the work (default 1). A mismatch prints the seed, the kernel's IR, and the
+// command that reproduces it.
 #include "compare.hpp"
 #include "random_kernel_gen.hpp"
 
@@ -11,8 +15,14 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <random>
+#include <sstream>
+#include <thread>
 
 namespace {
 
@@ -54,6 +64,7 @@ Outcome run_on(Device dev, const RandomKernel& k, std::shared_ptr<const ir::Func
   try {
     auto compiled = dev.backend().compile(f, CompileOptions{});
     compiled->launch(LaunchGrid{k.grid, 1, 1}, args);
+    dev.synchronize();
   } catch (const Error& e) {
     o.error = e.what();
   }
@@ -65,22 +76,28 @@ Outcome run_on(Device dev, const RandomKernel& k, std::shared_ptr<const ir::Func
   return o;
 }
 
-// Compares one kernel; returns a description of the first difference, or "".
-std::string differ(const RandomKernel& k, std::shared_ptr<const ir::Function> for_cpu,
+// Compares one kernel on `dev` with the interpreter; returns the first difference, or "".
+std::string differ(const RandomKernel& k, Device dev, std::shared_ptr<const ir::Function> for_dev,
                    uint64_t seed) {
   Outcome want = run_on(device("interpreter"), k, k.f, seed);
-  Outcome got = run_on(device("cpu"), k, for_cpu, seed);
+  Outcome got = run_on(dev, k, for_dev, seed);
   if (!want.error.empty() || !got.error.empty()) {
     if (want.error.empty() != got.error.empty())
-      return fmt::format("interpreter error: '{}'; cpu error: '{}'", want.error, got.error);
+      return fmt::format("interpreter error: '{}'; {} error: '{}'", want.error, dev.name(),
+                         got.error);
     return {};
   }
   for (size_t i = 0; i < want.outs.size(); ++i) {
     ir::DType t = i < k.out_types.size() ? k.out_types[i] : ir::DType(ir::ScalarKind::I32);
-    if (auto m = testing::first_mismatch(want.outs[i], got.outs[i], t))
+    if (auto m = testing::first_mismatch(want.outs[i], got.outs[i], t, dev.name()))
       return fmt::format("output {}: {}", i, *m);
   }
   return {};
+}
+
+std::string differ(const RandomKernel& k, std::shared_ptr<const ir::Function> for_cpu,
+                   uint64_t seed) {
+  return differ(k, device("cpu"), std::move(for_cpu), seed);
 }
 
 uint64_t env_or(const char* name, uint64_t fallback) {
@@ -97,36 +114,74 @@ bool have_cpu() {
   }
 }
 
+// The command that runs exactly this comparison again.
+std::string reproducer(std::string_view dev, uint64_t seed) {
+  std::string env = fmt::format("TRITIUM_RANDOM_DEVICES={} ", dev);
+  if (const char* w = std::getenv("TRITIUM_EMULATOR_WARP"); w && *w && dev == "gpu-emulator")
+    env += fmt::format("TRITIUM_EMULATOR_WARP={} ", w);
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return fmt::format("{}TRITIUM_RANDOM_SEED={} TRITIUM_RANDOM_KERNELS=1 {} "
+                     "-tc='random kernels: every device*'",
+                     env, seed, ec ? "test_cpu" : exe.string());
+}
+
 } // namespace
 
-TEST_CASE("random kernels: the CPU JIT agrees with the interpreter") {
-  REQUIRE(have_cpu());
+TEST_CASE("random kernels: every device agrees with the interpreter") {
+  std::vector<std::string> names;
+  {
+    const char* env = std::getenv("TRITIUM_RANDOM_DEVICES");
+    std::stringstream ss(env && *env ? env : "cpu");
+    for (std::string n; std::getline(ss, n, ',');)
+      names.push_back(n);
+  }
   uint64_t count = env_or("TRITIUM_RANDOM_KERNELS", 2000);
   uint64_t first = env_or("TRITIUM_RANDOM_SEED", 1);
-  int failures = 0;
-  for (uint64_t seed = first; seed < first + count; ++seed) {
-    RandomKernel k = testing::random_kernel(seed);
-    std::string text = ir::print(*k.f);
+  int threads = static_cast<int>(std::max<uint64_t>(1, env_or("TRITIUM_RANDOM_THREADS", 1)));
+  for (const std::string& name : names) {
+    Device dev;
     try {
-      ir::verify(*k.f);
+      dev = device(name);
     } catch (const Error& e) {
-      FAIL_CHECK("seed " << seed << ": the generator built invalid IR: " << e.what() << "\n"
-                         << text);
-      ++failures;
+      FAIL_CHECK("TRITIUM_RANDOM_DEVICES names '" << name << "': " << std::string(e.what()));
       continue;
     }
-    std::string d = differ(k, k.f, seed);
-    if (!d.empty()) {
-      ++failures;
-      FAIL_CHECK("seed " << seed << ": " << d << "\nreproduce: TRITIUM_RANDOM_SEED=" << seed
-                         << " TRITIUM_RANDOM_KERNELS=1\n"
-                         << text);
-    }
-    if (failures >= 10)
-      break;
+    const bool portable = name != "cpu";
+    std::atomic<uint64_t> next{first};
+    std::atomic<int> failures{0};
+    std::mutex report;
+    auto t0 = std::chrono::steady_clock::now();
+    auto work = [&] {
+      for (uint64_t seed; failures < 10 && (seed = next++) < first + count;) {
+        RandomKernel k = testing::random_kernel(seed, portable);
+        std::string problem;
+        try {
+          ir::verify(*k.f);
+          problem = differ(k, dev, k.f, seed);
+        } catch (const Error& e) {
+          problem = std::string("the generator built invalid IR: ") + e.what();
+        }
+        if (problem.empty())
+          continue;
+        ++failures;
+        std::lock_guard<std::mutex> lock(report);
+        FAIL_CHECK(name << ", seed " << seed << ": " << problem
+                        << "\nreproduce: " << reproducer(name, seed) << "\n"
+                        << ir::print(*k.f));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+      pool.emplace_back(work);
+    work();
+    for (auto& t : pool)
+      t.join();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    MESSAGE(name << std::string(portable ? " (portable kernels)" : "") << ": " << count
+                 << " random kernels compared with the interpreter in " << s << " s");
+    CHECK(failures == 0);
   }
-  MESSAGE(count << " random kernels compared");
-  CHECK(failures == 0);
 }
 
 // The differential test must be able to fail. Plant a semantic bug in the CPU backend's input
@@ -175,12 +230,13 @@ TEST_CASE("masked atomic_cas agrees with the interpreter") {
   ir::Value* offs =
       b.create1(OpKind::Arange, {}, ti, {{"start", int64_t{0}}, {"end", int64_t{16}}});
   ir::Value* mask = b.create1(OpKind::Cmp, {offs, b.create1(OpKind::Splat, {n}, ti)},
-                              Type(ScalarKind::I1, {16}), {{"pred", std::string("lt")}});
+                              Type(ScalarKind::I1, {16}), {{"pred", tritium::ir::CmpPred::Lt}});
   ir::Value* ptrs = b.create1(OpKind::AddPtr, {b.create1(OpKind::Splat, {p}, tp), offs}, tp);
   ir::Value* val = b.create1(OpKind::Mul, {offs, b.constant_int(10, ti)}, ti);
-  ir::Value* old = b.create(OpKind::AtomicCas, {ptrs, offs, val, mask}, {ti},
-                            {{"sem", std::string("acq_rel")}, {"scope", std::string("gpu")}})
-                       .result();
+  ir::Value* old =
+      b.create(OpKind::AtomicCas, {ptrs, offs, val, mask}, {ti},
+               {{"sem", tritium::ir::MemSem::AcqRel}, {"scope", tritium::ir::MemScope::Gpu}})
+          .result();
   ir::Value* out = b.create1(OpKind::AddPtr, {ptrs, b.constant_int(16, ti)}, tp);
   b.create(OpKind::Store, {out, old}, {});
   b.create(OpKind::Return, {}, {});

@@ -22,7 +22,7 @@ const std::vector<ScalarKind> kKinds = {ScalarKind::I1,   ScalarKind::I8,  Scala
 
 class Gen {
 public:
-  explicit Gen(uint64_t seed) : rng_(seed) {}
+  Gen(uint64_t seed, bool portable) : rng_(seed), portable_(portable) {}
 
   RandomKernel run() {
     RandomKernel k;
@@ -58,7 +58,7 @@ public:
     Value* idx = index_tensor();
     offs_ = b_->create1(OpKind::Add, {splat(base), idx}, ti32());
     mask_ = b_->create1(OpKind::Cmp, {offs_, splat(n_)}, Type(ScalarKind::I1, shape_),
-                        {{"pred", std::string("lt")}});
+                        {{"pred", tritium::ir::CmpPred::Lt}});
     Value* xf = load(in_f, ScalarKind::F32);
     Value* xi = load(in_i, ScalarKind::I32);
     pool_ = {xf, xi, n_};
@@ -74,6 +74,8 @@ public:
                              Type(DType::pointer_to(k.out_types[i].kind), shape_));
       b_->create(OpKind::Store, {p, v, mask_}, {});
     }
+    if (pick(4) == 0)
+      update_in_place(k.out_types);
     b_->create(OpKind::Return, {}, {});
     return k;
   }
@@ -171,14 +173,9 @@ private:
     static const OpKind in[] = {OpKind::Add, OpKind::Sub, OpKind::Mul,   OpKind::Div, OpKind::Rem,
                                 OpKind::And, OpKind::Or,  OpKind::Xor,   OpKind::Shl, OpKind::Shr,
                                 OpKind::Min, OpKind::Max, OpKind::Umulhi};
-    OpKind k = t.is_float() ? fl[pick(8)] : in[pick(13)];
+    OpKind k = t.is_float() ? fl[pick(portable_ ? 7 : 8)] : in[pick(13)];
     Value* c = partner(a);
-    if (!t.is_float() && (k == OpKind::Div || k == OpKind::Rem)) {
-      // The interpreter rejects a zero divisor; keep divisors nonzero.
-      Value* is0 = b_->create1(OpKind::Cmp, {c, b_->constant_int(0, c->type)},
-                               c->type.with_elem(ScalarKind::I1), {{"pred", std::string("eq")}});
-      c = b_->create1(OpKind::Select, {is0, b_->constant_int(1, c->type), c}, c->type);
-    }
+    // Integer divisors may be 0: x / 0 == 0 and x % 0 == x on every device.
     return b_->create1(k, {a, c}, a->type);
   }
 
@@ -190,7 +187,17 @@ private:
     static const OpKind k[] = {OpKind::Neg,  OpKind::Abs,  OpKind::Exp,   OpKind::Exp2, OpKind::Log,
                                OpKind::Log2, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Sin,  OpKind::Cos,
                                OpKind::Tanh, OpKind::Erf,  OpKind::Floor, OpKind::Ceil};
-    return b_->create1(k[pick(14)], {a}, a->type);
+    // Correctly rounded everywhere (IEEE): the rest are approximations on GPUs.
+    static const OpKind exact[] = {OpKind::Neg, OpKind::Abs, OpKind::Sqrt, OpKind::Floor,
+                                   OpKind::Ceil};
+    if (portable_)
+      return b_->create1(exact[pick(5)], {a}, a->type);
+    OpKind kind = k[pick(14)];
+    // exp and log ask for the correctly rounded result: the CPU's fast f32 versions are within
+    // a few ulp of the interpreter's, not equal (cpu_device_test.cpp measures them).
+    if (kind == OpKind::Exp || kind == OpKind::Log)
+      return b_->create1(kind, {a}, a->type, {{"rn", int64_t{1}}});
+    return b_->create1(kind, {a}, a->type);
   }
 
   // A combine region: one binary op over scalars of `t`.
@@ -206,9 +213,10 @@ private:
     std::vector<Value*> out;
     for (size_t i = 0; i < ts.size(); ++i) {
       DType t = ts[i];
-      static const OpKind fl[] = {OpKind::Add, OpKind::Max, OpKind::Min, OpKind::Mul};
+      // Portable kernels combine floats only by max and min, which do not depend on the order.
+      static const OpKind fl[] = {OpKind::Max, OpKind::Min, OpKind::Add, OpKind::Mul};
       static const OpKind in[] = {OpKind::Add, OpKind::Max, OpKind::Min, OpKind::Xor, OpKind::Or};
-      OpKind k = t.is_float() ? fl[pick(4)] : in[pick(5)];
+      OpKind k = t.is_float() ? fl[pick(portable_ ? 2 : 4)] : in[pick(5)];
       out.push_back(b_->create1(k, {a[i], c[i]}, Type(t)));
     }
     b_->create(OpKind::Yield, out, {});
@@ -317,8 +325,9 @@ private:
     Value* x = any_tensor();
     // A scalar condition that differs between programs.
     Value* pid = b_->create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{"axis", int64_t{0}}});
-    Value* cond = b_->create1(OpKind::Cmp, {pid, b_->constant_int(pick(3), Type(ScalarKind::I32))},
-                              Type(ScalarKind::I1), {{"pred", std::string(coin() ? "eq" : "ge")}});
+    Value* cond = b_->create1(
+        OpKind::Cmp, {pid, b_->constant_int(pick(3), Type(ScalarKind::I32))}, Type(ScalarKind::I1),
+        {{"pred", coin() ? tritium::ir::CmpPred::Eq : tritium::ir::CmpPred::Ge}});
     ir::Op& op = b_->create(OpKind::If, {cond}, {x->type}, {}, 2);
     ir::Block& saved = b_->block();
     for (int r = 0; r < 2; ++r) {
@@ -349,7 +358,7 @@ private:
     Value* bx = b_->add_block_arg(before, x->type);
     b_->set_block(before);
     Value* go = b_->create1(OpKind::Cmp, {bi, b_->constant_int(pick(4), it)}, Type(ScalarKind::I1),
-                            {{"pred", std::string("lt")}});
+                            {{"pred", tritium::ir::CmpPred::Lt}});
     b_->create(OpKind::Condition, {go, bi, bx}, {});
     ir::Block& after = op.body(1);
     Value* ai = b_->add_block_arg(after, it);
@@ -368,7 +377,9 @@ private:
   Value* atomic(Value* x) {
     // Integer atomics on a few shared words: the final memory does not depend on the order.
     // One kind of atomic per kernel: mixed kinds from parallel programs do not commute.
-    static const char* ops[] = {"add", "max", "min", "and", "or", "xor"};
+    using tritium::ir::AtomicOp;
+    static const AtomicOp ops[] = {AtomicOp::Add, AtomicOp::Max, AtomicOp::Min,
+                                   AtomicOp::And, AtomicOp::Or,  AtomicOp::Xor};
     if (atomic_op_ < 0)
       atomic_op_ = pick(6);
     Value* v = cast(x, ScalarKind::I32);
@@ -376,9 +387,9 @@ private:
     Value* p = b_->create1(OpKind::AddPtr, {splat(atom_), slot},
                            Type(DType::pointer_to(ScalarKind::I32), shape_));
     b_->create(OpKind::AtomicRmw, {p, v, mask_}, {ti32()},
-               {{"op", std::string(ops[atomic_op_])},
-                {"sem", std::string("acq_rel")},
-                {"scope", std::string("gpu")}});
+               {{"op", ops[atomic_op_]},
+                {"sem", tritium::ir::MemSem::AcqRel},
+                {"scope", tritium::ir::MemScope::Gpu}});
     return x;
   }
 
@@ -393,12 +404,12 @@ private:
         {ScalarKind::BF16, ScalarKind::F32}, {ScalarKind::I8, ScalarKind::I32},
         {ScalarKind::F64, ScalarKind::F64},  {ScalarKind::F16, ScalarKind::F16}};
     auto [in, acc] = kinds[pick(6)];
-    Value* a = cast(x, in);
-    Value* c = cast(any_tensor(), in);
-    Value* z = cast(any_tensor(), acc);
-    static const char* precision[] = {"ieee", "tf32"};
-    return b_->create1(OpKind::Dot, {a, c, z}, z->type,
-                       {{"input_precision", std::string(precision[pick(2)])}});
+    Value* a = cast(dot_operand(x, acc), in);
+    Value* c = cast(dot_operand(any_tensor(), acc), in);
+    Value* z = cast(dot_operand(any_tensor(), acc), acc);
+    static const tritium::ir::InputPrecision precision[] = {tritium::ir::InputPrecision::Ieee,
+                                                            tritium::ir::InputPrecision::Tf32};
+    return b_->create1(OpKind::Dot, {a, c, z}, z->type, {{"input_precision", precision[pick(2)]}});
   }
 
   // Rank-0 arithmetic: scalars are SSA values, not loops.
@@ -416,8 +427,8 @@ private:
   Value* scalar_load() {
     Value* pid = b_->create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{"axis", int64_t{0}}});
     Value* p = b_->create1(OpKind::AddPtr, {in_i_, pid}, in_i_->type);
-    Value* m =
-        b_->create1(OpKind::Cmp, {pid, n_}, Type(ScalarKind::I1), {{"pred", std::string("lt")}});
+    Value* m = b_->create1(OpKind::Cmp, {pid, n_}, Type(ScalarKind::I1),
+                           {{"pred", tritium::ir::CmpPred::Lt}});
     return b_->create1(OpKind::Load, {p, m}, Type(ScalarKind::I32));
   }
 
@@ -443,10 +454,27 @@ private:
     rev = b_->create1(OpKind::Add, {rev, splat(base)}, ti32());
     Value* rp = b_->create1(OpKind::AddPtr, {splat(outs_[k]), rev}, pt);
     Value* in_range = b_->create1(OpKind::Cmp, {rev, splat(n_)}, Type(ScalarKind::I1, shape_),
-                                  {{"pred", std::string("lt")}});
+                                  {{"pred", tritium::ir::CmpPred::Lt}});
     Value* r = b_->create1(OpKind::Load, {rp, in_range}, Type(t, shape_));
     b_->create(OpKind::Barrier, {}, {});
     return r;
+  }
+
+  // out[i] = out[i] + c, read and written by the same lanes. On a GPU the elements of a small
+  // tensor are held by several threads (replicas); if every replica stored, one that loaded
+  // after another's store would add c twice.
+  void update_in_place(const std::vector<DType>& types) {
+    int i = pick(3);
+    DType t = types[i];
+    Type pt(outs_[i]->type.elem, shape_), vt(t, shape_);
+    Value* p = b_->create1(OpKind::AddPtr, {splat(outs_[i]), offs_}, pt);
+    b_->create(OpKind::Barrier, {}, {});
+    Value* v = b_->create1(OpKind::Load, {p, mask_}, vt);
+    Value* c = t.is_bool()    ? nullptr
+               : t.is_float() ? b_->constant_float(0.5, vt)
+                              : b_->constant_int(3, vt);
+    v = c ? b_->create1(OpKind::Add, {v, c}, vt) : b_->create1(OpKind::Not, {v}, vt);
+    b_->create(OpKind::Store, {p, v, mask_}, {});
   }
 
   Value* unary_or_binary(Value* x) { return coin() ? binary(x) : unary_safe(x); }
@@ -470,8 +498,7 @@ private:
     case 5: {
       Value* y = partner(x);
       r = b_->create1(OpKind::Cmp, {x, y}, x->type.with_elem(ScalarKind::I1),
-                      {{"pred", std::string(std::vector<const char*>{"eq", "ne", "lt", "le", "gt",
-                                                                     "ge"}[pick(6)])}});
+                      {{"pred", static_cast<tritium::ir::CmpPred>(pick(6))}});
       break;
     }
     case 6: {
@@ -498,7 +525,7 @@ private:
         // NaN payloads and signs are unspecified (libm and vector libm differ); a bitcast would
         // expose them as integers, so NaNs become 0 first.
         Value* nan = b_->create1(OpKind::Cmp, {x, x}, x->type.with_elem(ScalarKind::I1),
-                                 {{"pred", std::string("ne")}});
+                                 {{"pred", tritium::ir::CmpPred::Ne}});
         x = b_->create1(OpKind::Select, {nan, b_->constant_float(0.0, x->type), x}, x->type);
       }
       r = set ? b_->create1(OpKind::Bitcast, {x}, x->type.with_elem(set[pick(3)])) : unary(x);
@@ -544,7 +571,27 @@ private:
     pool_.push_back(r);
   }
 
+  // A dot operand. In portable kernels floating-point operands are quantized (NaN -> 0, then
+  // multiples of 1/4 in [-8, 8], or of 1/2 in [-2, 2] for an f16 accumulator), so that every
+  // product and partial sum is exact and the order of accumulation cannot show.
+  Value* dot_operand(Value* v, ScalarKind acc) {
+    if (!portable_ || acc == ScalarKind::I32)
+      return v;
+    Type t = v->type.with_elem(ScalarKind::F32);
+    v = cast(v, ScalarKind::F32);
+    Value* nan = b_->create1(OpKind::Cmp, {v, v}, t.with_elem(ScalarKind::I1),
+                             {{"pred", tritium::ir::CmpPred::Ne}});
+    v = b_->create1(OpKind::Select, {nan, b_->constant_float(0.0, t), v}, t);
+    double scale = acc == ScalarKind::F16 ? 2.0 : 4.0, bound = acc == ScalarKind::F16 ? 2.0 : 8.0;
+    v = b_->create1(OpKind::Max, {v, b_->constant_float(-bound, t)}, t);
+    v = b_->create1(OpKind::Min, {v, b_->constant_float(bound, t)}, t);
+    v = b_->create1(OpKind::Mul, {v, b_->constant_float(scale, t)}, t);
+    v = b_->create1(OpKind::Floor, {v}, t);
+    return b_->create1(OpKind::Div, {v, b_->constant_float(scale, t)}, t);
+  }
+
   std::mt19937_64 rng_;
+  bool portable_ = false;
   ir::Function* f_ = nullptr;
   std::unique_ptr<ir::Builder> b_;
   std::vector<int64_t> shape_;
@@ -557,8 +604,8 @@ private:
 
 } // namespace
 
-RandomKernel random_kernel(uint64_t seed) {
-  return Gen(seed).run();
+RandomKernel random_kernel(uint64_t seed, bool portable) {
+  return Gen(seed, portable).run();
 }
 
 } // namespace tritium::testing

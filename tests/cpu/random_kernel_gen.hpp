@@ -23,6 +23,10 @@ struct RandomKernel {
   int64_t n = 0; // elements in bounds (the rest are masked off)
 };
 
-RandomKernel random_kernel(uint64_t seed);
+// `portable`: only ops whose results every backend computes bit for bit the same (for GPUs,
+// whose math functions are approximations and whose reductions and dots add in another
+// order): no transcendental functions or pow; floating-point reductions and scans only by
+// max and min; dot operands quantized to a few bits, so every partial sum is exact.
+RandomKernel random_kernel(uint64_t seed, bool portable = false);
 
 } // namespace tritium::testing

@@ -11,9 +11,11 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <type_traits>
 
 namespace {
 
@@ -90,9 +92,11 @@ double element(const uint8_t* p, ir::DType t) {
 
 // Runs f on the interpreter and on the emulated GPU lowering; compares every buffer.
 void differential(const ir::Function& f, LaunchGrid grid, const std::vector<Arg>& args, int warps,
-                  int warp_size, double rtol = 1e-5, double atol = 1e-6) {
+                  int warp_size, double rtol = 1e-5, double atol = 1e-6,
+                  gpu::MatrixUnit matrix = gpu::MatrixUnit::None) {
   CAPTURE(f.name);
   CAPTURE(warp_size);
+  CAPTURE(gpu::matrix_unit_name(matrix));
   Device dev = device("interpreter");
   Backend& be = dev.backend();
   std::vector<void*> ref(args.size(), nullptr), emu(args.size(), nullptr);
@@ -115,7 +119,7 @@ void differential(const ir::Function& f, LaunchGrid grid, const std::vector<Arg>
   CompileOptions o;
   o.num_warps = warps;
   be.compile(copy, o)->launch(grid, ref_slots);
-  gpu::emulate_gpu_kernel(f, o, warp_size, grid, emu_slots);
+  gpu::emulate_gpu_kernel(f, o, warp_size, grid, emu_slots, matrix);
   for (size_t i = 0; i < args.size(); ++i) {
     if (!ref[i])
       continue;
@@ -340,4 +344,95 @@ TEST_CASE("emulated GPU lowering: f64 exp, exp2, log, log2, sin, cos expansions"
   x[4] = 1e-310;
   for (int ws : {32, 64})
     differential(*f, {1}, {buffer(x), buffer(std::vector<double>(6 * 512))}, 4, ws, 4e-15, 1e-300);
+}
+
+namespace {
+
+struct Unit {
+  gpu::MatrixUnit unit;
+  int warp_size;
+};
+const Unit kUnits[] = {
+    {gpu::MatrixUnit::MmaSync, 32},
+    {gpu::MatrixUnit::Wgmma, 32},
+    {gpu::MatrixUnit::Mfma, 64},
+    {gpu::MatrixUnit::Wmma, 32}};
+
+template <class T>
+std::vector<T> values(size_t n, unsigned seed) {
+  auto f = random_floats(n, -1, 1, seed);
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, uint16_t>)
+      v[i] = double_to_f16_bits(f[i]);
+    else if constexpr (std::is_integral_v<T>)
+      v[i] = static_cast<T>(static_cast<int>(f[i] * 120));
+    else
+      v[i] = static_cast<T>(f[i]);
+  }
+  return v;
+}
+
+// dot_tile<In, Acc> at one shape on every matrix unit (and FMA), against the interpreter.
+template <class In, class Acc, class HostIn, class HostAcc>
+void dot_on_units(int m, int n, int k, int warps, bool tf32 = false,
+                  std::vector<HostIn> (*make)(size_t, unsigned) = &values<HostIn>) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(warps);
+  lang::ArgSpec s[] = {ptr_arg(),
+                       ptr_arg(),
+                       ptr_arg(),
+                       const_arg(m),
+                       const_arg(n),
+                       const_arg(k),
+                       const_arg(tf32 ? 1 : 0)};
+  auto f = lang::trace(gpu_test::dot_tile<In, Acc>, "dot_tile", s);
+  for (const Unit& u : kUnits)
+    differential(*f, {1},
+                 {buffer(make(size_t(m) * k, 1)), buffer(make(size_t(k) * n, 2)),
+                  buffer(values<HostAcc>(size_t(m) * n, 3))},
+                 warps, u.warp_size, 0, 0, u.unit);
+}
+
+std::vector<uint16_t> bf16_values(size_t n, unsigned seed) {
+  auto f = random_floats(n, -1, 1, seed);
+  std::vector<uint16_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = double_to_bf16_bits(f[i]);
+  return v;
+}
+
+} // namespace
+
+// Matrix instructions, emulated lane by lane from the ISA's fragment definitions, must give
+// exactly the interpreter's result (the emulation sums K in the interpreter's order), so any
+// fragment-layout or tiling mistake shows as a wrong element.
+TEST_CASE("emulated matrix instructions: every dtype pair, shapes on and off the tiles") {
+  for (auto [m, n, k, w] :
+       {std::array{16, 16, 16, 4}, std::array{32, 64, 32, 4}, std::array{64, 32, 64, 8},
+        std::array{16, 128, 32, 4}, std::array{128, 16, 16, 8}, std::array{64, 64, 16, 1},
+        std::array{64, 128, 32, 4}, std::array{128, 256, 64, 8}, std::array{64, 64, 128, 4}}) {
+    dot_on_units<tl::f16, float, uint16_t, float>(m, n, k, w);
+    dot_on_units<tl::f16, tl::f16, uint16_t, uint16_t>(m, n, k, w);
+    dot_on_units<tl::bf16, float, uint16_t, float>(m, n, k, w, false, &bf16_values);
+    dot_on_units<float, float, float, float>(m, n, k, w, true);
+    dot_on_units<int8_t, int32_t, int8_t, int32_t>(m, n, k, w);
+    dot_on_units<uint8_t, int32_t, uint8_t, int32_t>(m, n, k, w);
+  }
+}
+
+TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+ReLU epilogue") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                       int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
+  auto f = lang::trace(gpu_test::gemm_bias_relu, "gemm_bias_relu", s);
+  const int M = 100, N = 72, K = 80; // not multiples of the blocks
+  for (const Unit& u : kUnits)
+    for (int warps : {4, 8})
+      differential(*f, {2, 2},
+                   {buffer(values<uint16_t>(M * K, 1)), buffer(values<uint16_t>(K * N, 2)),
+                    buffer(random_floats(N, -1, 1, 3)), buffer(std::vector<uint16_t>(M * N)),
+                    scalar(M), scalar(N), scalar(K)},
+                   warps, u.warp_size, 0, 0, u.unit);
 }

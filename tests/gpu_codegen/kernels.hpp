@@ -21,6 +21,7 @@ inline void float_math(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::cons
   r = r + (-a) + tl::abs(a) + tl::exp(a) + tl::exp2(a) + tl::log(tl::abs(a) + 1.0f);
   r = r + tl::log2(a + 4.0f) + tl::sqrt(tl::abs(a)) + tl::rsqrt(a + 8.0f) + tl::sin(a) + tl::cos(a);
   r = r + tl::tanh(a) + tl::erf(a) + tl::floor(a) + tl::ceil(a) + tl::fma(a, a, a);
+  r = r + tl::log1p(tl::abs(a));
   r = tl::where(a > 0.0f, r, -r);
   r = r + tl::cast<float>(tl::cast<tl::f16>(a)) + tl::cast<float>(tl::cast<int32_t>(a));
   r = r + tl::bitcast<float>(tl::bitcast<int32_t>(a));
@@ -87,6 +88,38 @@ inline void dots(tl::ptr<tl::f16> a, tl::ptr<float> fa, tl::ptr<int8_t> ia, tl::
   tl::store(out + offs, acc + tl::cast<float>(h));
   auto i = tl::load(ia + offs);
   tl::store(iout + offs, tl::dot(i, i, tl::zeros<int32_t>({M, M})));
+}
+
+// One dot of whole blocks read from memory: c = a @ b + c.
+template <class In, class Acc>
+void dot_tile(tl::ptr<In> a, tl::ptr<In> b, tl::ptr<Acc> c, tl::constexpr_<int> M,
+              tl::constexpr_<int> N, tl::constexpr_<int> K, tl::constexpr_<int> TF32) {
+  auto rm = tl::arange(0, M), rn = tl::arange(0, N), rk = tl::arange(0, K);
+  auto x = tl::load(a + tl::expand_dims(rm, 1) * K + tl::expand_dims(rk, 0));
+  auto y = tl::load(b + tl::expand_dims(rk, 1) * N + tl::expand_dims(rn, 0));
+  auto cp = c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0);
+  tl::store(cp, tl::dot(x, y, tl::load(cp), TF32 ? "tf32" : "ieee"));
+}
+
+// GEMM with a K loop and the fused epilogue of the seeds: relu(a @ b + bias), masked.
+inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float> bias,
+                           tl::ptr<tl::f16> c, tl::i32 M, tl::i32 N, tl::i32 K,
+                           tl::constexpr_<int> BM, tl::constexpr_<int> BN, tl::constexpr_<int> BK) {
+  auto rm = tl::program_id(0) * BM + tl::arange(0, BM);
+  auto rn = tl::program_id(1) * BN + tl::arange(0, BN);
+  auto rk = tl::arange(0, BK);
+  auto acc = tl::zeros<float>({BM, BN});
+  for (auto k : tl::range(0, K, BK)) {
+    auto a_mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rk + k, 0) < K);
+    auto b_mask = (tl::expand_dims(rk + k, 1) < K) & (tl::expand_dims(rn, 0) < N);
+    auto x = tl::load(a + tl::expand_dims(rm, 1) * K + tl::expand_dims(rk + k, 0), a_mask, 0.0f);
+    auto y = tl::load(b + tl::expand_dims(rk + k, 1) * N + tl::expand_dims(rn, 0), b_mask, 0.0f);
+    acc = tl::dot(x, y, acc);
+  }
+  auto bv = tl::load(bias + rn, rn < N, 0.0f);
+  auto out = tl::maximum(acc + tl::expand_dims(bv, 0), 0.0f);
+  auto mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N);
+  tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(out), mask);
 }
 
 inline void atomics(tl::ptr<float> x, tl::ptr<int32_t> counter, tl::ptr<float> out, tl::i32 n,

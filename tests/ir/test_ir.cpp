@@ -26,11 +26,11 @@ std::unique_ptr<Function> sample() {
   Value* sp = b.create1(OpKind::Splat, {p}, Type(DType::pointer_to(ScalarKind::F32), {128}));
   Value* ptrs = b.create1(OpKind::AddPtr, {sp, r}, sp->type);
   Value* ns = b.create1(OpKind::Splat, {n}, Type(ScalarKind::I32, {128}));
-  Value* mask =
-      b.create1(OpKind::Cmp, {r, ns}, Type(ScalarKind::I1, {128}), {{"pred", std::string("lt")}});
+  Value* mask = b.create1(OpKind::Cmp, {r, ns}, Type(ScalarKind::I1, {128}),
+                          {{"pred", tritium::ir::CmpPred::Lt}});
   Value* other = b.constant_float(-0.5, Type(ScalarKind::F32, {128}));
   Value* x = b.create1(OpKind::Load, {ptrs, mask, other}, Type(ScalarKind::F32, {128}),
-                       {{"cache", std::string(".cg")}});
+                       {{"cache", CacheModifier::Cg}});
   Value* zero = b.constant_int(0, Type(ScalarKind::I32));
   Value* four = b.constant_int(4, Type(ScalarKind::I32));
   Value* one = b.constant_int(1, Type(ScalarKind::I32));
@@ -134,7 +134,7 @@ TEST_CASE("op names and categories come from one table") {
   REQUIRE(op_kind_from_name("atomic_cas", k));
   CHECK(k == OpKind::AtomicCas);
   CHECK(op_name(OpKind::ExpandDims) == "expand_dims");
-  CHECK(op_category(OpKind::Exp2) == OpCategory::Unary);
+  CHECK(op_category(OpKind::Exp2) == OpCategory::Math);
   CHECK_FALSE(op_kind_from_name("nope", k));
 }
 

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -22,6 +23,18 @@ namespace lang_test {
 
 inline std::vector<Device> devices() {
   return tritium::testing::test_devices();
+}
+
+// devices(), and the gpu-emulator (the GPU lowering run on the CPU) unless TRITIUM_TEST_DEVICES
+// names the devices: for semantics that must agree on every device family.
+inline std::vector<Device> devices_and_emulator() {
+  std::vector<Device> out = devices();
+  bool have = false;
+  for (Device& d : out)
+    have |= d.name() == "gpu-emulator";
+  if (!have && !std::getenv("TRITIUM_TEST_DEVICES"))
+    out.push_back(tritium::device("gpu-emulator"));
+  return out;
 }
 
 // print -> parse -> verify -> print must give back the same text: the IR of every kernel the

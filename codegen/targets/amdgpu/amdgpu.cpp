@@ -2,9 +2,9 @@
 // Debian's ld.lld-19 links it (`-shared`) into the HSACO that hipModuleLoadData takes (see
 // docs/gpu-codegen.md for why lld runs as a subprocess rather than in process). Code object
 // v5 by default, v4 on request. Math: LLVM's AMDGPU intrinsics for exp/exp2/log/log2/sin/cos
-// on f32 and the shared expansions for tanh/erf/pow; ROCm's ocml is not packaged in Debian 12
-// (`apt-cache search rocm-device-libs` lists the 5.2 bitcode, not installed here), so f64
-// transcendentals are an error for now.
+// on f32 and the shared expansions for tanh/erf/pow, and our own f64 expansions. The C math
+// functions of tl::extern_elementwise come from ROCm's ocml bitcode (Debian 12's
+// rocm-device-libs), linked only when a kernel calls one.
 #include "gpu/target_info.hpp"
 
 #include <tritium/error.hpp>
@@ -13,17 +13,23 @@
 
 #include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -37,8 +43,13 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string find_lld() {
-  if (const char* p = std::getenv("TRITIUM_LLD"); p && *p)
+  if (const char* p = std::getenv("TRITIUM_LLD"); p && *p) {
+    if (::access(p, X_OK) != 0)
+      throw Error(fmt::format("AMDGPU: TRITIUM_LLD={} is not an executable file ({}); unset it "
+                              "to use Debian's ld.lld-19 (package lld-19)",
+                              p, std::strerror(errno)));
     return p;
+  }
   for (const char* c : {"/usr/bin/ld.lld-19", "/usr/lib/llvm-19/bin/ld.lld", "/usr/bin/ld.lld"})
     if (fs::exists(c))
       return c;
@@ -78,8 +89,11 @@ std::vector<uint8_t> link_hsaco(const std::string& object, const std::string& ke
   errs << std::ifstream(err).rdbuf();
   if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     fs::remove_all(dir);
-    throw Error(
-        fmt::format("kernel '{}': linking the HSACO with {} failed: {}", kernel, lld, errs.str()));
+    std::string why = rc != 0              ? fmt::format("cannot run it ({})", std::strerror(rc))
+                      : !WIFEXITED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                      : errs.str().empty() ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                           : errs.str();
+    throw Error(fmt::format("kernel '{}': linking the HSACO with {} failed: {}", kernel, lld, why));
   }
   std::ifstream f(out, std::ios::binary);
   std::vector<uint8_t> hsaco((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -127,6 +141,21 @@ std::string hsaco_metadata(const std::vector<uint8_t>& hsaco) {
   return {};
 }
 
+// ROCm's ocml.bc: $TRITIUM_OCML, then where Debian's rocm-device-libs and ROCm install it.
+std::string find_ocml() {
+  std::vector<std::string> candidates;
+  if (const char* p = std::getenv("TRITIUM_OCML"))
+    candidates.push_back(p);
+  if (const char* p = std::getenv("ROCM_PATH"))
+    candidates.push_back(std::string(p) + "/amdgcn/bitcode/ocml.bc");
+  candidates.push_back("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc");
+  candidates.push_back("/opt/rocm/amdgcn/bitcode/ocml.bc");
+  for (const auto& c : candidates)
+    if (std::filesystem::exists(c))
+      return c;
+  return {};
+}
+
 class AmdgpuTarget final : public TargetInfo {
 public:
   explicit AmdgpuTarget(const GpuTarget& t) : arch_(t.arch), code_object_(t.code_object) {
@@ -150,6 +179,50 @@ public:
   }
   int warp_size() const override { return warp_; }
   int max_shared_bytes() const override { return 64 * 1024; }
+
+  void schedule_barrier(llvm::IRBuilder<>& b) override {
+    b.CreateIntrinsic(llvm::Intrinsic::amdgcn_sched_barrier, {}, {b.getInt32(0)});
+  }
+
+  // CDNA: v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}; RDNA3: v_wmma_f32_16x16x16_{f16,bf16}.
+  MatrixUnit matrix_unit() const override {
+    return warp_ == 64 ? MatrixUnit::Mfma : MatrixUnit::Wmma;
+  }
+  std::vector<llvm::Value*> mma(llvm::IRBuilder<>& b, const MmaInstr& in,
+                                const std::vector<llvm::Value*>& a,
+                                const std::vector<llvm::Value*>& bv,
+                                const std::vector<llvm::Value*>& c) override {
+    const bool bf16 = in.a.kind == ir::ScalarKind::BF16;
+    // Operands as vectors of the instruction's type: bf16 travels as i16.
+    auto vec = [&](const std::vector<llvm::Value*>& elems) {
+      llvm::Type* et = bf16 ? b.getInt16Ty() : b.getHalfTy();
+      llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, elems.size()));
+      for (size_t i = 0; i < elems.size(); ++i)
+        v = b.CreateInsertElement(v, b.CreateBitCast(elems[i], et), i);
+      return v;
+    };
+    llvm::Value* acc = llvm::PoisonValue::get(llvm::FixedVectorType::get(b.getFloatTy(), c.size()));
+    for (size_t i = 0; i < c.size(); ++i)
+      acc = b.CreateInsertElement(acc, c[i], i);
+    llvm::Value* va = vec(a);
+    llvm::Value* vb = vec(bv);
+    llvm::Value* d;
+    if (in.unit == MatrixUnit::Mfma) {
+      llvm::Intrinsic::ID id = in.m == 32 ? (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k
+                                                  : llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16)
+                                          : (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                                                  : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16);
+      d = b.CreateIntrinsic(id, {}, {va, vb, acc, b.getInt32(0), b.getInt32(0), b.getInt32(0)});
+    } else {
+      llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16
+                                    : llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_f16;
+      d = b.CreateIntrinsic(id, {acc->getType(), va->getType()}, {va, vb, acc});
+    }
+    std::vector<llvm::Value*> out;
+    for (size_t i = 0; i < c.size(); ++i)
+      out.push_back(b.CreateExtractElement(d, i));
+    return out;
+  }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) override {
     auto* v = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
@@ -256,24 +329,33 @@ public:
     return true;
   }
 
-  llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, const std::string& scope) override {
-    if (scope == "cta")
+  llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, ir::MemScope scope) override {
+    switch (scope) {
+    case ir::MemScope::Cta:
       return ctx.getOrInsertSyncScopeID("workgroup");
-    if (scope == "sys")
+    case ir::MemScope::Sys:
       return llvm::SyncScope::System;
+    case ir::MemScope::Gpu:
+      break;
+    }
     return ctx.getOrInsertSyncScopeID("agent");
   }
 
+  // LLVM's intrinsics for f32 exp, log, sin, … and our own expansions for the rest and for f64,
+  // so that ordinary kernels need no device library; only extern functions link ocml.
   llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                     const ir::Op& op) override {
-    llvm::Value* x = args[0];
-    bool f64 = x->getType()->isDoubleTy();
-    llvm::Intrinsic::ID id = llvm_math_intrinsic(kind);
-    if (id == llvm::Intrinsic::not_intrinsic)
-      return expand_math(b, kind, args, *this, op);
-    if (f64) // no ocml (Debian 12 does not package it): our own f64 expansions
-      return expand_math_f64(b, kind, x, op);
-    return b.CreateUnaryIntrinsic(id, x);
+    if (ir::op_category(kind) == ir::OpCategory::Extern) {
+      // tl::extern_elementwise: ocml's function of that name (Debian's rocm-device-libs),
+      // linked in prepare_module.
+      bool f64 = args[0]->getType()->isDoubleTy();
+      std::string name = fmt::format("__ocml_{}_{}", op.str_attr("symbol"), f64 ? "f64" : "f32");
+      std::vector<llvm::Type*> tys(args.size(), args[0]->getType());
+      auto* fty = llvm::FunctionType::get(args[0]->getType(), tys, false);
+      ocml_users_.insert(op.loc.str() + " ('" + op.str_attr("symbol") + "')");
+      return b.CreateCall(b.GetInsertBlock()->getModule()->getOrInsertFunction(name, fty), args);
+    }
+    return expand_math(b, kind, args, *this, op);
   }
 
   void make_kernel(llvm::Function& f, int num_threads) override {
@@ -285,6 +367,71 @@ public:
   void prepare_module(llvm::Module& m) override {
     m.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version",
                     static_cast<uint32_t>(code_object_ * 100));
+    bool needed = false;
+    for (auto& f : m)
+      needed |= f.isDeclaration() && f.getName().starts_with("__ocml_");
+    if (needed)
+      link_ocml(m);
+  }
+
+  // Links the ocml functions the kernel calls (only those), internalized and inlined, and
+  // defines the __oclc_* control constants ocml reads, as ROCm's oclc_*.bc would: IEEE
+  // denormals, no finite-only or unsafe math, correctly rounded sqrt, this ISA's version.
+  void link_ocml(llvm::Module& m) {
+    std::string path = find_ocml();
+    if (path.empty()) {
+      std::string users;
+      for (const auto& u : ocml_users_)
+        users += (users.empty() ? "" : ", ") + u;
+      throw Error(fmt::format("AMDGPU: {} needs ROCm's device library ocml.bc, which was not "
+                              "found (Debian: apt-get install rocm-device-libs; or set "
+                              "TRITIUM_OCML to the file)",
+                              users));
+    }
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    if (!buf)
+      throw Error("AMDGPU: cannot read ocml at " + path);
+    auto lib = llvm::parseBitcodeFile(buf.get()->getMemBufferRef(), m.getContext());
+    if (!lib)
+      throw Error("AMDGPU: cannot parse ocml at " + path + ": " + llvm::toString(lib.takeError()));
+    (*lib)->setDataLayout(m.getDataLayout());
+    (*lib)->setTargetTriple(m.getTargetTriple());
+    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
+      throw Error("AMDGPU: linking ocml failed");
+    int major = 0, minor = 0, step = 0;
+    std::string digits = arch_.substr(3); // "90a", "942", "1100"
+    if (digits.size() == 4) {
+      major = std::stoi(digits.substr(0, 2));
+      minor = digits[2] - '0';
+      step = digits[3] - '0';
+    } else {
+      major = digits[0] - '0';
+      minor = digits[1] - '0';
+      step = std::stoi(digits.substr(2), nullptr, 16);
+    }
+    auto define = [&](const char* name, llvm::Type* t, uint64_t v) {
+      auto* g = m.getGlobalVariable(name);
+      if (!g)
+        return;
+      g->setInitializer(llvm::ConstantInt::get(t, v));
+      g->setConstant(true);
+      g->setLinkage(llvm::GlobalValue::InternalLinkage);
+    };
+    auto* i8 = llvm::Type::getInt8Ty(m.getContext());
+    define("__oclc_finite_only_opt", i8, 0);
+    define("__oclc_unsafe_math_opt", i8, 0);
+    define("__oclc_daz_opt", i8, 0);
+    define("__oclc_correctly_rounded_sqrt32", i8, 1);
+    define("__oclc_wavefrontsize64", i8, warp_ == 64 ? 1 : 0);
+    define("__oclc_ISA_version", llvm::Type::getInt32Ty(m.getContext()),
+           uint64_t(major * 1000 + minor * 100 + step));
+    define("__oclc_ABI_version", llvm::Type::getInt32Ty(m.getContext()),
+           uint64_t(code_object_ * 100));
+    for (auto& f : m)
+      if (!f.isDeclaration() && f.getName().starts_with("__ocml_")) {
+        f.setLinkage(llvm::GlobalValue::InternalLinkage);
+        f.addFnAttr(llvm::Attribute::AlwaysInline);
+      }
   }
 
   void optimize(llvm::Module& m) override { optimize_module(m, *tm_); }
@@ -302,6 +449,7 @@ private:
   std::string arch_;
   int code_object_;
   int warp_ = 64;
+  std::set<std::string> ocml_users_; // where the kernel calls ocml, for the error without it
   std::unique_ptr<llvm::TargetMachine> tm_;
 };
 

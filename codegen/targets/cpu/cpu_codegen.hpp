@@ -10,7 +10,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace tritium::cpu {
 
@@ -35,6 +37,22 @@ struct CpuCode {
 
 // The whole pipeline: lower -> optimize (O3) -> JIT. Thread-safe.
 CpuCode compile_kernel(const ir::Function& f);
+
+// Ahead of time: kernels compiled into one relocatable object (PIC) for this host's
+// architecture, tuned for `cpu` (an LLVM CPU name such as "x86-64-v3"; "" is this machine's),
+// each entry point a KernelEntry under its symbol. The object calls the C library and the hooks
+// of runtime_abi.hpp only. Used by the AOT generator (runtime/aot).
+struct ObjectKernel {
+  const ir::Function* function;
+  std::string symbol;
+};
+struct CpuObject {
+  std::string object;                 // the ELF object's bytes
+  std::vector<int64_t> scratch_bytes; // per kernel, in order
+  std::string cpu;                    // the CPU it was compiled for
+};
+CpuObject compile_kernels_to_object(std::span<const ObjectKernel> kernels,
+                                    const std::string& cpu = "");
 
 // The host's target, for Backend::target() ("x86_64", "aarch64", …).
 std::string host_arch();

@@ -1,8 +1,12 @@
-// Reduce and scan. The combine region is applied in the interpreter's order (sequentially
-// along the axis), so results are bit-identical; the loops run the axis outermost and the
-// independent lanes (all other dimensions) innermost and contiguous, which is what the
-// vectorizer turns into SIMD. A 1-D reduction has one lane and stays a scalar loop.
+// Reduce and scan. The combine region is applied in the interpreter's order, so results are
+// bit-identical: a scan sequentially along the axis; a reduction in the order of
+// ir/reduce_order.hpp, P partial results over every P-th element and then a halving tree. The
+// loops run the axis outermost and the independent lanes innermost and contiguous, P partials
+// of each lane side by side, which is what the vectorizer turns into SIMD: a 1-D reduction of
+// f32 keeps 32 partials (four AVX2 registers), not one chain of dependent steps.
 #include "lowering.hpp"
+
+#include <tritium/ir/reduce_order.hpp>
 
 #include <numeric>
 
@@ -10,6 +14,22 @@ namespace tritium::cpu {
 
 using ir::DType;
 using ir::OpKind;
+
+namespace {
+
+// Whether `v` already has the axis-major layout [len][lanes] the loops below read.
+bool is_axis_major(const View& v, int64_t axis) {
+  int64_t s = 1;
+  for (int64_t d = static_cast<int64_t>(v.shape.size()) - 1; d >= 0; --d)
+    if (d != axis) {
+      if (v.shape[d] != 1 && v.strides[d] != s)
+        return false;
+      s *= v.shape[d];
+    }
+  return v.shape[axis] == 1 || v.strides[axis] == s;
+}
+
+} // namespace
 
 void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
   flush(); // the combine region is emitted inside loops: no group may be pending there
@@ -41,15 +61,75 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     v.shape = shape;
     return v;
   };
+  // Partial results per lane (1 for a scan), side by side: acc is [parts][lanes].
+  const int64_t parts = scan ? 1 : ir::reduce_partials(len, lanes);
   std::vector<View> in(n), acc(n), out(n);
   for (size_t k = 0; k < n; ++k) {
-    in[k] = axis_major(new_buffer(o[k]->type.elem, {len * lanes}));
-    copy(view(o[k]), in[k], o[k]->type.elem);
-    acc[k] = new_buffer(o[k]->type.elem, {lanes});
+    const View& v = view(o[k]);
+    if (is_axis_major(v, axis)) {
+      in[k] = v; // read in place: no packing copy
+    } else {
+      in[k] = axis_major(new_buffer(o[k]->type.elem, {len * lanes}));
+      copy(v, in[k], o[k]->type.elem);
+    }
+    acc[k] = new_buffer(o[k]->type.elem, {parts * lanes});
     if (scan)
       out[k] = axis_major(new_buffer(o[k]->type.elem, {len * lanes}));
   }
-  auto at = [&](const View& v, llvm::Value* lin) { return b.CreateInBoundsGEP(v.ty, v.base, lin); };
+  auto at = [&](const View& v, llvm::Value* lin) {
+    return b.CreateInBoundsGEP(v.ty, v.base, v.offset ? b.CreateAdd(lin, i64(v.offset)) : lin);
+  };
+  if (!scan) {
+    // acc[t] = combine(acc[t], src[t]) over t < count, one contiguous (vectorized) loop.
+    auto fold = [&](int64_t count, const std::function<llvm::Value*(llvm::Value*)>& src_of,
+                    const std::vector<View>& src) {
+      loop(i64(0), i64(count), 1, [&](llvm::Value* t) {
+        llvm::Value* s = src_of(t);
+        std::vector<llvm::Value*> args;
+        for (size_t k = 0; k < n; ++k)
+          args.push_back(from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem));
+        for (size_t k = 0; k < n; ++k)
+          args.push_back(from_scratch(b.CreateLoad(src[k].ty, at(src[k], s)), o[k]->type.elem));
+        std::vector<llvm::Value*> r = inline_region(op.body(), args);
+        for (size_t k = 0; k < n; ++k)
+          b.CreateStore(to_scratch(r[k], o[k]->type.elem), at(acc[k], t));
+      });
+    };
+    const int64_t row = parts * lanes, chunks = len / parts, rest = len % parts;
+    // Elements 0 .. parts-1 start the partials.
+    loop(i64(0), i64(row), 1, [&](llvm::Value* t) {
+      for (size_t k = 0; k < n; ++k)
+        b.CreateStore(b.CreateLoad(in[k].ty, at(in[k], t)), at(acc[k], t));
+    });
+    // Element j joins partial j % parts, a chunk of `parts` elements (per lane) at a time.
+    if (chunks > 1)
+      loop(i64(1), i64(chunks), 1, [&](llvm::Value* c) {
+        llvm::Value* base = b.CreateMul(c, i64(row));
+        fold(
+            row, [&](llvm::Value* t) { return b.CreateAdd(base, t); }, in);
+      });
+    if (rest)
+      fold(
+          rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, in);
+    // The halving tree: partial k absorbs partial k + h.
+    for (int64_t h = parts / 2; h >= 1; h /= 2)
+      fold(
+          h * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(h * lanes), t); }, acc);
+    for (size_t k = 0; k < n; ++k) {
+      const ir::Value* r = op.results[k];
+      if (r->type.is_scalar()) {
+        set_scalar(r, from_scratch(b.CreateLoad(acc[k].ty, acc[k].base), r->type.elem));
+      } else {
+        View v = acc[k];
+        v.shape = r->type.shape;
+        v.strides.assign(v.shape.size(), 1);
+        for (int d = static_cast<int>(v.shape.size()) - 2; d >= 0; --d)
+          v.strides[d] = v.strides[d + 1] * v.shape[d + 1];
+        set_view(r, v);
+      }
+    }
+    return;
+  }
   auto step = [&](llvm::Value* j, bool first) {
     llvm::Value* jj = reverse ? b.CreateSub(i64(len - 1), j) : j;
     llvm::Value* row = b.CreateMul(jj, i64(lanes));
@@ -75,21 +155,8 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
   if (len > 1)
     loop(i64(1), i64(len), 1, [&](llvm::Value* j) { step(j, false); });
 
-  for (size_t k = 0; k < n; ++k) {
-    const ir::Value* r = op.results[k];
-    if (scan) {
-      set_view(r, out[k]);
-    } else if (r->type.is_scalar()) {
-      set_scalar(r, from_scratch(b.CreateLoad(acc[k].ty, acc[k].base), r->type.elem));
-    } else {
-      View v = acc[k];
-      v.shape = r->type.shape;
-      v.strides.assign(v.shape.size(), 1);
-      for (int d = static_cast<int>(v.shape.size()) - 2; d >= 0; --d)
-        v.strides[d] = v.strides[d + 1] * v.shape[d + 1];
-      set_view(r, v);
-    }
-  }
+  for (size_t k = 0; k < n; ++k)
+    set_view(op.results[k], out[k]);
 }
 
 } // namespace tritium::cpu

@@ -26,7 +26,9 @@ void KernelLowering::lower_dot(const ir::Op& op) {
   int64_t batch = rank == 3 ? av->type.shape[0] : 1;
   int64_t M = av->type.shape[rank - 2], K = av->type.shape[rank - 1], N = bv->type.shape[rank - 1];
   DType in = av->type.elem, acc = cv->type.elem;
-  bool tf32 = in.kind == ScalarKind::F32 && op.str_attr("input_precision") != "ieee";
+  bool tf32 =
+      in.kind == ScalarKind::F32 &&
+      op.enum_attr<ir::InputPrecision>(ir::InputPrecision::Ieee) != ir::InputPrecision::Ieee;
   bool float_path = acc.is_float();
   llvm::Type* acc_ty = reg_type(acc);
 
@@ -85,7 +87,8 @@ void KernelLowering::lower_dot(const ir::Op& op) {
           llvm::Value* cp =
               ptr(C, b.CreateAdd(base_of(bt, M, N), b.CreateAdd(b.CreateMul(i, i64(N)), j)));
           llvm::Value* s = b.CreateLoad(acc_ty, cp);
-          llvm::Value* r = float_path ? fma(acc, x, y, s) : b.CreateAdd(s, b.CreateMul(x, y));
+          llvm::Value* r =
+              float_path ? scalar_.fma(acc, x, y, s) : b.CreateAdd(s, b.CreateMul(x, y));
           b.CreateStore(r, cp);
         });
       });

@@ -98,7 +98,7 @@ void KernelLowering::run() {
         builder_.getInt64Ty(), builder_.CreateConstGEP1_64(builder_.getInt64Ty(), args_arg_, i));
     llvm::Value* v;
     if (t.is_float())
-      v = round_from_double(builder_.CreateBitCast(slot, builder_.getDoubleTy()), t);
+      v = scalar_.round_from_double(builder_.CreateBitCast(slot, builder_.getDoubleTy()), t);
     else if (t.is_ptr())
       v = builder_.CreateIntToPtr(slot, reg_type(t));
     else
@@ -227,27 +227,6 @@ void KernelLowering::fail_if(llvm::Value* cond, const Op& op, const std::string&
 
 // --- fusion groups ---
 
-bool KernelLowering::fusible(const Op& op) const {
-  switch (ir::op_category(op.kind)) {
-  case OpCategory::Binary:
-  case OpCategory::Compare:
-  case OpCategory::Unary:
-  case OpCategory::Ternary:
-  case OpCategory::Select:
-  case OpCategory::Convert:
-  case OpCategory::Hint:
-    return true;
-  default:
-    return op.kind == OpKind::Constant || op.kind == OpKind::Arange || op.kind == OpKind::Splat ||
-           op.kind == OpKind::AddPtr || op.kind == OpKind::Load || op.kind == OpKind::Store;
-  }
-}
-
-bool KernelLowering::view_op(const Op& op) const {
-  return op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
-         op.kind == OpKind::Reshape || op.kind == OpKind::Trans || op.kind == OpKind::Split;
-}
-
 // Integer, pointer and mask tensors computed from the launch alone (aranges, splats, offsets,
 // pointer arithmetic, comparisons, and views of those) are recomputed per element where a
 // group uses them instead of being read back from a buffer: addresses then stay affine in the
@@ -263,22 +242,10 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   int64_t cost = -1;
   if (v->def && !v->type.elem.is_float()) {
     const Op& op = *v->def;
-    bool kind_ok = false;
-    switch (ir::op_category(op.kind)) {
-    case OpCategory::Binary:
-    case OpCategory::Compare:
-    case OpCategory::Unary:
-    case OpCategory::Select:
-    case OpCategory::Convert:
-    case OpCategory::Hint:
-      kind_ok = true;
-      break;
-    default:
-      kind_ok = op.kind == OpKind::Arange || op.kind == OpKind::Constant ||
-                op.kind == OpKind::Splat || op.kind == OpKind::AddPtr ||
-                op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
-                op.kind == OpKind::Trans;
-    }
+    bool kind_ok = ir::is_elementwise(op.kind) || op.kind == OpKind::Arange ||
+                   op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
+                   op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
+                   op.kind == OpKind::Trans;
     if (kind_ok) {
       cost = 1;
       for (const ir::Value* o : op.operands) {
@@ -298,15 +265,6 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   return cost >= 0;
 }
 
-llvm::Value* KernelLowering::addptr_element(const Op& op, llvm::Value* p, llvm::Value* off) {
-  auto& b = builder_;
-  DType pointee = op.operand(0)->type.elem.element_of_pointer();
-  off = op.operand(1)->type.elem.is_unsigned() ? b.CreateZExtOrTrunc(off, b.getInt64Ty())
-                                               : b.CreateSExtOrTrunc(off, b.getInt64Ty());
-  int64_t size = pointee.is_bool() ? 1 : pointee.bits() / 8;
-  return b.CreateGEP(b.getIntNTy(static_cast<unsigned>(size * 8)), p, off);
-}
-
 llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                                    bool same_index,
                                    std::unordered_map<const ir::Value*, llvm::Value*>& in) {
@@ -321,7 +279,7 @@ llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::V
   case OpKind::Arange:
     return b.CreateTrunc(b.CreateAdd(idx[0], i64(op.int_attr("start"))), b.getInt32Ty());
   case OpKind::Constant:
-    return constant(op, v->type.elem);
+    return scalar_.constant(op, v->type.elem);
   case OpKind::Splat:
     return scalar(op.operand(0));
   case OpKind::Broadcast: {
@@ -343,9 +301,6 @@ llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::V
       j[order[d]] = idx[d];
     return remat(op.operand(0), j, false, in);
   }
-  case OpKind::AddPtr:
-    return addptr_element(op, remat(op.operand(0), idx, same_index, in),
-                          remat(op.operand(1), idx, same_index, in));
   default: {
     std::vector<llvm::Value*> args;
     for (const ir::Value* o : op.operands)
@@ -363,13 +318,44 @@ KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*
     return it->second;
   if (is_rank0(v))
     return scalar(v);
-  if (!flat && rematerializable(v))
+  // (A flat loop's one index is the element's index only in a 1-D group; a group of higher
+  // rank reading a rematerializable value is never flat.)
+  if (rematerializable(v) && (!flat || v->type.rank() == 1))
     return remat(v, idx, true, in_group);
   const View& w = values_.at(v).view;
   llvm::Value* p = flat ? builder_.CreateInBoundsGEP(
                               w.ty, w.base, builder_.CreateAdd(flat, i64(w.offset), "", true, true))
                         : element_ptr(w, idx);
   return from_scratch(builder_.CreateLoad(w.ty, p), v->type.elem);
+}
+
+// Whether lower_op puts `op` into a fusion group (see fuse), where a value it reads is
+// recomputed from the launch rather than read back from a buffer.
+static bool fusible(const Op& op) {
+  switch (ir::op_category(op.kind)) {
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Math:
+  case OpCategory::Extern:
+  case OpCategory::Ternary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+  case OpCategory::Hint:
+    return true;
+  case OpCategory::Source:
+  case OpCategory::Shape:
+  case OpCategory::Memory:
+    return op.kind == OpKind::Constant || op.kind == OpKind::Arange || op.kind == OpKind::Splat ||
+           op.kind == OpKind::AddPtr || op.kind == OpKind::Load || op.kind == OpKind::Store;
+  case OpCategory::Shared:
+  case OpCategory::Collective:
+  case OpCategory::Control:
+  case OpCategory::Terminator:
+  case OpCategory::Debug:
+    return false;
+  }
+  return false;
 }
 
 void KernelLowering::flush() {
@@ -379,12 +365,19 @@ void KernelLowering::flush() {
   group_ = Group{};
   std::unordered_set<const Op*> members(g.ops.begin(), g.ops.end());
 
-  // Only values read outside the group get a buffer.
+  // Only values read outside the group get a buffer, and not those that every reader (other
+  // groups) recomputes from the launch alone (offsets, masks).
   std::vector<std::pair<const ir::Value*, View>> outputs;
   for (const Op* op : g.ops)
     for (ir::Value* r : op->results) {
       auto& us = users_[r];
-      if (std::any_of(us.begin(), us.end(), [&](const Op* u) { return !members.count(u); }))
+      auto outside = [&](const Op* u) { return !members.count(u); };
+      if (!std::any_of(us.begin(), us.end(), outside))
+        continue;
+      bool recomputed = rematerializable(r) && std::all_of(us.begin(), us.end(), [&](const Op* u) {
+                          return !outside(u) || fusible(*u);
+                        });
+      if (!recomputed)
         outputs.emplace_back(r, new_buffer(r->type.elem, r->type.shape));
     }
 
@@ -394,10 +387,12 @@ void KernelLowering::flush() {
   for (const Op* op : g.ops) {
     if (op->kind == OpKind::Arange && g.shape.size() != 1)
       flat = false;
-    for (ir::Value* o : op->operands)
-      if (!is_rank0(o) && !g.defines.count(o) &&
-          (!contiguous(values_.at(o).view) || (g.shape.size() > 1 && rematerializable(o))))
+    for (ir::Value* o : op->operands) {
+      if (is_rank0(o) || g.defines.count(o))
+        continue;
+      if (rematerializable(o) ? g.shape.size() > 1 : !contiguous(values_.at(o).view))
         flat = false;
+    }
   }
   std::vector<int64_t> space = flat ? std::vector<int64_t>{numel(g.shape)} : g.shape;
 
@@ -412,16 +407,13 @@ void KernelLowering::flush() {
       llvm::Value* r = nullptr;
       switch (op->kind) {
       case OpKind::Constant:
-        r = constant(*op, t);
+        r = scalar_.constant(*op, t);
         break;
       case OpKind::Arange:
         r = b.CreateTrunc(b.CreateAdd(idx.back(), i64(op->int_attr("start"))), b.getInt32Ty());
         break;
       case OpKind::Splat:
         r = get(o[0]);
-        break;
-      case OpKind::AddPtr:
-        r = addptr_element(*op, get(o[0]), get(o[1]));
         break;
       case OpKind::Load: {
         llvm::Value* p = get(o[0]);
@@ -430,7 +422,7 @@ void KernelLowering::flush() {
           break;
         }
         llvm::Value* mask = get(o[1]);
-        llvm::Value* other = o.size() > 2 ? get(o[2]) : zero(t);
+        llvm::Value* other = o.size() > 2 ? get(o[2]) : scalar_.zero(t);
         llvm::BasicBlock* from = b.GetInsertBlock();
         auto* yes = llvm::BasicBlock::Create(ctx_, "load", fn_);
         auto* done = llvm::BasicBlock::Create(ctx_, "load.done", fn_);
@@ -503,24 +495,15 @@ void KernelLowering::lower_scalar_op(const Op& op) {
     r = b.CreateTrunc(pid(3 + op.int_attr("axis")), b.getInt32Ty());
     break;
   case OpKind::Constant:
-    r = constant(op, op.result()->type.elem);
+    r = scalar_.constant(op, op.result()->type.elem);
     break;
-  case OpKind::AddPtr: {
-    DType pointee = o[0]->type.elem.element_of_pointer();
-    llvm::Value* off = scalar(o[1]);
-    off = o[1]->type.elem.is_unsigned() ? b.CreateZExtOrTrunc(off, b.getInt64Ty())
-                                        : b.CreateSExtOrTrunc(off, b.getInt64Ty());
-    int64_t size = pointee.is_bool() ? 1 : pointee.bits() / 8;
-    r = b.CreateGEP(b.getInt8Ty(), scalar(o[0]), b.CreateMul(off, i64(size)));
-    break;
-  }
   case OpKind::Load: {
     DType t = op.result()->type.elem;
     if (o.size() == 1) {
       r = load_user(scalar(o[0]), t);
       break;
     }
-    llvm::Value* other = o.size() > 2 ? scalar(o[2]) : zero(t);
+    llvm::Value* other = o.size() > 2 ? scalar(o[2]) : scalar_.zero(t);
     llvm::BasicBlock* from = b.GetInsertBlock();
     auto* yes = llvm::BasicBlock::Create(ctx_, "load", fn_);
     auto* done = llvm::BasicBlock::Create(ctx_, "load.done", fn_);
@@ -613,35 +596,124 @@ void KernelLowering::lower_view_op(const Op& op) {
   set_view(op.result(), v);
 }
 
+// Every op kind is handled here: each category's enum is switched over without a default, so
+// an op added to ops.def that the CPU backend misses does not compile.
 void KernelLowering::lower_op(const Op& op) {
-  bool rank0 =
-      fusible(op) && (!op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0)));
+  switch (ir::op_category(op.kind)) {
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Math:
+  case OpCategory::Extern:
+  case OpCategory::Ternary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+  case OpCategory::Hint:
+    return fuse(op);
+  case OpCategory::Source:
+    switch (ir::as<ir::SourceOp>(op.kind)) {
+    case ir::SourceOp::ProgramId:
+    case ir::SourceOp::NumPrograms:
+      return lower_scalar_op(op);
+    case ir::SourceOp::Constant:
+    case ir::SourceOp::Arange:
+      return fuse(op);
+    }
+    return;
+  case OpCategory::Shape:
+    switch (ir::as<ir::ShapeOp>(op.kind)) {
+    case ir::ShapeOp::Splat:
+      return fuse(op);
+    case ir::ShapeOp::Broadcast:
+    case ir::ShapeOp::ExpandDims:
+    case ir::ShapeOp::Reshape:
+    case ir::ShapeOp::Trans:
+    case ir::ShapeOp::Split:
+    case ir::ShapeOp::ConvertLayout:
+      return lower_view_op(op);
+    case ir::ShapeOp::Join:
+    case ir::ShapeOp::Cat:
+      return lower_join_or_cat(op);
+    }
+    return;
+  case OpCategory::Memory:
+    switch (ir::as<ir::MemoryOp>(op.kind)) {
+    case ir::MemoryOp::AddPtr:
+    case ir::MemoryOp::Load:
+    case ir::MemoryOp::Store:
+      return fuse(op);
+    case ir::MemoryOp::AtomicRmw:
+    case ir::MemoryOp::AtomicCas:
+      flush(); // effects follow earlier ops
+      return lower_atomic(op);
+    }
+    return;
+  case OpCategory::Shared:
+    throw Error(fmt::format("{}: a GPU-only op (made by the GPU passes); the CPU backend lowers "
+                            "the IR as traced",
+                            where(op)));
+  case OpCategory::Collective:
+    switch (ir::as<ir::CollectiveOp>(op.kind)) {
+    case ir::CollectiveOp::Reduce:
+    case ir::CollectiveOp::Scan:
+      return lower_reduce_or_scan(op);
+    case ir::CollectiveOp::Dot:
+      return lower_dot(op);
+    }
+    return;
+  case OpCategory::Control:
+    flush(); // regions must follow earlier ops
+    switch (ir::as<ir::ControlOp>(op.kind)) {
+    case ir::ControlOp::For:
+      return lower_for(op);
+    case ir::ControlOp::If:
+      return lower_if(op);
+    case ir::ControlOp::While:
+      return lower_while(op);
+    }
+    return;
+  case OpCategory::Terminator:
+    throw Error(fmt::format("{}: internal error: a terminator is lowered by its block", where(op)));
+  case OpCategory::Debug:
+    flush(); // effects follow earlier ops
+    switch (ir::as<ir::DebugOp>(op.kind)) {
+    case ir::DebugOp::Print:
+      return lower_print(op);
+    case ir::DebugOp::Assert:
+    case ir::DebugOp::Assume:
+      return lower_check(op);
+    case ir::DebugOp::Barrier:
+      return;
+    }
+    return;
+  }
+}
+
+// Elementwise ops, sources, splats, pointer arithmetic, loads and stores: into the pending
+// fusion group of their shape (rank 0: straight-line code).
+void KernelLowering::fuse(const Op& op) {
+  bool rank0 = !op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0));
   if (rank0) {
     if (op.kind == OpKind::Store)
       flush();
     return lower_scalar_op(op);
   }
-  if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms)
-    return lower_scalar_op(op);
-  if (fusible(op)) {
-    const auto& shape = op.results.empty() ? op.operand(0)->type.shape : op.result()->type.shape;
-    if (!group_.ops.empty() && group_.shape != shape)
-      flush();
-    group_.shape = shape;
-    group_.ops.push_back(&op);
-    for (ir::Value* r : op.results)
-      group_.defines.insert(r);
-    if (op.kind == OpKind::Store)
-      flush(); // later loads must observe the store, lane for lane and op for op
-    return;
-  }
-  if (view_op(op))
-    return lower_view_op(op);
-  switch (op.kind) {
-  case OpKind::Join: {
-    DType t = op.result()->type.elem;
-    View r = new_buffer(t, op.result()->type.shape);
-    View a = view(op.operand(0)), c = view(op.operand(1));
+  const auto& shape = op.results.empty() ? op.operand(0)->type.shape : op.result()->type.shape;
+  if (!group_.ops.empty() && group_.shape != shape)
+    flush();
+  group_.shape = shape;
+  group_.ops.push_back(&op);
+  for (ir::Value* r : op.results)
+    group_.defines.insert(r);
+  if (op.kind == OpKind::Store)
+    flush(); // later loads must observe the store, lane for lane and op for op
+}
+
+void KernelLowering::lower_join_or_cat(const Op& op) {
+  DType t = op.result()->type.elem;
+  View r = new_buffer(t, op.result()->type.shape);
+  View a = view(op.operand(0)), c = view(op.operand(1));
+  if (op.kind == OpKind::Join) {
     for (int half = 0; half < 2; ++half) {
       View dst = r;
       dst.shape.pop_back();
@@ -651,62 +723,30 @@ void KernelLowering::lower_op(const Op& op) {
     }
     return set_view(op.result(), r);
   }
-  case OpKind::Cat: {
-    DType t = op.result()->type.elem;
-    View r = new_buffer(t, op.result()->type.shape);
-    View a = view(op.operand(0)), c = view(op.operand(1));
-    View first = r, second = r;
-    first.shape[0] = a.shape[0];
-    second.shape[0] = c.shape[0];
-    second.offset += a.shape[0] * r.strides[0];
-    copy(a, first, t);
-    copy(c, second, t);
-    return set_view(op.result(), r);
-  }
-  case OpKind::Reduce:
-  case OpKind::Scan:
-    return lower_reduce_or_scan(op);
-  case OpKind::Dot:
-    return lower_dot(op);
-  default:
-    break;
-  }
-  flush(); // everything below has effects, or regions, that must follow earlier ops
-  switch (op.kind) {
-  case OpKind::For:
-    return lower_for(op);
-  case OpKind::If:
-    return lower_if(op);
-  case OpKind::While:
-    return lower_while(op);
-  case OpKind::AtomicRmw:
-  case OpKind::AtomicCas:
-    return lower_atomic(op);
-  case OpKind::Print:
-    return lower_print(op);
-  case OpKind::Assert:
-  case OpKind::Assume: {
-    std::string what = op.kind == OpKind::Assert ? "device_assert failed: " + op.str_attr("message")
-                                                 : std::string("tl::assume's condition is false");
-    if (is_rank0(op.operand(0)))
-      return fail_if(builder_.CreateNot(scalar(op.operand(0))), op, what);
-    const View& c = view(op.operand(0));
-    auto strides = row_major(c.shape);
-    loop_nest(c.shape, [&](const std::vector<llvm::Value*>& idx) {
-      llvm::Value* lane = i64(0);
-      for (size_t d = 0; d < idx.size(); ++d)
-        lane = builder_.CreateAdd(lane, builder_.CreateMul(idx[d], i64(strides[d])));
-      llvm::Value* ok =
-          from_scratch(builder_.CreateLoad(c.ty, element_ptr(c, idx)), ir::ScalarKind::I1);
-      fail_if(builder_.CreateNot(ok), op, what, lane);
-    });
-    return;
-  }
-  case OpKind::Barrier:
-    return;
-  default:
-    throw Error(fmt::format("{}: the CPU backend cannot lower this op", where(op)));
-  }
+  View first = r, second = r;
+  first.shape[0] = a.shape[0];
+  second.shape[0] = c.shape[0];
+  second.offset += a.shape[0] * r.strides[0];
+  copy(a, first, t);
+  copy(c, second, t);
+  set_view(op.result(), r);
+}
+
+void KernelLowering::lower_check(const Op& op) {
+  std::string what = op.kind == OpKind::Assert ? "device_assert failed: " + op.str_attr("message")
+                                               : std::string("tl::assume's condition is false");
+  if (is_rank0(op.operand(0)))
+    return fail_if(builder_.CreateNot(scalar(op.operand(0))), op, what);
+  const View& c = view(op.operand(0));
+  auto strides = row_major(c.shape);
+  loop_nest(c.shape, [&](const std::vector<llvm::Value*>& idx) {
+    llvm::Value* lane = i64(0);
+    for (size_t d = 0; d < idx.size(); ++d)
+      lane = builder_.CreateAdd(lane, builder_.CreateMul(idx[d], i64(strides[d])));
+    llvm::Value* ok =
+        from_scratch(builder_.CreateLoad(c.ty, element_ptr(c, idx)), ir::ScalarKind::I1);
+    fail_if(builder_.CreateNot(ok), op, what, lane);
+  });
 }
 
 // --- structured control flow ---

@@ -32,28 +32,37 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
   bool cas = op.kind == OpKind::AtomicCas;
   size_t mask_at = cas ? 3 : 2;
   bool masked = o.size() > mask_at;
-  std::string kind = cas ? "cas" : op.str_attr("op");
-  OpKind combine = OpKind::Add;
-  if (kind == "add")
-    combine = OpKind::Add;
-  else if (kind == "max")
-    combine = OpKind::Max;
-  else if (kind == "min")
-    combine = OpKind::Min;
-  else if (kind == "and")
-    combine = OpKind::And;
-  else if (kind == "or")
-    combine = OpKind::Or;
-  else if (kind == "xor")
-    combine = OpKind::Xor;
-  else if (kind != "xchg" && kind != "cas")
-    throw Error(fmt::format("{}: unknown atomic op '{}'", where(op), kind));
+  const bool xchg = !cas && op.enum_attr<ir::AtomicOp>() == ir::AtomicOp::Xchg;
+  ir::BinaryOp combine = ir::BinaryOp::Add;
+  if (!cas)
+    switch (op.enum_attr<ir::AtomicOp>()) {
+    case ir::AtomicOp::Add:
+      combine = ir::BinaryOp::Add;
+      break;
+    case ir::AtomicOp::Max:
+      combine = ir::BinaryOp::Max;
+      break;
+    case ir::AtomicOp::Min:
+      combine = ir::BinaryOp::Min;
+      break;
+    case ir::AtomicOp::And:
+      combine = ir::BinaryOp::And;
+      break;
+    case ir::AtomicOp::Or:
+      combine = ir::BinaryOp::Or;
+      break;
+    case ir::AtomicOp::Xor:
+      combine = ir::BinaryOp::Xor;
+      break;
+    case ir::AtomicOp::Xchg:
+      break;
+    }
   llvm::Type* bt = bits_type(b, t);
   auto to_mem = [&](llvm::Value* v) {
-    return t.is_bool() ? b.CreateZExt(v, bt) : b.CreateZExtOrTrunc(to_bits(v, t), bt);
+    return t.is_bool() ? b.CreateZExt(v, bt) : b.CreateZExtOrTrunc(scalar_.to_bits(v, t), bt);
   };
   auto from_mem = [&](llvm::Value* v) {
-    return t.is_bool() ? b.CreateTrunc(v, b.getInt1Ty()) : from_bits(v, t);
+    return t.is_bool() ? b.CreateTrunc(v, b.getInt1Ty()) : scalar_.from_bits(v, t);
   };
   const auto order = llvm::AtomicOrdering::SequentiallyConsistent;
 
@@ -71,7 +80,7 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
     if (cas) {
       auto* x = b.CreateAtomicCmpXchg(p, to_mem(cmp), to_mem(v), llvm::MaybeAlign(), order, order);
       old = from_mem(b.CreateExtractValue(x, 0));
-    } else if (kind == "xchg") {
+    } else if (xchg) {
       old = from_mem(
           b.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, p, to_mem(v), llvm::MaybeAlign(), order));
     } else {
@@ -83,7 +92,7 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
       b.SetInsertPoint(retry);
       auto* cur = b.CreatePHI(bt, 2);
       cur->addIncoming(first, entry);
-      llvm::Value* nv = to_mem(binary(op, combine, t, from_mem(cur), v));
+      llvm::Value* nv = to_mem(scalar_.binary(combine, t, from_mem(cur), v));
       auto* x = b.CreateAtomicCmpXchg(p, cur, nv, llvm::MaybeAlign(), order, order);
       cur->addIncoming(b.CreateExtractValue(x, 0), retry);
       b.CreateCondBr(b.CreateExtractValue(x, 1), out, retry);
@@ -97,7 +106,7 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
     b.SetInsertPoint(done);
     auto* phi = b.CreatePHI(old->getType(), 2);
     phi->addIncoming(old, yes_end);
-    phi->addIncoming(zero(t), from);
+    phi->addIncoming(scalar_.zero(t), from);
     return static_cast<llvm::Value*>(phi);
   };
 

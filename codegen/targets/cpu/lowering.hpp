@@ -13,6 +13,9 @@
 // representable value (they are only 16 bits wide in user memory).
 #pragma once
 
+#include "llvm/scalar.hpp"
+#include "runtime_abi.hpp"
+
 #include <tritium/ir/ir.hpp>
 
 #include <llvm/IR/IRBuilder.h>
@@ -29,14 +32,6 @@
 namespace tritium::cpu {
 
 struct CpuTarget;
-
-// Names of the host functions compiled code calls; runtime_support.cpp defines them.
-inline constexpr const char* kFailFn = "tritium_cpu_fail";
-inline constexpr const char* kPrintBeginFn = "tritium_cpu_print_begin";
-inline constexpr const char* kPrintIntFn = "tritium_cpu_print_int";
-inline constexpr const char* kPrintFloatFn = "tritium_cpu_print_float";
-inline constexpr const char* kPrintTensorFn = "tritium_cpu_print_next_tensor";
-inline constexpr const char* kPrintEndFn = "tritium_cpu_print_end";
 
 // The signature of every compiled kernel:
 //   void kernel(const uint64_t* args, const int64_t* pid_and_grid /*px,py,pz,gx,gy,gz*/,
@@ -56,34 +51,24 @@ struct Lowered {
   View view;                     // rank >= 1
 };
 
-class KernelLowering {
+class KernelLowering : private scalar::Target {
 public:
   KernelLowering(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
                  llvm::Module& m);
   void run();
   int64_t scratch_bytes() const { return scratch_size_; }
 
-  // --- element semantics (lower_scalar.cpp) ---
-  llvm::Type* reg_type(ir::DType t);     // in registers
-  llvm::Type* scratch_type(ir::DType t); // in scratch buffers (i1 is a byte)
+  // --- element semantics: codegen/llvm/scalar.hpp, with the CPU's choices (lower_scalar.cpp) ---
+  llvm::Type* reg_type(ir::DType t) { return scalar_.type(t); } // in registers
+  llvm::Type* scratch_type(ir::DType t);                        // in scratch buffers (i1: a byte)
   llvm::Value* to_scratch(llvm::Value* v, ir::DType t);
   llvm::Value* from_scratch(llvm::Value* v, ir::DType t);
   llvm::Value* load_user(llvm::Value* ptr, ir::DType t); // from user memory
   void store_user(llvm::Value* ptr, llvm::Value* v, ir::DType t);
-  llvm::Value* to_bits(llvm::Value* v, ir::DType t); // the storage bits as iN
-  llvm::Value* from_bits(llvm::Value* bits, ir::DType t);
-  llvm::Value* round_from_double(llvm::Value* d, ir::DType t); // one rounding to t
-  llvm::Value* round_from_float(llvm::Value* f, ir::DType t);  // f32 result to t
-  llvm::Value* constant(const ir::Op& op, ir::DType t);
-  llvm::Value* zero(ir::DType t);
-  llvm::Value* binary(const ir::Op& op, ir::OpKind k, ir::DType t, llvm::Value* a, llvm::Value* b);
-  llvm::Value* compare(const std::string& pred, ir::DType t, llvm::Value* a, llvm::Value* b);
-  llvm::Value* unary(const ir::Op& op, ir::DType t, llvm::Value* a);
-  llvm::Value* fma(ir::DType t, llvm::Value* a, llvm::Value* b, llvm::Value* c);
-  llvm::Value* convert(const ir::Op& op, llvm::Value* a, ir::DType from, ir::DType to);
-  llvm::Value* bitcast(llvm::Value* a, ir::DType from, ir::DType to);
-  // One element of a pure elementwise op (Binary, Compare, Unary, Ternary, Select, Convert).
-  llvm::Value* elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args);
+  // One element of an elementwise op (ir::is_elementwise).
+  llvm::Value* elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
+    return scalar_.elementwise(op, args);
+  }
 
   // --- loops and views (lower_kernel.cpp) ---
   // Emits for (i = lo; i < hi; i += step) body(i) with i64 induction, constant step.
@@ -121,16 +106,23 @@ public:
   llvm::Value* pid(int axis) const { return pids_[axis]; }
   llvm::Value* i64(int64_t v) { return builder_.getInt64(v); }
   llvm::FunctionCallee host_fn(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args);
-  llvm::FunctionCallee libm(const char* name, int args);
+  llvm::FunctionCallee libm(const char* name, int args); // double name(double...)
   llvm::Value* global_string(const std::string& s);
   const ir::Function& function() const { return f_; }
   std::string where(const ir::Op& op) const;
 
 private:
+  // scalar::Target: f16/bf16 in f32 registers; math in double through the C library.
+  bool narrow_floats_in_f32() const override { return true; }
+  unsigned global_address_space() const override { return 0; }
+  llvm::Value* math(ir::OpKind kind, ir::DType t, const std::vector<llvm::Value*>& args,
+                    const ir::Op& op) override;
+
   void lower_op(const ir::Op& op);
-  bool fusible(const ir::Op& op) const;
-  bool view_op(const ir::Op& op) const;
+  void fuse(const ir::Op& op);
   void lower_view_op(const ir::Op& op);
+  void lower_join_or_cat(const ir::Op& op);
+  void lower_check(const ir::Op& op); // assert, assume
   void lower_scalar_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
   void lower_if(const ir::Op& op);
@@ -141,7 +133,6 @@ private:
   bool rematerializable(const ir::Value* v);
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
                      std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
-  llvm::Value* addptr_element(const ir::Op& op, llvm::Value* p, llvm::Value* off);
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
   void yield_into(const std::vector<const ir::Value*>& yielded, const std::vector<View>& dst,
                   const std::unordered_set<int>& clobbered_roots);
@@ -152,6 +143,7 @@ private:
   llvm::Module& module_;
   llvm::IRBuilder<> builder_;
   llvm::IRBuilder<> entry_builder_; // scratch addresses live in the entry block
+  scalar::Emitter scalar_{builder_, *this};
   llvm::Function* fn_ = nullptr;
   llvm::Value* args_arg_ = nullptr;
   llvm::Value* scratch_arg_ = nullptr;

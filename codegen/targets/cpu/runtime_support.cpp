@@ -1,9 +1,10 @@
-// Host functions that compiled kernels call: failure reports and device printing. They are
-// handed to the JIT by address (jit_load.cpp), never looked up by name in the process.
+// Host functions that compiled kernels call: failure reports and device printing. The JIT
+// gets them by address (jit_load.cpp); kernels compiled ahead of time (the AOT runtime links
+// this file too) by their C names.
 #include "runtime_support.hpp"
 
 #include "cpu_codegen.hpp"
-#include "lowering.hpp"
+#include "runtime_abi.hpp"
 
 #include <fmt/format.h>
 
@@ -21,6 +22,13 @@ void close_tensor() {
     print_line += "]";
   print_open = false;
 }
+
+void separator() {
+  if (print_line.back() != '[')
+    print_line += ", ";
+}
+
+} // namespace
 
 extern "C" void tritium_cpu_fail(LaunchState* state, const char* prefix, const char* what,
                                  int64_t lane, const int64_t* pid) {
@@ -43,10 +51,6 @@ extern "C" void tritium_cpu_print_next_tensor() {
   print_line += " [";
   print_open = true;
 }
-void separator() {
-  if (print_line.back() != '[')
-    print_line += ", ";
-}
 extern "C" void tritium_cpu_print_int(int64_t v) {
   separator();
   print_line += fmt::format("{}", v);
@@ -60,8 +64,6 @@ extern "C" void tritium_cpu_print_end() {
   print_line += "\n";
   std::fputs(print_line.c_str(), stdout); // one call per line: lines of programs never mix
 }
-
-} // namespace
 
 std::vector<std::pair<const char*, void*>> runtime_symbols() {
   return {

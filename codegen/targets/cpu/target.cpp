@@ -8,6 +8,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
@@ -18,18 +19,20 @@
 
 namespace tritium::cpu {
 
-namespace {
-
-CpuTarget detect() {
+CpuTarget make_cpu_target(const std::string& cpu) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   CpuTarget t;
   t.triple = llvm::sys::getProcessTriple();
-  t.cpu = llvm::sys::getHostCPUName().str();
-  std::string features;
-  for (const auto& [name, on] : llvm::sys::getHostCPUFeatures())
-    features += (features.empty() ? "" : ",") + std::string(on ? "+" : "-") + name.str();
-  t.features = features;
+  if (cpu.empty()) {
+    t.cpu = llvm::sys::getHostCPUName().str();
+    std::string features;
+    for (const auto& [name, on] : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") + std::string(on ? "+" : "-") + name.str();
+    t.features = features;
+  } else {
+    t.cpu = cpu; // its features follow from the name
+  }
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
   if (!target)
@@ -39,6 +42,9 @@ CpuTarget detect() {
                                               std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!t.machine)
     throw Error("cpu backend: cannot create a target machine for " + t.triple);
+  if (!cpu.empty() && !t.machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
+    throw Error("cpu backend: '" + cpu + "' is not a CPU LLVM knows for " + t.triple +
+                " (x86-64, x86-64-v2, x86-64-v3, x86-64-v4, znver4, sapphirerapids, …)");
   // Ask the cost model (not a table of ISAs) how wide a vector register is.
   llvm::LLVMContext ctx;
   llvm::Module m("probe", ctx);
@@ -58,10 +64,8 @@ CpuTarget detect() {
   return t;
 }
 
-} // namespace
-
 const CpuTarget& host_target() {
-  static CpuTarget t = detect();
+  static CpuTarget t = make_cpu_target("");
   return t;
 }
 

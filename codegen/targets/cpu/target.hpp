@@ -24,5 +24,8 @@ struct CpuTarget {
 
 // Describes the machine this process runs on (computed once, then shared).
 const CpuTarget& host_target();
+// The host's architecture tuned for another CPU of it ("x86-64-v3"): what ahead-of-time kernels
+// are compiled for when they must run on machines other than the build's. "" is the host's.
+CpuTarget make_cpu_target(const std::string& cpu);
 
 } // namespace tritium::cpu

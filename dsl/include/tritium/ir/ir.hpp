@@ -2,6 +2,8 @@
 // for structured control flow, values typed by element type and shape.
 #pragma once
 
+#include <tritium/ir/attrs.hpp>
+#include <tritium/ir/ops.hpp>
 #include <tritium/ir/types.hpp>
 
 #include <cstdint>
@@ -14,32 +16,8 @@
 
 namespace tritium::ir {
 
-enum class OpKind : uint8_t {
-#define TRITIUM_OP(Kind, name, Category) Kind,
-#include <tritium/ir/ops.def>
-};
-
-enum class OpCategory : uint8_t {
-  Source,
-  Binary,
-  Compare,
-  Unary,
-  Ternary,
-  Select,
-  Convert,
-  Shape,
-  Memory,
-  Collective,
-  Control,
-  Terminator,
-  Hint,
-  Debug,
-};
-
-std::string_view op_name(OpKind k);
-OpCategory op_category(OpKind k);
-// Returns false when `name` is no op.
-bool op_kind_from_name(std::string_view name, OpKind& out);
+// Whether an operand of element type `t` belongs to class `c`.
+bool admits(OperandClass c, DType t);
 
 // A source position in the user's kernel, carried by ops for error messages.
 struct SourceLoc {
@@ -48,7 +26,10 @@ struct SourceLoc {
   std::string str() const;
 };
 
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
+// Attribute values: numbers, strings, integer lists, and the closed sets of attrs.hpp.
+using AttrValue =
+    std::variant<int64_t, double, std::string, std::vector<int64_t>, CmpPred, AtomicOp, MemSem,
+                 MemScope, CacheModifier, EvictionPolicy, InputPrecision>;
 using Attrs = std::map<std::string, AttrValue, std::less<>>;
 
 struct Op;
@@ -92,6 +73,20 @@ struct Op {
   double float_attr(std::string_view name) const;
   const std::string& str_attr(std::string_view name) const;
   const std::vector<int64_t>& ints_attr(std::string_view name) const;
+  // An attribute of one of attrs.hpp's enums, under its key (e.g. enum_attr<CmpPred>()).
+  template <class E>
+  E enum_attr() const {
+    auto it = attrs.find(EnumAttr<E>::key);
+    const E* v = it == attrs.end() ? nullptr : std::get_if<E>(&it->second);
+    if (!v)
+      bad_attr(EnumAttr<E>::key, it == attrs.end());
+    return *v;
+  }
+  template <class E>
+  E enum_attr(E fallback) const {
+    return has_attr(EnumAttr<E>::key) ? enum_attr<E>() : fallback;
+  }
+  [[noreturn]] void bad_attr(std::string_view name, bool missing) const;
   Block& body(unsigned region = 0) const { return *regions.at(region)->block; }
 };
 
@@ -125,6 +120,9 @@ struct Function {
 private:
   std::vector<std::unique_ptr<Value>> values_;
 };
+
+// A deep copy: ops, regions, attributes, source locations, argument infos and layouts.
+std::unique_ptr<Function> clone(const Function& f);
 
 // Walks every op in `block` and its nested regions, parents before children.
 template <class F>

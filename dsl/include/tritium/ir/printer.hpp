@@ -3,6 +3,7 @@
 
 #include <tritium/ir/ir.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -10,10 +11,19 @@
 namespace tritium::ir {
 
 std::string print(const Function& f);
+// The same, with `annotate(op)` (when not empty) as a comment at the end of each op's line:
+// how analyses show what they know (`tritium opt --pass print_axis_info`).
+std::string print(const Function& f, const std::function<std::string(const Op&)>& annotate);
 std::string print_attr(const AttrValue& v);
 
-// Parses the text form; throws tritium::Error naming the line and column of a mistake.
-std::unique_ptr<Function> parse(std::string_view text);
+// Reads a layout's text (as Layout::str() writes it, from '#' to its closing '>'); throws
+// tritium::Error for text it does not understand. Layout kinds belong to codegen
+// (gpu::parse_layout), so the parser takes them as a hook.
+using LayoutParser = std::function<LayoutPtr(std::string_view text)>;
+
+// Parses the text form; throws tritium::Error naming the line and column of a mistake. Types
+// with layouts need `parse_layout`.
+std::unique_ptr<Function> parse(std::string_view text, const LayoutParser& parse_layout = {});
 
 // Checks the structural and typing rules of every op; throws tritium::Error naming the op
 // and its source location on the first violation.

@@ -64,13 +64,17 @@ std::string to_string(DType t);
 // Parses "f32", "ptr<f16>", …; returns false on an unknown name.
 bool parse_dtype(std::string_view s, DType& out);
 
-// A layout attached to a tensor type by the GPU pipeline. The IR only needs to print,
-// compare and parse it; what it means belongs to codegen.
+// A layout attached to a tensor type by the GPU pipeline. The IR only prints and compares it
+// (and parses it through a hook, see ir::parse); what it means belongs to codegen.
 struct Layout {
   virtual ~Layout() = default;
   virtual std::string str() const = 0;
+  // Structural equality: the same kind with the same parameters.
+  virtual bool equals(const Layout& other) const = 0;
 };
 using LayoutPtr = std::shared_ptr<const Layout>;
+// Both null, or structurally equal.
+bool same_layout(const LayoutPtr& a, const LayoutPtr& b);
 
 // The type of an SSA value: element type and shape. Rank 0 is a scalar.
 struct Type {

@@ -69,9 +69,10 @@ std::pair<ir::Value*, ir::Value*> block_pointers(const block_ptr<E>& bp,
     if (std::find(check.begin(), check.end(), d) != check.end()) {
       ir::Value* i64idx = cast(idx, dtype_of<int64_t>(), loc);
       ir::Value* zero = constant_int(0, dtype_of<int64_t>(), {}, loc);
-      ir::Value* in = arith(ir::OpKind::And, compare("ge", i64idx, zero, dtype_of<int64_t>(), loc),
-                            compare("lt", i64idx, bp.shape[d].use(loc), dtype_of<int64_t>(), loc),
-                            dtype_of<bool>(), loc);
+      ir::Value* in =
+          arith(ir::OpKind::And, compare(ir::CmpPred::Ge, i64idx, zero, dtype_of<int64_t>(), loc),
+                compare(ir::CmpPred::Lt, i64idx, bp.shape[d].use(loc), dtype_of<int64_t>(), loc),
+                dtype_of<bool>(), loc);
       mask = mask ? arith(ir::OpKind::And, mask, in, dtype_of<bool>(), loc) : in;
     }
   }

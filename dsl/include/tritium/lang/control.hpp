@@ -59,8 +59,13 @@ private:
 };
 
 // Triton's tl.static_range: an ordinary C++ loop, unrolled while tracing.
-inline auto static_range(int64_t begin, int64_t end, int64_t step = 1) {
-  return std::views::iota(int64_t{0}, (end - begin + step - 1) / step) |
+inline auto static_range(int64_t begin, int64_t end, int64_t step = 1, Loc loc = Loc::current()) {
+  if (step == 0)
+    detail::fail(loc, "tl::static_range with step 0 never ends");
+  // Python's range: empty when the step points away from end.
+  int64_t count = step > 0 ? (end > begin ? (end - begin - 1) / step + 1 : 0)
+                           : (begin > end ? (begin - end - 1) / -step + 1 : 0);
+  return std::views::iota(int64_t{0}, count) |
          std::views::transform([=](int64_t i) { return begin + i * step; });
 }
 inline auto static_range(int64_t end) {

@@ -1,9 +1,11 @@
 // The functions of Triton's language (tl.*), spelled tl::* in C++.
 #pragma once
 
+#include <tritium/error.hpp>
 #include <tritium/lang/tensor.hpp>
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -30,6 +32,8 @@ inline i32 arange(int64_t start, int64_t end, Loc loc = Loc::current()) {
 // Ceiling division, on the host and on traced integers.
 template <std::integral A, std::integral B>
 constexpr auto cdiv(A a, B b) {
+  if (b == 0)
+    throw Error("tritium::cdiv(" + std::to_string(a) + ", 0): division by zero");
   return (a + b - 1) / b;
 }
 template <IntElement E>
@@ -220,8 +224,8 @@ enum class PropagateNan { NONE, ALL };
       if (nan == PropagateNan::ALL) {                                                              \
         /* x + y is NaN exactly when either is; x != x tests for NaN. */                           \
         ir::Value* s = detail::arith(ir::OpKind::Add, x, y, dtype_of<R>(), loc);                   \
-        r = detail::select(detail::compare("ne", s, s, dtype_of<R>(), loc), s, r, dtype_of<R>(),   \
-                           loc);                                                                   \
+        r = detail::select(detail::compare(ir::CmpPred::Ne, s, s, dtype_of<R>(), loc), s, r,       \
+                           dtype_of<R>(), loc);                                                    \
       }                                                                                            \
     }                                                                                              \
     return basic_tensor<R>(r);                                                                     \
@@ -230,7 +234,9 @@ TRITIUM_MINMAX_FN(minimum, Min)
 TRITIUM_MINMAX_FN(maximum, Max)
 #undef TRITIUM_MINMAX_FN
 
-// Floating-point division (Triton's `/` and fdiv); integer operands are converted to f32.
+// Floating-point division (Triton's `/` and fdiv); integer operands are converted to f32. As
+// in Triton, an f32 quotient may be approximate on GPUs (NVIDIA: div.full.f32, within 2 ulp);
+// div_rn is always correctly rounded.
 template <class A, class B>
 auto fdiv(const A& a, const B& b, Loc loc = Loc::current()) {
   using P = where_elem_t<A, B>;
@@ -240,7 +246,10 @@ auto fdiv(const A& a, const B& b, Loc loc = Loc::current()) {
 }
 template <class A, class B>
 auto div_rn(const A& a, const B& b, Loc loc = Loc::current()) {
-  return fdiv(a, b, loc);
+  auto q = fdiv(a, b, loc);
+  if (ir::Op* d = q.use(loc)->def; d && d->kind == ir::OpKind::Div)
+    d->attrs["rn"] = int64_t{1}; // correctly rounded on every device
+  return q;
 }
 
 template <FloatElement E>
@@ -267,6 +276,7 @@ basic_tensor<E> clamp(const basic_tensor<E>& x, std::type_identity_t<Arg<E>> lo,
   }
 TRITIUM_FLOAT_UNARY(exp, Exp)
 TRITIUM_FLOAT_UNARY(exp2, Exp2)
+TRITIUM_FLOAT_UNARY(log1p, Log1p)
 TRITIUM_FLOAT_UNARY(log, Log)
 TRITIUM_FLOAT_UNARY(log2, Log2)
 TRITIUM_FLOAT_UNARY(sqrt, Sqrt)
@@ -279,6 +289,73 @@ TRITIUM_FLOAT_UNARY(erf, Erf)
 TRITIUM_FLOAT_UNARY(floor, Floor)
 TRITIUM_FLOAT_UNARY(ceil, Ceil)
 #undef TRITIUM_FLOAT_UNARY
+
+// A function of the C math library the language has no op for, by its C name (Triton's
+// libdevice functions and extern_elementwise): tl::extern_elementwise("asin", x),
+// tl::extern_elementwise("atan2", y, x). Every device runs it from its own library (the host's
+// libm, CUDA's libdevice, ROCm's ocml); ir/extern_math.hpp lists the names.
+template <FloatElement E>
+basic_tensor<E> extern_elementwise(std::string_view name, const basic_tensor<E>& x,
+                                   Loc loc = Loc::current()) {
+  return basic_tensor<E>(detail::extern_elementwise(name, {x.use(loc)}, loc));
+}
+template <class A, class B>
+auto extern_elementwise(std::string_view name, const A& a, const B& b, Loc loc = Loc::current()) {
+  using R = where_elem_t<A, B>;
+  static_assert(dtype_traits<R>::is_float,
+                "extern_elementwise: the C math functions take floating-point operands");
+  return basic_tensor<R>(detail::extern_elementwise(
+      name, {detail::operand_value<R>(a, loc), detail::operand_value<R>(b, loc)}, loc));
+}
+
+// Triton's libdevice names (triton.language.extra.libdevice) for the same functions.
+namespace libdevice {
+#define TRITIUM_LIBDEVICE_1(NAME)                                                                  \
+  template <FloatElement E>                                                                        \
+  basic_tensor<E> NAME(const basic_tensor<E>& x, Loc loc = Loc::current()) {                       \
+    return extern_elementwise(#NAME, x, loc);                                                      \
+  }
+#define TRITIUM_LIBDEVICE_2(NAME)                                                                  \
+  template <class A, class B>                                                                      \
+  auto NAME(const A& a, const B& b, Loc loc = Loc::current()) {                                    \
+    return extern_elementwise(#NAME, a, b, loc);                                                   \
+  }
+TRITIUM_LIBDEVICE_1(acos)
+TRITIUM_LIBDEVICE_1(acosh)
+TRITIUM_LIBDEVICE_1(asin)
+TRITIUM_LIBDEVICE_1(asinh)
+TRITIUM_LIBDEVICE_1(atan)
+TRITIUM_LIBDEVICE_1(atanh)
+TRITIUM_LIBDEVICE_1(cbrt)
+TRITIUM_LIBDEVICE_1(cosh)
+TRITIUM_LIBDEVICE_1(erfc)
+TRITIUM_LIBDEVICE_1(exp10)
+TRITIUM_LIBDEVICE_1(expm1)
+TRITIUM_LIBDEVICE_1(j0)
+TRITIUM_LIBDEVICE_1(j1)
+TRITIUM_LIBDEVICE_1(lgamma)
+TRITIUM_LIBDEVICE_1(log10)
+TRITIUM_LIBDEVICE_1(log1p)
+TRITIUM_LIBDEVICE_1(logb)
+TRITIUM_LIBDEVICE_1(nearbyint)
+TRITIUM_LIBDEVICE_1(rint)
+TRITIUM_LIBDEVICE_1(round)
+TRITIUM_LIBDEVICE_1(sinh)
+TRITIUM_LIBDEVICE_1(tan)
+TRITIUM_LIBDEVICE_1(tgamma)
+TRITIUM_LIBDEVICE_1(trunc)
+TRITIUM_LIBDEVICE_1(y0)
+TRITIUM_LIBDEVICE_1(y1)
+TRITIUM_LIBDEVICE_2(atan2)
+TRITIUM_LIBDEVICE_2(copysign)
+TRITIUM_LIBDEVICE_2(fdim)
+TRITIUM_LIBDEVICE_2(fmod)
+TRITIUM_LIBDEVICE_2(hypot)
+TRITIUM_LIBDEVICE_2(nextafter)
+TRITIUM_LIBDEVICE_2(remainder)
+#undef TRITIUM_LIBDEVICE_1
+#undef TRITIUM_LIBDEVICE_2
+} // namespace libdevice
 
 template <ScalarElement E>
 basic_tensor<E> abs(const basic_tensor<E>& x, Loc loc = Loc::current()) {
@@ -377,13 +454,13 @@ requires(!std::same_as<E, V>) void store(const basic_tensor<pointer<E>>& p,
     return basic_tensor<E>(                                                                        \
         detail::atomic_rmw(OP, p.use(v.loc), v.v, mask.use(v.loc), sem, scope, v.loc));            \
   }
-TRITIUM_ATOMIC(atomic_add, "add")
-TRITIUM_ATOMIC(atomic_max, "max")
-TRITIUM_ATOMIC(atomic_min, "min")
-TRITIUM_ATOMIC(atomic_and, "and")
-TRITIUM_ATOMIC(atomic_or, "or")
-TRITIUM_ATOMIC(atomic_xor, "xor")
-TRITIUM_ATOMIC(atomic_xchg, "xchg")
+TRITIUM_ATOMIC(atomic_add, ir::AtomicOp::Add)
+TRITIUM_ATOMIC(atomic_max, ir::AtomicOp::Max)
+TRITIUM_ATOMIC(atomic_min, ir::AtomicOp::Min)
+TRITIUM_ATOMIC(atomic_and, ir::AtomicOp::And)
+TRITIUM_ATOMIC(atomic_or, ir::AtomicOp::Or)
+TRITIUM_ATOMIC(atomic_xor, ir::AtomicOp::Xor)
+TRITIUM_ATOMIC(atomic_xchg, ir::AtomicOp::Xchg)
 #undef TRITIUM_ATOMIC
 
 template <Element E>
@@ -450,9 +527,9 @@ basic_tensor<E> reduce(const basic_tensor<E>& x, int axis, F combine, bool keep_
   return basic_tensor<E>(detail::reduce({x.use(loc)}, axis, keep_dims, fn, loc)[0]);
 }
 namespace detail {
-// Index of the extreme value along axis: `pred` is "gt" for argmax, "lt" for argmin.
-inline std::vector<ir::Value*> arg_extreme(ir::Value* v, int axis, bool keep_dims,
-                                           std::string_view pred, const Loc& loc) {
+// Index of the extreme value along axis: `pred` is Gt for argmax, Lt for argmin.
+inline std::vector<ir::Value*> arg_extreme(ir::Value* v, int axis, bool keep_dims, ir::CmpPred pred,
+                                           const Loc& loc) {
   int rank = v->type.rank();
   if (axis < 0 || axis >= rank)
     fail(loc, "axis out of range for a tensor of rank " + std::to_string(rank));
@@ -466,8 +543,8 @@ inline std::vector<ir::Value*> arg_extreme(ir::Value* v, int axis, bool keep_dim
   auto combine = [&](const std::vector<ir::Value*>& a) -> std::vector<ir::Value*> {
     ir::DType i32t = ir::DType(ir::ScalarKind::I32);
     ir::Value* better = compare(pred, a[0], a[2], t, loc);
-    ir::Value* equal = compare("eq", a[0], a[2], t, loc);
-    ir::Value* lower = compare("lt", a[1], a[3], i32t, loc);
+    ir::Value* equal = compare(ir::CmpPred::Eq, a[0], a[2], t, loc);
+    ir::Value* lower = compare(ir::CmpPred::Lt, a[1], a[3], i32t, loc);
     ir::Value* take_a =
         arith(ir::OpKind::Or, better,
               arith(ir::OpKind::And, equal, lower, ir::DType(ir::ScalarKind::I1), loc),
@@ -481,11 +558,11 @@ inline std::vector<ir::Value*> arg_extreme(ir::Value* v, int axis, bool keep_dim
 // Index of the maximum (minimum) along axis; ties take the smallest index, as Triton.
 template <Element E>
 i32 argmax(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
-  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc)[1]);
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, ir::CmpPred::Gt, loc)[1]);
 }
 template <Element E>
 i32 argmin(const basic_tensor<E>& x, int axis, bool keep_dims = false, Loc loc = Loc::current()) {
-  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc)[1]);
+  return i32(detail::arg_extreme(x.use(loc), axis, keep_dims, ir::CmpPred::Lt, loc)[1]);
 }
 
 // Triton's max(x, axis, return_indices=True): tl::max(x, axis, tl::return_indices) gives the
@@ -495,13 +572,13 @@ inline constexpr return_indices_t return_indices{};
 template <Element E>
 std::pair<basic_tensor<E>, i32> max(const basic_tensor<E>& x, int axis, return_indices_t,
                                     bool keep_dims = false, Loc loc = Loc::current()) {
-  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, "gt", loc);
+  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, ir::CmpPred::Gt, loc);
   return {basic_tensor<E>(r[0]), i32(r[1])};
 }
 template <Element E>
 std::pair<basic_tensor<E>, i32> min(const basic_tensor<E>& x, int axis, return_indices_t,
                                     bool keep_dims = false, Loc loc = Loc::current()) {
-  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, "lt", loc);
+  auto r = detail::arg_extreme(x.use(loc), axis, keep_dims, ir::CmpPred::Lt, loc);
   return {basic_tensor<E>(r[0]), i32(r[1])};
 }
 

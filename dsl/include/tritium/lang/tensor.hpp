@@ -17,6 +17,10 @@ namespace tritium::lang {
 
 template <Element E>
 class basic_tensor;
+namespace detail {
+template <class T>
+struct element_of;
+} // namespace detail
 
 // A compile-time kernel parameter (Triton's tl.constexpr): part of the specialization key.
 template <class T>
@@ -144,6 +148,14 @@ public:
   basic_tensor<T> to(detail::Loc loc = detail::Loc::current()) const {
     return basic_tensor<T>(detail::cast(use(loc), dtype_of<T>(), loc));
   }
+  // The same by handle name: x.to<tl::f16>(), and x.to<tl::ptr<tl::f16>>() to turn a 64-bit
+  // integer (an address stored in memory) back into a pointer, as Triton's
+  // x.to(tl.pointer_type(tl.float16)).
+  template <class T>
+  requires(!Element<T>) auto to(detail::Loc loc = detail::Loc::current()) const {
+    using R = typename detail::element_of<T>::type;
+    return basic_tensor<R>(detail::cast(use(loc), dtype_of<R>(), loc));
+  }
 
   // x[{tl::_, tl::None}] inserts a size-1 dimension where None stands.
   basic_tensor operator[](Indices idx) const {
@@ -221,12 +233,12 @@ public:
     return bin(ir::OpKind::Or, a, b);
   }
 
-  friend basic_tensor<bool> operator==(Arg<E> a, Arg<E> b) { return cmp("eq", a, b); }
-  friend basic_tensor<bool> operator!=(Arg<E> a, Arg<E> b) { return cmp("ne", a, b); }
-  friend basic_tensor<bool> operator<(Arg<E> a, Arg<E> b) { return cmp("lt", a, b); }
-  friend basic_tensor<bool> operator<=(Arg<E> a, Arg<E> b) { return cmp("le", a, b); }
-  friend basic_tensor<bool> operator>(Arg<E> a, Arg<E> b) { return cmp("gt", a, b); }
-  friend basic_tensor<bool> operator>=(Arg<E> a, Arg<E> b) { return cmp("ge", a, b); }
+  friend basic_tensor<bool> operator==(Arg<E> a, Arg<E> b) { return cmp(ir::CmpPred::Eq, a, b); }
+  friend basic_tensor<bool> operator!=(Arg<E> a, Arg<E> b) { return cmp(ir::CmpPred::Ne, a, b); }
+  friend basic_tensor<bool> operator<(Arg<E> a, Arg<E> b) { return cmp(ir::CmpPred::Lt, a, b); }
+  friend basic_tensor<bool> operator<=(Arg<E> a, Arg<E> b) { return cmp(ir::CmpPred::Le, a, b); }
+  friend basic_tensor<bool> operator>(Arg<E> a, Arg<E> b) { return cmp(ir::CmpPred::Gt, a, b); }
+  friend basic_tensor<bool> operator>=(Arg<E> a, Arg<E> b) { return cmp(ir::CmpPred::Ge, a, b); }
 
   friend basic_tensor operator-(Arg<E> a) requires ScalarElement<E> {
     return basic_tensor(detail::unary(ir::OpKind::Neg, a.v, a.loc));
@@ -255,7 +267,7 @@ private:
   static basic_tensor bin(ir::OpKind k, const Arg<E>& a, const Arg<E>& b) {
     return basic_tensor(detail::arith(k, a.v, b.v, dtype_of<E>(), a.loc));
   }
-  static basic_tensor<bool> cmp(std::string_view pred, const Arg<E>& a, const Arg<E>& b) {
+  static basic_tensor<bool> cmp(ir::CmpPred pred, const Arg<E>& a, const Arg<E>& b) {
     return basic_tensor<bool>(detail::compare(pred, a.v, b.v, dtype_of<E>(), a.loc));
   }
   basic_tensor& assign(ir::OpKind k, const Arg<E>& b) {
@@ -324,12 +336,12 @@ private:
     ir::Value* lit = detail::constant_float(static_cast<double>(s), dtype_of<R>(), {}, a.loc);     \
     return basic_tensor<bool>(detail::compare(PRED, lit, a.v, dtype_of<R>(), a.loc));              \
   }
-  TRITIUM_MIXED_CMP(==, "eq")
-  TRITIUM_MIXED_CMP(!=, "ne")
-  TRITIUM_MIXED_CMP(<, "lt")
-  TRITIUM_MIXED_CMP(<=, "le")
-  TRITIUM_MIXED_CMP(>, "gt")
-  TRITIUM_MIXED_CMP(>=, "ge")
+  TRITIUM_MIXED_CMP(==, ir::CmpPred::Eq)
+  TRITIUM_MIXED_CMP(!=, ir::CmpPred::Ne)
+  TRITIUM_MIXED_CMP(<, ir::CmpPred::Lt)
+  TRITIUM_MIXED_CMP(<=, ir::CmpPred::Le)
+  TRITIUM_MIXED_CMP(>, ir::CmpPred::Gt)
+  TRITIUM_MIXED_CMP(>=, ir::CmpPred::Ge)
 #undef TRITIUM_MIXED_CMP
 };
 
@@ -410,6 +422,14 @@ struct mixed_elem<basic_tensor<EA>, S> {
 template <Literal S, ScalarElement EB>
 struct mixed_elem<S, basic_tensor<EB>> {
   using type = promote_t<EB, literal_elem_t<EB, S>>;
+};
+// Two literals (tl::where(mask, 0, -1.0e6)): f32 if either is floating-point, as Triton's
+// Python floats; otherwise i32, or i64 for 64-bit integer literals.
+template <Literal SA, Literal SB>
+struct mixed_elem<SA, SB> {
+  using type =
+      std::conditional_t<std::floating_point<SA> || std::floating_point<SB>, float,
+                         std::conditional_t<(sizeof(SA) > 4 || sizeof(SB) > 4), int64_t, int32_t>>;
 };
 // A tl::constexpr_ parameter stands where a literal of its type may.
 template <ScalarElement EA, Literal S>

@@ -73,16 +73,19 @@ std::pair<ir::Value*, ir::Value*> broadcast_pair(ir::Value* a, ir::Value* b, con
 ir::Value* broadcast_to(ir::Value* v, const std::vector<int64_t>& shape, const Loc& loc);
 // Converts both operands to `elem`, broadcasts them, and applies `kind`.
 ir::Value* arith(ir::OpKind kind, ir::Value* a, ir::Value* b, ir::DType elem, const Loc& loc);
-ir::Value* compare(std::string_view pred, ir::Value* a, ir::Value* b, ir::DType common,
-                   const Loc& loc);
+ir::Value* compare(ir::CmpPred pred, ir::Value* a, ir::Value* b, ir::DType common, const Loc& loc);
 ir::Value* unary(ir::OpKind kind, ir::Value* a, const Loc& loc);
+// A call of the C math function `name` (ir/extern_math.hpp) on one or two floating-point
+// operands of one type; f16/bf16 are computed in f32.
+ir::Value* extern_elementwise(std::string_view name, const std::vector<ir::Value*>& args,
+                              const Loc& loc);
 ir::Value* fma(ir::Value* a, ir::Value* b, ir::Value* c, ir::DType elem, const Loc& loc);
 ir::Value* select(ir::Value* c, ir::Value* a, ir::Value* b, ir::DType elem, const Loc& loc);
 ir::Value* add_ptr(ir::Value* p, ir::Value* offset, const Loc& loc);
 ir::Value* load(ir::Value* p, ir::Value* mask, ir::Value* other, const LoadOptions& o,
                 const Loc& loc);
 void store(ir::Value* p, ir::Value* v, ir::Value* mask, const LoadOptions& o, const Loc& loc);
-ir::Value* atomic_rmw(std::string_view op, ir::Value* p, ir::Value* v, ir::Value* mask,
+ir::Value* atomic_rmw(ir::AtomicOp op, ir::Value* p, ir::Value* v, ir::Value* mask,
                       std::string_view sem, std::string_view scope, const Loc& loc);
 ir::Value* atomic_cas(ir::Value* p, ir::Value* cmp, ir::Value* v, std::string_view sem,
                       std::string_view scope, const Loc& loc);

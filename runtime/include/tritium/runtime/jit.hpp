@@ -32,6 +32,7 @@ namespace detail {
 
 std::string function_symbol_name(const void* fn); // best effort, "" if unknown
 void check_grid(const LaunchGrid& g, std::string_view kernel);
+void check_options(const CompileOptions& o, std::string_view kernel);
 // Writes every stage of a freshly compiled kernel under $TRITIUM_DUMP, if set.
 void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompiledKernel& k);
 
@@ -79,6 +80,16 @@ struct launch_argument_check {
 
 } // namespace detail
 
+namespace detail {
+template <class P>
+constexpr bool is_pointer_param() {
+  if constexpr (lang::param_traits<P>::is_constexpr)
+    return false;
+  else
+    return lang::PointerElement<typename lang::param_traits<P>::element>;
+}
+} // namespace detail
+
 template <class... P>
 class JitFunction {
   static constexpr size_t N = sizeof...(P);
@@ -91,6 +102,14 @@ class JitFunction {
     return idx;
   }();
   static constexpr size_t num_slots = slot_index[N];
+  // The first pointer parameter (N if none): a device mismatch there is with the stream.
+  static constexpr size_t first_pointer = [] {
+    constexpr bool is_ptr[] = {detail::is_pointer_param<P>()..., false};
+    for (size_t i = 0; i < N; ++i)
+      if (is_ptr[i])
+        return i;
+    return N;
+  }();
   // Per parameter one key word, then the backend and the options.
   using Key = std::array<uint64_t, N + 3>;
   struct KeyHash {
@@ -102,29 +121,41 @@ public:
 
   JitFunction(Fn fn, std::string name) : fn_(fn), name_(std::move(name)) {}
 
+  // kernel[grid](args…) launches on the device's own stream; kernel[grid].on(stream)(args…)
+  // on `stream`, which must belong to the device of the buffer arguments.
   class Launcher {
   public:
     Launcher(JitFunction* f, LaunchGrid g) : f_(f), g_(g) {}
+    Launcher on(const Stream& s) const {
+      Launcher l = *this;
+      l.stream_ = &s;
+      return l;
+    }
     template <class... A>
     void operator()(A&&... args) const {
-      f_->launch(g_, std::forward<A>(args)...);
+      f_->launch_on(stream_, g_, std::forward<A>(args)...);
     }
 
   private:
     JitFunction* f_;
     LaunchGrid g_;
+    const Stream* stream_ = nullptr;
   };
 
   Launcher operator[](LaunchGrid grid) { return Launcher(this, grid); }
 
   // Compile options (num_warps, num_stages) for later launches; part of the cache key.
   JitFunction& options(CompileOptions o) {
+    detail::check_options(o, name_);
     options_ = o;
     return *this;
   }
   const CompileOptions& options() const { return options_; }
   const std::string& name() const { return name_; }
-  size_t num_compiled() const { return cache_.size(); }
+  size_t num_compiled() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cache_.size();
+  }
 
   // The traced, verified IR of the specialization these arguments select.
   template <class... A>
@@ -153,19 +184,75 @@ public:
   // finds the kernel without taking a lock (see lookup), and launches it.
   template <class... A>
   void launch(const LaunchGrid& grid, A&&... args) {
+    launch_on(nullptr, grid, std::forward<A>(args)...);
+  }
+  template <class... A>
+  void launch(const Stream& stream, const LaunchGrid& grid, A&&... args) {
+    launch_on(&stream, grid, std::forward<A>(args)...);
+  }
+
+  // Launches from raw slots, one per parameter, constexpr ones included (integers sign-extended,
+  // floating-point values as the bits of a double, pointers as addresses on the stream's
+  // device): what ahead-of-time launchers hand over for a specialization they were not built
+  // with. Without buffers the sizes are unknown, so pointers are not assumed to be under 2 GiB.
+  void launch_slots(const Stream& stream, const LaunchGrid& grid, std::span<const ArgSlot> params) {
+    if (params.size() != N)
+      throw Error("kernel '" + name_ + "': " + std::to_string(params.size()) +
+                  " arguments for " + std::to_string(N) + " parameters");
+    detail::check_grid(grid, name_);
+    std::array<ArgSlot, N + 1> slots;
+    Key key;
+    Device dev = stream.device();
+    [&]<size_t... I>(std::index_sequence<I...>) {
+      (bind_slot<P>(slots[slot_index[I]], key[I], params[I]), ...);
+    }
+    (std::index_sequence_for<P...>{});
+    key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
+    key[N + 1] = static_cast<uint64_t>(options_.num_warps);
+    key[N + 2] = static_cast<uint64_t>(options_.num_stages);
+    CompiledKernel& k = lookup(key, slots, dev);
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+      return;
+    k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots), stream.launch_handle());
+  }
+
+private:
+  // The key word of one raw slot, encoded as bind_one encodes it.
+  template <class Param>
+  static void bind_slot(ArgSlot& slot, uint64_t& key, ArgSlot v) {
+    using Traits = lang::param_traits<Param>;
+    if constexpr (Traits::is_constexpr) {
+      (void)slot;
+      key = v;
+    } else {
+      using E = typename Traits::element;
+      slot = v;
+      if constexpr (lang::PointerElement<E>)
+        key = v % 16 == 0 ? 16 : 1;
+      else if constexpr (lang::dtype_traits<E>::is_int)
+        key = v == 1 ? 1 : (static_cast<int64_t>(v) % 16 == 0 ? 16 : 2);
+      else
+        key = 0;
+    }
+  }
+
+  template <class... A>
+  void launch_on(const Stream* stream, const LaunchGrid& grid, A&&... args) {
     check_arity<A...>();
     detail::check_grid(grid, name_);
     std::array<ArgSlot, N + 1> slots;
     Key key;
     Device dev;
+    if (stream)
+      dev = stream->device();
     bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
     CompiledKernel& k = lookup(key, slots, dev);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
-    k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots));
+    k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots),
+             stream ? stream->launch_handle() : nullptr);
   }
 
-private:
   template <class... A>
   static constexpr void check_arity() {
     static_assert(sizeof...(A) == N,
@@ -201,12 +288,18 @@ private:
     } else {
       using E = typename Traits::element;
       if constexpr (lang::PointerElement<E>) {
+        if (a.device() == Device()) [[unlikely]]
+          throw Error("kernel '" + name_ + "': argument " + std::to_string(I) +
+                      " is an empty tritium::Buffer (default-constructed or moved from), which "
+                      "holds no memory");
         if (dev == Device())
           dev = a.device();
         else if (!(dev == a.device()))
           throw Error("kernel '" + name_ + "': argument " + std::to_string(I) +
-                      " is a buffer on device '" + std::string(a.device().name()) +
-                      "' but an earlier buffer argument is on '" + std::string(dev.name()) + "'");
+                      " is a buffer on device '" + a.device().str() + "' but " +
+                      (I == first_pointer ? std::string("the launch's stream belongs to '")
+                                          : std::string("an earlier buffer argument is on '")) +
+                      dev.str() + "'");
         uint64_t addr = reinterpret_cast<uintptr_t>(a.data());
         slot = addr;
         // The pointer's divisibility, and 0x100 when the buffer is under 2 GiB (range32).
@@ -286,7 +379,7 @@ private:
   Fn fn_;
   std::string name_;
   CompileOptions options_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   using Cache = std::unordered_map<Key, std::unique_ptr<CompiledKernel>, KeyHash>;
   using Entry = Cache::value_type;
   Cache cache_;

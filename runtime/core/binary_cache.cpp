@@ -1,7 +1,10 @@
-#include "binary_cache.hpp"
+#include "runtime/core/binary_cache.hpp"
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -31,6 +34,19 @@ struct EntryHeader {
   uint64_t size;
   uint64_t checksum;
 };
+
+// A damaged or unusable cache costs a recompile, not an error; it is reported once per process
+// so that a broken cache does not go unnoticed, nor flood the output.
+std::atomic<bool> warned{false};
+
+void warn_once(const std::string& what) {
+  if (warned.exchange(true))
+    return;
+  std::fprintf(stderr,
+               "tritium: warning: %s; compiling instead (further cache problems are not "
+               "reported)\n",
+               what.c_str());
+}
 
 std::filesystem::path cache_root() {
   auto env = [](const char* name) -> std::string {
@@ -72,22 +88,42 @@ BinaryCache::BinaryCache(std::string_view backend) {
     return;
   std::error_code ec;
   std::filesystem::create_directories(root / backend, ec);
-  if (!ec)
-    dir_ = root / backend;
+  if (ec || !std::filesystem::is_directory(root / backend)) {
+    warn_once(fmt::format("the kernel cache folder {} cannot be created ({}); set "
+                          "TRITIUM_CACHE_DIR to a writable folder, or to 'off'",
+                          (root / backend).string(),
+                          ec ? ec.message() : "a file of that name exists"));
+    return;
+  }
+  dir_ = root / backend;
 }
 
 std::optional<std::vector<char>> BinaryCache::load(const CacheKey& key) const {
   if (!enabled())
     return std::nullopt;
-  std::ifstream in(dir_ / (key.hex() + ".bin"), std::ios::binary);
+  std::filesystem::path path = dir_ / (key.hex() + ".bin");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return std::nullopt; // the common miss
+  auto damaged = [&](const std::string& why) -> std::optional<std::vector<char>> {
+    warn_once(fmt::format("the kernel cache entry {} {}", path.string(), why));
+    return std::nullopt;
+  };
+  if (!std::filesystem::is_regular_file(path, ec))
+    return damaged("is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return damaged(fmt::format("cannot be read ({})", std::strerror(errno)));
   EntryHeader h{};
-  if (!in.read(reinterpret_cast<char*>(&h), sizeof h) ||
-      std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.size > (1ull << 31))
-    return std::nullopt;
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof h))
+    return damaged("is truncated");
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.size > (1ull << 31))
+    return damaged("is not a tritium cache entry");
   std::vector<char> data(h.size);
-  if (!in.read(data.data(), static_cast<std::streamsize>(h.size)) ||
-      fnv1a(0xcbf29ce484222325ull, data.data(), data.size()) != h.checksum)
-    return std::nullopt;
+  if (!in.read(data.data(), static_cast<std::streamsize>(h.size)))
+    return damaged("is truncated");
+  if (fnv1a(0xcbf29ce484222325ull, data.data(), data.size()) != h.checksum)
+    return damaged("is damaged (checksum mismatch)");
   return data;
 }
 
@@ -99,23 +135,31 @@ void BinaryCache::store(const CacheKey& key, std::string_view binary) const {
   h.size = binary.size();
   h.checksum = fnv1a(0xcbf29ce484222325ull, binary.data(), binary.size());
   std::filesystem::path final_path = dir_ / (key.hex() + ".bin");
-  std::filesystem::path tmp =
-      dir_ / fmt::format("{}.{}.{}.tmp", key.hex(), ::getpid(), std::random_device{}());
+  // Unique per writer (process and thread), so concurrent writers never share a temporary.
+  static std::atomic<uint64_t> counter{0};
+  std::filesystem::path tmp = dir_ / fmt::format("{}.{}.{}.{}.tmp", key.hex(), ::getpid(),
+                                                 counter.fetch_add(1), std::random_device{}());
+  std::error_code ec;
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
     out.write(binary.data(), static_cast<std::streamsize>(binary.size()));
     if (!out.flush()) {
       out.close();
-      std::error_code ec;
       std::filesystem::remove(tmp, ec);
+      warn_once(fmt::format("the kernel cache folder {} cannot be written", dir_.string()));
       return;
     }
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, final_path, ec); // atomic on POSIX: readers see all or nothing
-  if (ec)
+  if (ec) {
     std::filesystem::remove(tmp, ec);
+    warn_once(fmt::format("the kernel cache entry {} cannot be replaced", final_path.string()));
+  }
+}
+
+bool BinaryCache::warned_for_tests() {
+  return warned.load();
 }
 
 } // namespace tritium::gpu

@@ -5,7 +5,9 @@
 // in one subfolder per backend; TRITIUM_CACHE_DIR=off disables the cache. The key hashes
 // everything that shapes the binary (the caller passes it: source text, target, driver
 // version, options). Writes go to a temporary file renamed into place, so concurrent processes
-// never see half an entry; each entry carries a checksum, and a damaged one reads as a miss.
+// never see half an entry; each entry carries a checksum, and a damaged, truncated or
+// unreadable one reads as a miss (the kernel is compiled again and the entry rewritten), with
+// one warning on stderr per process.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,8 @@ public:
   std::optional<std::vector<char>> load(const CacheKey& key) const;
   // Best effort: a cache that cannot be written (read-only home, full disk) is skipped.
   void store(const CacheKey& key, std::string_view binary) const;
+  // Whether this process has warned about a damaged or unusable cache (it warns once).
+  static bool warned_for_tests();
 
 private:
   std::filesystem::path dir_;

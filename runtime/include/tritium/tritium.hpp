@@ -8,6 +8,8 @@
 #include <tritium/lang/ops.hpp>
 #include <tritium/lang/random.hpp>
 #include <tritium/lang/tensor.hpp>
+#include <tritium/runtime/autotune.hpp>
+#include <tritium/runtime/bench.hpp>
 #include <tritium/runtime/device.hpp>
 #include <tritium/runtime/jit.hpp>
 

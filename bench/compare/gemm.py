@@ -1,0 +1,122 @@
+# Peers of bench/gemm/gemm_bench.cpp on the GPU machine, same shapes and dtypes, same CSV
+# (workload,peer,us,tflops): Triton's matmul tutorial kernel (the source bench_gemm and
+# examples/02 port), autotuned over the tutorial's CUDA configs; cuBLAS through torch.matmul;
+# PyTorch unfused (matmul + bias + relu) and addmm + relu. Device time: do_bench (CUDA events
+# around each call, L2 cleared before it, median); host: wall time of one call and its
+# synchronization, median of 50 (what launch cost adds at the small shapes).
+#
+#   python3 gemm.py [--dtype f16|bf16] [--shapes MxKxN,...]
+import argparse
+import time
+
+import torch
+import triton
+import triton.language as tl
+import triton.testing
+
+CONFIGS = [
+    triton.Config({"BM": 128, "BN": 256, "BK": 64, "GM": 8}, num_stages=3, num_warps=8),
+    triton.Config({"BM": 64, "BN": 256, "BK": 32, "GM": 8}, num_stages=4, num_warps=4),
+    triton.Config({"BM": 128, "BN": 128, "BK": 32, "GM": 8}, num_stages=4, num_warps=4),
+    triton.Config({"BM": 128, "BN": 64, "BK": 32, "GM": 8}, num_stages=4, num_warps=4),
+    triton.Config({"BM": 64, "BN": 128, "BK": 32, "GM": 8}, num_stages=4, num_warps=4),
+    triton.Config({"BM": 128, "BN": 32, "BK": 32, "GM": 8}, num_stages=4, num_warps=4),
+    triton.Config({"BM": 64, "BN": 32, "BK": 32, "GM": 8}, num_stages=5, num_warps=2),
+    triton.Config({"BM": 32, "BN": 64, "BK": 32, "GM": 8}, num_stages=5, num_warps=2),
+    triton.Config({"BM": 128, "BN": 128, "BK": 64, "GM": 8}, num_stages=3, num_warps=8),
+]
+
+
+@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "EPILOGUE"])
+@triton.jit
+def matmul_kernel(a, b, bias, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr,
+                  EPILOGUE: tl.constexpr):
+    pid = tl.program_id(0)
+    nm = tl.cdiv(M, BM)
+    nn = tl.cdiv(N, BN)
+    group = GM * nn
+    first = (pid // group) * GM
+    gm = min(nm - first, GM)
+    pm = first + ((pid % group) % gm)
+    pn = (pid % group) // gm
+    offs_am = (pm * BM + tl.arange(0, BM)) % M
+    offs_bn = (pn * BN + tl.arange(0, BN)) % N
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a + (offs_am[:, None] * sam + offs_k[None, :] * sak)
+    b_ptrs = b + (offs_k[:, None] * sbk + offs_bn[None, :] * sbn)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        y = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(x, y, acc)
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    if EPILOGUE:
+        acc = tl.maximum(acc + tl.load(bias + offs_bn)[None, :], 0.0)
+    offs_cm = pm * BM + tl.arange(0, BM)
+    offs_cn = pn * BN + tl.arange(0, BN)
+    tl.store(c + scm * offs_cm[:, None] + scn * offs_cn[None, :], acc.to(c.dtype.element_ty),
+             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+def timeit(fn, reps=None):
+    return triton.testing.do_bench(fn, return_mode="median") * 1e3
+
+
+def host_us(fn, n=50):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e6)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    p.add_argument("--shapes", default="64x256x128,128x256x256,1024x1024x1024,4096x4096x4096,"
+                   "8192x8192x8192")
+    args = p.parse_args()
+    dt = torch.float16 if args.dtype == "f16" else torch.bfloat16
+    print("workload,peer,us,tflops,host_us")
+    for shape in args.shapes.split(","):
+        M, K, N = (int(x) for x in shape.split("x"))
+        a = torch.randn(M, K, device="cuda", dtype=dt)
+        b = torch.randn(K, N, device="cuda", dtype=dt)
+        bias = torch.randn(N, device="cuda", dtype=torch.float32)
+        biasd = bias.to(dt)
+        c = torch.empty(M, N, device="cuda", dtype=dt)
+        flop = 2.0 * M * N * K
+        reps = max(3, min(200, int(2e11 / flop)))
+        for epi in (False, True):
+            grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+            run = lambda: matmul_kernel[grid](a, b, bias, c, M, N, K, a.stride(0), a.stride(1),
+                                              b.stride(0), b.stride(1), c.stride(0),
+                                              c.stride(1), EPILOGUE=epi)
+            run()
+            ref = a.float() @ b.float()
+            if epi:
+                ref = torch.relu(ref + bias)
+            assert torch.allclose(c.float(), ref, rtol=3e-2, atol=3e-1), "triton wrong"
+            name = f"{'gemm_bias_relu' if epi else 'gemm'} {args.dtype} {M}x{K}x{N}"
+            cfg = matmul_kernel.best_config
+            us = timeit(run, reps)
+            print(f"{name},triton {cfg.kwargs['BM']}x{cfg.kwargs['BN']}x{cfg.kwargs['BK']}:"
+                  f"{cfg.num_warps}:{cfg.num_stages},{us:.1f},{flop / us / 1e6:.1f},"
+                  f"{host_us(run):.1f}", flush=True)
+            peers = ([("torch_unfused", lambda: torch.relu(a @ b + biasd)),
+                      ("torch_addmm_relu", lambda: torch.relu(torch.addmm(biasd, a, b)))]
+                     if epi else [("cublas", lambda: a @ b)])
+            for peer, fn in peers:
+                us = timeit(fn, reps)
+                print(f"{name},{peer},{us:.1f},{flop / us / 1e6:.1f},{host_us(fn):.1f}",
+                      flush=True)
+
+
+main()

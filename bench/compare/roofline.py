@@ -1,0 +1,270 @@
+"""The peers of bench_roofline on a GPU: Triton's kernels of the same source (bench/roofline/
+kernels.hpp, line for line) and PyTorch, on the same shapes, timed the same way: Triton's
+do_bench (256 MB of cache cleared before every timed run, device events, median; quantiles 0.2
+and 0.8), every result checked against PyTorch in float32.
+
+Launch parameters are the tutorials': BLOCK 1024 for the elementwise kernels, one program per
+row with num_warps 8 for softmax, num_warps = min(max(BLOCK // 256, 1), 8) for the norms.
+"triton_persistent" is tutorial 02's own launch of the softmax: as many programs as fit on the
+GPU at once (from the kernel's register count), each looping over rows, with num_stages.
+
+Usage: python3 roofline.py [--quick] [--ptx DIR] [--n N,N...] [--cols N,N...] [WORKLOAD...] > peers.csv
+CSV columns: workload,size,provider,gbps,median_ms,q20_ms,q80_ms
+--ptx DIR: also writes each Triton kernel's PTX (DIR/<workload>.<size>.ptx) and its register and
+spill counts (DIR/triton_regs.csv), to compare with tritium's (TRITIUM_DUMP, ptxas -v).
+--n, --cols: the elementwise sizes and the row lengths instead of the defaults (as bench_roofline).
+"""
+import os
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from triton.testing import do_bench
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(output_ptr + offsets, x + y, mask=mask)
+
+
+@triton.jit
+def silu_mul_kernel(g_ptr, u_ptr, h_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n
+    g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
+    u = tl.load(u_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(h_ptr + offs, (g * tl.sigmoid(g) * u).to(tl.float16), mask=mask)
+
+
+@triton.jit
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
+                   BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
+    row_start = tl.program_id(0)
+    row_step = tl.num_programs(0)
+    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
+        row_start_ptr = input_ptr + row_idx * input_row_stride
+        col_offsets = tl.arange(0, BLOCK_SIZE)
+        input_ptrs = row_start_ptr + col_offsets
+        mask = col_offsets < n_cols
+        row = tl.load(input_ptrs, mask=mask, other=-float('inf'))
+        row_minus_max = row - tl.max(row, axis=0)
+        numerator = tl.exp(row_minus_max)
+        denominator = tl.sum(numerator, axis=0)
+        softmax_output = numerator / denominator
+        output_row_start_ptr = output_ptr + row_idx * output_row_stride
+        output_ptrs = output_row_start_ptr + col_offsets
+        tl.store(output_ptrs, softmax_output, mask=mask)
+
+
+@triton.jit
+def _layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    Y += row * stride
+    X += row * stride
+    mean = 0
+    _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        _mean += a
+    mean = tl.sum(_mean, axis=0) / N
+    _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.)
+        _var += x * x
+    var = tl.sum(_var, axis=0) / N
+    rstd = 1 / tl.sqrt(var + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        mask = cols < N
+        w = tl.load(W + cols, mask=mask)
+        b = tl.load(B + cols, mask=mask)
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        x_hat = (x - mean) * rstd
+        y = x_hat * w + b
+        tl.store(Y + cols, y, mask=mask)
+
+
+@triton.jit
+def layer_norm_fwd_row(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < N
+    x = tl.load(X + row * stride + cols, mask=mask, other=0.).to(tl.float32)
+    mean = tl.sum(x, axis=0) / N
+    xc = tl.where(mask, x - mean, 0.)
+    var = tl.sum(xc * xc, axis=0) / N
+    rstd = 1 / tl.sqrt(var + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    w = tl.load(W + cols, mask=mask).to(tl.float32)
+    b = tl.load(B + cols, mask=mask).to(tl.float32)
+    tl.store(Y + row * stride + cols, xc * rstd * w + b, mask=mask)
+
+
+@triton.jit
+def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.).to(tl.float32)
+    rstd = tl.rsqrt(tl.sum(x * x) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+    tl.store(y_ptr + row * n_cols + cols, (x * rstd * w).to(tl.float16), mask=mask)
+
+
+PTX_DIR = None
+
+
+def keep(workload, size, compiled):
+    """Records a compiled Triton kernel's PTX, registers and spills (with --ptx DIR)."""
+    if not PTX_DIR:
+        return
+    compiled._init_handles()  # (already done by its launch; reads n_regs and n_spills)
+    with open(os.path.join(PTX_DIR, f"{workload}.{size}.ptx"), "w") as f:
+        f.write(compiled.asm["ptx"])
+    with open(os.path.join(PTX_DIR, "triton_regs.csv"), "a") as f:
+        f.write(f"{workload},{size},{compiled.n_regs},{compiled.n_spills}\n")
+
+
+def emit(workload, size, provider, nbytes, fn):
+    ms, lo, hi = do_bench(fn, quantiles=[0.5, 0.2, 0.8])
+    print(f"{workload},{size},{provider},{nbytes / (ms * 1e-3) / 1e9:.2f},{ms:.6f},{lo:.6f},"
+          f"{hi:.6f}", flush=True)
+
+
+def check(name, got, ref, atol, rtol):
+    if not torch.allclose(got.float(), ref.float(), atol=atol, rtol=rtol):
+        err = (got.float() - ref.float()).abs().max().item()
+        sys.exit(f"roofline.py: {name}: wrong result (max difference {err})")
+
+
+def norm_warps(block):
+    return min(max(block // 256, 1), 8)
+
+
+def main():
+    global PTX_DIR
+    args = sys.argv[1:]
+    quick = "--quick" in args
+    if "--ptx" in args:
+        PTX_DIR = args[args.index("--ptx") + 1]
+        os.makedirs(PTX_DIR, exist_ok=True)
+        args.remove(PTX_DIR)
+    sizes = {}
+    for flag in ("--n", "--cols"):
+        if flag in args:
+            i = args.index(flag)
+            sizes[flag] = [int(v) for v in args[i + 1].split(",")]
+            del args[i:i + 2]
+    only = [a for a in args if not a.startswith("-")]
+    wanted = lambda w: not only or w in only
+    torch.manual_seed(0)
+    dev = "cuda"
+    flat = [1 << 16, 3 << 14] if quick else [1 << 20, 1 << 22, 1 << 24, 1 << 26]
+    cols = [1000, 4096] if quick else [512, 1024, 2048, 4096, 8192, 12288, 16384]
+    flat = sizes.get("--n", flat)
+    cols = sizes.get("--cols", cols)
+    M = 256 if quick else 4096
+    props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
+
+    if wanted("vector_add_fp32"):
+        for n in flat:
+            x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+            out = torch.empty_like(x)
+            tri = lambda: add_kernel[(triton.cdiv(n, 1024), )](x, y, out, n, BLOCK_SIZE=1024)
+            keep("vector_add_fp32", n, tri())
+            check("vector add", out, x + y, 0, 0)
+            emit("vector_add_fp32", n, "triton", 12 * n, tri)
+            emit("vector_add_fp32", n, "torch", 12 * n, lambda: torch.add(x, y, out=out))
+
+    if wanted("silu_mul_fp16"):
+        for n in flat:
+            g = (2 * torch.randn(n, device=dev)).half()
+            u = torch.randn(n, device=dev).half()
+            h = torch.empty_like(g)
+            tri = lambda: silu_mul_kernel[(triton.cdiv(n, 1024), )](g, u, h, n, BLOCK_SIZE=1024)
+            keep("silu_mul_fp16", n, tri())
+            check("silu_mul", h, torch.nn.functional.silu(g.float()) * u.float(), 2e-3, 2e-3)
+            emit("silu_mul_fp16", n, "triton", 6 * n, tri)
+            emit("silu_mul_fp16", n, "torch", 6 * n, lambda: torch.nn.functional.silu(g) * u)
+
+    if wanted("softmax_fp32"):
+        for n in cols:
+            x = 3 * torch.randn(M, n, device=dev)
+            y = torch.empty_like(x)
+            block = triton.next_power_of_2(n)
+            nbytes = 2 * x.numel() * 4
+            tri = lambda: softmax_kernel[(M, )](y, x, x.stride(0), y.stride(0), M, n, block, 4,
+                                                num_warps=8)
+            keep("softmax_fp32", n, tri())
+            check("softmax", y, torch.softmax(x, -1), 1e-6, 1e-4)
+            emit("softmax_fp32", n, "triton", nbytes, tri)
+            # Tutorial 02's launch: a persistent grid sized from the register count.
+            stages = 4 if props["max_shared_mem"] > 200000 else 2
+            k = softmax_kernel.warmup(y, x, x.stride(0), y.stride(0), M, n, BLOCK_SIZE=block,
+                                      num_stages=stages, num_warps=8, grid=(1, ))
+            k._init_handles()
+            occupancy = props["max_num_regs"] // (k.n_regs * props["warpSize"] * 8)
+            if k.metadata.shared:
+                occupancy = min(occupancy, props["max_shared_mem"] // k.metadata.shared)
+            programs = min(props["multiprocessor_count"] * max(occupancy, 1), M)
+            y.zero_()
+            per = lambda: k[(programs, 1, 1)](y, x, x.stride(0), y.stride(0), M, n, block, stages)
+            per()
+            check("softmax (persistent)", y, torch.softmax(x, -1), 1e-6, 1e-4)
+            emit("softmax_fp32", n, "triton_persistent", nbytes, per)
+            emit("softmax_fp32", n, "torch", nbytes, lambda: torch.softmax(x, -1))
+
+    for name, kernel in (("layer_norm_fp16", _layer_norm_fwd_fused),
+                         ("layer_norm_row_fp16", layer_norm_fwd_row)):
+        if not wanted(name):
+            continue
+        for n in cols:
+            x = (-2.3 + 0.5 * torch.randn(M, n, device=dev)).half()
+            w = (0.5 + 0.3 * torch.randn(n, device=dev)).half()
+            b = (0.5 + 0.3 * torch.randn(n, device=dev)).half()
+            y = torch.empty_like(x)
+            mean = torch.empty(M, device=dev)
+            rstd = torch.empty(M, device=dev)
+            block = min(65536 // 2, triton.next_power_of_2(n))
+            tri = lambda: kernel[(M, )](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5,
+                                        BLOCK_SIZE=block, num_warps=norm_warps(block))
+            keep(name, n, tri())
+            ref = torch.nn.functional.layer_norm(x.float(), (n, ), w.float(), b.float(), 1e-5)
+            check(name, y, ref, 1e-2, 0)
+            nbytes = 2 * x.numel() * 2
+            emit(name, n, "triton", nbytes, tri)
+            emit(name, n, "torch", nbytes,
+                 lambda: torch.nn.functional.layer_norm(x, (n, ), w, b, 1e-5))
+
+    if wanted("rmsnorm_fp16"):
+        for n in cols:
+            x = (-2.3 + 0.5 * torch.randn(M, n, device=dev)).half()
+            w = (0.5 + 0.3 * torch.randn(n, device=dev)).half()
+            y = torch.empty_like(x)
+            block = triton.next_power_of_2(n)
+            tri = lambda: rmsnorm_kernel[(M, )](x, w, y, n, 1e-6, BLOCK_SIZE=block,
+                                                num_warps=norm_warps(block))
+            keep("rmsnorm_fp16", n, tri())
+            xf = x.float()
+            ref = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+            check("rmsnorm", y, ref, 1e-2, 0)
+            nbytes = 2 * x.numel() * 2
+            emit("rmsnorm_fp16", n, "triton", nbytes, tri)
+            emit("rmsnorm_fp16", n, "torch", nbytes,
+                 lambda: torch.nn.functional.rms_norm(x, (n, ), w, 1e-6))
+
+
+if __name__ == "__main__":
+    main()

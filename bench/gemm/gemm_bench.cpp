@@ -1,0 +1,280 @@
+// GEMM and GEMM+bias+ReLU on the default device, for bench/RESULTS.md, beside
+// bench/compare/gemm.py (Triton's kernel of the same source, cuBLAS through PyTorch) in the
+// same GPU command.
+//
+//   bench_gemm [--dtype f16|bf16] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
+//              [--autotune] [--reps N] [--csv FILE]
+//
+// --autotune: tritium::autotune chooses among the --config list (default: examples/02's) per
+// shape, as Triton's autotuner does for its peer; the line names the winner.
+//
+// Each (shape, config) prints one CSV line: workload,peer,us,tflops,host_us. us: device time
+// per call as Triton's do_bench measures it (tritium::bench: events around each call, caches
+// cleared before it, median; --reps N fixes the timed runs); host_us: one call and its
+// synchronization, median of 21 (launch cost included: what small shapes pay). Every result
+// is checked on a sample of entries against a double-precision reference.
+#include <tritium/tritium.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tl = tritium::tl;
+using tl::_;
+using tl::None;
+
+namespace {
+
+// examples/02_fused_gemm_bias_relu.cpp's kernel (Triton's matmul tutorial with grouped
+// ordering), for fp16 or bf16 operands; EPILOGUE adds the bias and applies the ReLU.
+template <class T>
+void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, tl::ptr<T> c_ptr,
+                   tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
+                   tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
+                   tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
+                   tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
+                   tl::constexpr_<bool> EPILOGUE) {
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BLOCK_M);
+  auto num_pid_n = tl::cdiv(N, BLOCK_N);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto group_id = pid / num_pid_in_group;
+  auto first_pid_m = group_id * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+  auto pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m);
+  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  auto offs_am = (pid_m * BLOCK_M + tl::arange(0, BLOCK_M)) % M;
+  auto offs_bn = (pid_n * BLOCK_N + tl::arange(0, BLOCK_N)) % N;
+  auto offs_k = tl::arange(0, BLOCK_K);
+  auto a_ptrs = a_ptr + (offs_am[{_, None}] * stride_am + offs_k[{None, _}] * stride_ak);
+  auto b_ptrs = b_ptr + (offs_k[{_, None}] * stride_bk + offs_bn[{None, _}] * stride_bn);
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
+    auto k_remaining = K - k * BLOCK_K;
+    auto a = tl::load(a_ptrs, offs_k[{None, _}] < k_remaining, 0.0);
+    auto b = tl::load(b_ptrs, offs_k[{_, None}] < k_remaining, 0.0);
+    acc = tl::dot(a, b, acc);
+    a_ptrs += BLOCK_K * stride_ak;
+    b_ptrs += BLOCK_K * stride_bk;
+  }
+  if (EPILOGUE)
+    acc = tl::maximum(acc + tl::load(bias_ptr + offs_bn)[{None, _}], 0.f);
+  auto offs_cm = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto offs_cn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto c_ptrs = c_ptr + stride_cm * offs_cm[{_, None}] + stride_cn * offs_cn[{None, _}];
+  tl::store(c_ptrs, acc.to<tl::element_of_t<T>>(),
+            (offs_cm[{_, None}] < M) && (offs_cn[{None, _}] < N));
+}
+
+struct Config {
+  int bm, bn, bk, warps, stages;
+  std::string str() const { return fmt::format("{}x{}x{}:{}:{}", bm, bn, bk, warps, stages); }
+};
+struct Shape {
+  int m, k, n;
+};
+
+// The tile the examples use: small problems take small tiles so that every SM gets work.
+Config default_config(Shape s) {
+  if (int64_t{s.m} * s.n <= 256 * 256)
+    return {64, 64, 32, 4, 3};
+  return {128, 128, 64, 8, 3};
+}
+
+// examples/02's list.
+std::vector<Config> tuning_configs() {
+  return {{128, 256, 64, 8, 4}, {256, 128, 64, 8, 4}, {128, 128, 64, 8, 4}, {128, 128, 64, 4, 4},
+          {128, 64, 64, 4, 4},  {64, 128, 64, 4, 4},  {64, 64, 64, 4, 3},   {128, 128, 32, 4, 3}};
+}
+
+tritium::Config to_tuned(const Config& c) {
+  return {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}}, c.warps, c.stages};
+}
+
+template <class H>
+double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, bool* ok,
+           double* host_us, std::string* chosen, const std::vector<Config>* tune = nullptr) {
+  std::mt19937 rng(s.m + 3 * s.n + 7 * s.k);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<H> ha(size_t(s.m) * s.k), hb(size_t(s.k) * s.n);
+  std::vector<float> hbias(s.n);
+  for (auto& v : ha)
+    v = H(dist(rng));
+  for (auto& v : hb)
+    v = H(dist(rng));
+  for (auto& v : hbias)
+    v = dist(rng);
+  auto a = dev.from_host(ha), b = dev.from_host(hb);
+  auto bias = dev.from_host(hbias);
+  auto c = dev.alloc<H>(size_t(s.m) * s.n);
+  using T = std::conditional_t<std::is_same_v<H, tritium::half>, tl::f16, tl::bf16>;
+  static auto kernel = tritium::jit(matmul_kernel<T>, "matmul_kernel");
+  std::function<void()> launch;
+  if (tune) {
+    std::vector<tritium::Config> configs;
+    for (const Config& c : *tune)
+      configs.push_back(to_tuned(c));
+    static auto tuned = tritium::autotune(matmul_kernel<T>, "matmul_kernel", configs);
+    const std::string key = fmt::format("{}x{}x{} epilogue={}", s.m, s.k, s.n, epilogue);
+    auto go = [&a, &b, &bias, &c, s, epilogue](auto& k, const tritium::Config& t) {
+      const int grid = tritium::cdiv(s.m, int(t["BM"])) * tritium::cdiv(s.n, int(t["BN"]));
+      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, t["BM"], t["BN"], t["BK"], 8,
+                epilogue);
+    };
+    const tritium::Config& best = tuned.best(key, go, dev);
+    *chosen = fmt::format("{}x{}x{}:{}:{}", best["BM"], best["BN"], best["BK"], best.num_warps,
+                          best.num_stages);
+    launch = [&tuned, key, go, &dev] { tuned(key, go, dev); };
+  } else {
+    kernel.options({.num_warps = cfg.warps, .num_stages = cfg.stages});
+    const int grid = tritium::cdiv(s.m, cfg.bm) * tritium::cdiv(s.n, cfg.bn);
+    launch = [&, grid] {
+      kernel[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, cfg.bm, cfg.bn, cfg.bk,
+                     8, epilogue);
+    };
+    *chosen = cfg.str();
+  }
+  launch();
+  dev.synchronize();
+  // A sample of entries against a double reference.
+  std::vector<H> got = c.to_host();
+  double max_err = 0, max_ref = 1e-30;
+  for (int t = 0; t < 256; ++t) {
+    size_t i = rng() % s.m, j = rng() % s.n;
+    double acc = 0;
+    for (int k = 0; k < s.k; ++k)
+      acc += double(float(ha[i * s.k + k])) * double(float(hb[size_t(k) * s.n + j]));
+    if (epilogue)
+      acc = std::max(acc + hbias[j], 0.0);
+    max_ref = std::max(max_ref, std::fabs(acc));
+    max_err = std::max(max_err, std::fabs(double(float(got[i * s.n + j])) - acc));
+  }
+  const double bound = std::is_same_v<H, tritium::half> ? 4e-3 : 2e-2;
+  *ok = max_err / max_ref <= bound;
+  // Device time as Triton's do_bench measures it (events around each call, caches cleared
+  // before it, median); host time: one call and its synchronization, median of 21.
+  tritium::BenchOptions opts;
+  if (reps > 0)
+    opts.reps = reps;
+  *host_us = 0;
+  std::vector<double> host;
+  for (int i = 0; i < 21; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    launch();
+    dev.synchronize();
+    host.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(host.begin(), host.end());
+  *host_us = host[host.size() / 2];
+  return tritium::bench(dev, launch, opts).median_ms * 1e3;
+}
+
+template <class T>
+std::vector<T> parse_list(const std::string& s, T (*one)(const std::string&)) {
+  std::vector<T> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    out.push_back(one(item));
+  return out;
+}
+
+Shape parse_shape(const std::string& s) {
+  Shape r{};
+  if (std::sscanf(s.c_str(), "%dx%dx%d", &r.m, &r.k, &r.n) != 3 || r.m <= 0 || r.k <= 0 || r.n <= 0)
+    throw tritium::Error(fmt::format("--shapes: '{}' is not MxKxN", s));
+  return r;
+}
+
+Config parse_config(const std::string& s) {
+  Config c{};
+  if (std::sscanf(s.c_str(), "%dx%dx%d:%d:%d", &c.bm, &c.bn, &c.bk, &c.warps, &c.stages) != 5)
+    throw tritium::Error(fmt::format("--config: '{}' is not BMxBNxBK:warps:stages", s));
+  return c;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::string dtype = "f16", csv;
+    std::vector<Shape> shapes{{64, 256, 128},
+                              {128, 256, 256},
+                              {1024, 1024, 1024},
+                              {4096, 4096, 4096},
+                              {8192, 8192, 8192}};
+    std::vector<Config> configs;
+    int reps = -1; // tritium::bench's budget
+    bool autotune = false;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc)
+          throw tritium::Error(fmt::format("{} needs a value", a));
+        return argv[++i];
+      };
+      if (a == "--dtype")
+        dtype = value();
+      else if (a == "--shapes")
+        shapes = parse_list<Shape>(value(), parse_shape);
+      else if (a == "--config")
+        configs = parse_list<Config>(value(), parse_config);
+      else if (a == "--autotune")
+        autotune = true;
+      else if (a == "--reps")
+        reps = std::max(1, std::atoi(value().c_str()));
+      else if (a == "--csv")
+        csv = value();
+      else
+        throw tritium::Error(fmt::format("unknown argument '{}' (see the file's header)", a));
+    }
+    if (dtype != "f16" && dtype != "bf16")
+      throw tritium::Error(fmt::format("--dtype {}: expected f16 or bf16", dtype));
+    auto dev = tritium::default_device();
+    FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
+    fmt::print("workload,peer,us,tflops,host_us\n");
+    bool all_ok = true;
+    for (Shape s : shapes)
+      for (bool epi : {false, true}) {
+        std::vector<Config> list =
+            configs.empty() ? std::vector<Config>{default_config(s)} : configs;
+        const std::vector<Config> tune_list = configs.empty() ? tuning_configs() : configs;
+        if (autotune)
+          list = {list.front()}; // one line: the autotuner's choice
+        for (Config cfg : list) {
+          bool ok = false;
+          std::string chosen;
+          double host = 0;
+          const std::vector<Config>* tune = autotune ? &tune_list : nullptr;
+          double us =
+              dtype == "f16"
+                  ? run<tritium::half>(dev, s, cfg, epi, reps, &ok, &host, &chosen, tune)
+                  : run<tritium::bfloat16>(dev, s, cfg, epi, reps, &ok, &host, &chosen, tune);
+          double tflops = 2.0 * s.m * s.n * s.k / (us * 1e-6) / 1e12;
+          std::string line = fmt::format("{} {} {}x{}x{},tritium {},{:.1f},{:.1f},{:.1f}{}",
+                                         epi ? "gemm_bias_relu" : "gemm", dtype, s.m, s.k, s.n,
+                                         (autotune ? "autotuned " : "") + chosen, us, tflops, host,
+                                         ok ? "" : ",WRONG");
+          fmt::print("{}\n", line);
+          if (out)
+            fmt::print(out, "{}\n", line);
+          all_ok = all_ok && ok;
+        }
+      }
+    if (out)
+      std::fclose(out);
+    return all_ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_gemm: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,80 @@
+// Elementwise ops: register i of the result from register i of each operand, one scalar
+// instruction sequence per register from the shared element semantics (codegen/llvm/scalar.hpp).
+// What the GPU decides for itself: f16/bf16 stay in half / bfloat registers, and math functions
+// come from the target (TargetInfo::math), on f32 for the 16-bit types; f32 `/` is the target's
+// (TargetInfo::fdiv: Triton's approximate quotient) unless the op asks for rounding (div_rn).
+#include "gpu/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace tritium::gpu {
+
+using ir::DType;
+using ir::OpKind;
+using ir::ScalarKind;
+
+void Lowering::elementwise(const ir::Op& op) {
+  int n = nregs(op.result());
+  // Registers that AxisInfo knows hold equal values (an aligned run of consecutive registers
+  // over consecutive elements, within a run of equal ones) are computed once: a mask
+  // `cols < N` over 8 elements per thread is one compare, not eight.
+  int run = 1;
+  if (!op.result()->type.is_scalar()) {
+    LinearLayout d = dist(op.result());
+    if (!d.reg.empty() && LinearLayout::dim_of(d.reg[0]) >= 0) {
+      int k = LinearLayout::dim_of(d.reg[0]);
+      int64_t c = axis_info(op.result()).constancy[k];
+      while (run * 2 <= std::min<int64_t>(c, d.contiguous_regs(k)))
+        run *= 2;
+    }
+  }
+  Regs r;
+  // f32 -> f16/bf16 two at a time where the target rounds pairs in one instruction (NVIDIA's
+  // cvt.rn.f16x2.f32: one instruction for two conversions and a pack; the same rounding).
+  const DType from = op.operand(0)->type.elem, to = op.result()->type.elem;
+  if (op.kind == OpKind::Cast && run == 1 && n % 2 == 0 && from.kind == ScalarKind::F32 &&
+      (to.kind == ScalarKind::F16 || to.kind == ScalarKind::BF16)) {
+    const Regs& x = get(op.operand(0));
+    for (int i = 0; i < n; i += 2) {
+      LV* v = ti_.fptrunc_pair(b_, x[i], x[i + 1], type(to));
+      if (!v) {
+        r.clear();
+        break;
+      }
+      r.push_back(b_.CreateExtractElement(v, uint64_t{0}));
+      r.push_back(b_.CreateExtractElement(v, uint64_t{1}));
+    }
+    if (!r.empty())
+      return set(op.result(), std::move(r));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (i % run) {
+      r.push_back(r[i - i % run]);
+      continue;
+    }
+    std::vector<LV*> a;
+    for (const ir::Value* v : op.operands)
+      a.push_back(get(v)[v->type.is_scalar() ? 0 : i]);
+    if (op.kind == OpKind::Div && from.kind == ScalarKind::F32 && !op.int_attr("rn", 0))
+      r.push_back(ti_.fdiv(b_, a[0], a[1]));
+    else
+      r.push_back(scalar_.elementwise(op, a));
+  }
+  set(op.result(), std::move(r));
+}
+
+LV* Lowering::math(ir::OpKind kind, DType t, const std::vector<LV*>& args, const ir::Op& op) {
+  if (kind == ir::OpKind::Rsqrt) {
+    LV* x = args[0];
+    return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0),
+                         b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+  }
+  const bool narrow = t.bits() < 32;
+  std::vector<LV*> wide;
+  for (LV* a : args)
+    wide.push_back(narrow ? b_.CreateFPExt(a, b_.getFloatTy()) : a);
+  LV* r = ti_.math(b_, kind, wide, op);
+  return narrow ? b_.CreateFPTrunc(r, type(t)) : r;
+}
+
+} // namespace tritium::gpu

@@ -1,0 +1,343 @@
+// Loads, stores and atomics: vectorized to the AxisInfo width, masked by branches or, where the
+// target has them, by buffer instructions or predicated instructions.
+#include "gpu/lowering.hpp"
+
+#include <algorithm>
+
+namespace tritium::gpu {
+
+using ir::DType;
+using ir::OpKind;
+using ir::ScalarKind;
+
+// Whether an integer value is known to be >= 0 (i32 arithmetic is assumed not to overflow,
+// as Triton's AMD buffer-op conversion assumes).
+bool Lowering::nonneg(const ir::Value* v) {
+  if (auto it = nonneg_.find(v); it != nonneg_.end())
+    return it->second;
+  bool r = false;
+  if (const ir::Op* d = v->def) {
+    auto all = [&] {
+      for (const ir::Value* o : d->operands)
+        if (!nonneg(o))
+          return false;
+      return true;
+    };
+    switch (d->kind) {
+    case OpKind::ProgramId:
+    case OpKind::NumPrograms:
+      r = true;
+      break;
+    case OpKind::Arange:
+      r = d->int_attr("start") >= 0;
+      break;
+    case OpKind::Constant:
+      r = std::holds_alternative<int64_t>(d->attrs.at("value")) &&
+          std::get<int64_t>(d->attrs.at("value")) >= 0;
+      break;
+    case OpKind::Splat:
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::ConvertLayout:
+    case OpKind::Hint:
+    case OpKind::Add:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Rem:
+    case OpKind::Min:
+    case OpKind::Max:
+      r = all();
+      break;
+    case OpKind::And:
+      r = nonneg(d->operands[0]) || nonneg(d->operands[1]);
+      break;
+    default:
+      break;
+    }
+  } else if (v->block == &f_.entry()) {
+    const ir::ArgInfo& a = f_.arg_info.at(v->index);
+    r = a.is_constant && a.constant >= 0;
+  }
+  return nonneg_[v] = r;
+}
+
+void Lowering::track_base_offset(const ir::Op& op) {
+  const ir::Value *p = op.operand(0), *o = op.operand(1);
+  if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32 || !nonneg(o))
+    return;
+  const Regs& off = get(o);
+  if (p->def && p->def->kind == OpKind::Splat && within_2gib(p->def->operand(0))) {
+    split_[op.result()] = {get(p->def->operand(0))[0], off};
+  } else if (auto it = split_.find(p); it != split_.end()) {
+    BaseOffset s = it->second;
+    for (size_t i = 0; i < off.size(); ++i)
+      s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", true, true);
+    split_[op.result()] = std::move(s);
+  }
+}
+
+// A scalar pointer at a non-negative offset into a kernel argument's buffer of less than
+// 2 GiB: in-bounds accesses from it are less than 2^31 bytes away.
+bool Lowering::within_2gib(const ir::Value* p) {
+  while (p->def && p->def->kind == OpKind::AddPtr && nonneg(p->def->operand(1)))
+    p = p->def->operand(0);
+  return !p->def && p->block == &f_.entry() && f_.arg_info.at(p->index).range32;
+}
+
+LV* Lowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
+  return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", true, true);
+}
+
+// Elements per vector access: contiguity and alignment of the pointers (AxisInfo), the
+// layout's run per thread, the mask's constancy, at most 128 bits.
+int Lowering::vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
+                           DType elem) {
+  if (elem.is_bool() || d.reg.empty())
+    return 1;
+  int k = LinearLayout::dim_of(d.reg[0]);
+  if (k < 0)
+    return 1;
+  int64_t run = d.contiguous_regs(k);
+  const AxisInfo& pi = axis_info(ptr);
+  int64_t eb = mem_bytes(elem);
+  int64_t v = std::min<int64_t>(
+      {run, pi.contiguity[k], std::max<int64_t>(1, pi.divisibility[k] / eb), 16 / eb});
+  if (mask)
+    v = std::min(v, axis_info(mask).constancy[k]);
+  v = std::max<int64_t>(1, v);
+  while (!is_pow2(v))
+    --v;
+  return static_cast<int>(v);
+}
+
+const AxisInfo& Lowering::axis_info(const ir::Value* v) {
+  auto it = axis_.find(v);
+  if (it == axis_.end()) {
+    AxisInfo u;
+    int n = std::max(1, v->type.rank());
+    u.contiguity = u.divisibility = u.constancy = std::vector<int64_t>(n, 1);
+    it = axis_.emplace(v, u).first;
+  }
+  return it->second;
+}
+
+void Lowering::load(const ir::Op& op) {
+  const ir::Value* ptr = op.operand(0);
+  DType e = op.result()->type.elem;
+  const Regs& p = get(ptr);
+  const Regs* mask = op.operands.size() > 1 ? &get(op.operand(1)) : nullptr;
+  const Regs* other = op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
+  bool vol = op.int_attr("volatile", 0) != 0;
+  if (ptr->type.is_scalar()) {
+    LV* zero = llvm::Constant::getNullValue(type(e));
+    LV* v = guarded(
+        mask ? (*mask)[0] : nullptr,
+        [&] {
+          auto* l = b_.CreateLoad(mem_type(e), p[0], vol);
+          return from_mem(l, e);
+        },
+        other ? (*other)[0] : zero);
+    return set(op.result(), {v});
+  }
+  LinearLayout d = dist(ptr);
+  int vec = vector_width(ptr, op.operands.size() > 1 ? op.operand(1) : nullptr, d, e);
+  int64_t eb = mem_bytes(e);
+  Regs out(p.size());
+  for (size_t r = 0; r < p.size(); r += vec) {
+    llvm::Type* vt = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
+    LV* fallback = llvm::Constant::getNullValue(vt);
+    if (other) {
+      fallback = llvm::PoisonValue::get(vt);
+      for (int k = 0; k < vec; ++k) {
+        LV* o = to_mem((*other)[r + k], e);
+        fallback = vec == 1 ? o : b_.CreateInsertElement(fallback, o, k);
+      }
+    }
+    LV* v = nullptr;
+    if (auto it = split_.find(ptr); it != split_.end() && !vol) {
+      v = ti_.buffer_load(b_, vt, it->second.base, byte_offset(it->second, r, eb),
+                          mask ? (*mask)[r] : nullptr);
+      if (v && other && mask)
+        v = b_.CreateSelect((*mask)[r], v, fallback);
+    }
+    if (!v && mask && !vol)
+      v = ti_.masked_load(b_, vt, p[r], (*mask)[r], fallback); // zero without `other`
+    if (!v)
+      v = guarded(
+          mask ? (*mask)[r] : nullptr,
+          [&] {
+            auto* l = b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec), vol);
+            return static_cast<LV*>(l);
+          },
+          fallback);
+    for (int k = 0; k < vec; ++k)
+      out[r + k] = from_mem(vec == 1 ? v : b_.CreateExtractElement(v, k), e);
+  }
+  set(op.result(), std::move(out));
+}
+
+void Lowering::store(const ir::Op& op) {
+  const ir::Value* ptr = op.operand(0);
+  DType e = op.operand(1)->type.elem;
+  const Regs &p = get(ptr), &val = get(op.operand(1));
+  const Regs* mask = op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
+  int vec = ptr->type.is_scalar()
+                ? 1
+                : vector_width(ptr, op.operands.size() > 2 ? op.operand(2) : nullptr, dist(ptr), e);
+  int64_t eb = mem_bytes(e);
+  auto split = ptr->type.is_scalar() ? split_.end() : split_.find(ptr);
+  // Only the thread that owns an element stores it (as Triton masks redundant data): a replica
+  // that loaded the same address later than the owner's store would otherwise write a value
+  // computed from the new contents (x = load(p); store(p, x + 1) added once per replica).
+  LV* owner = nullptr;
+  if (ptr->type.is_scalar()) {
+    owner = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+  } else if (LinearLayout d = dist(ptr); d.replica_lane_mask() || d.replica_warp_mask()) {
+    owner = is_owner(d);
+  }
+  for (size_t r = 0; r < p.size(); r += vec) {
+    LV* cond = mask ? (owner ? b_.CreateAnd(owner, (*mask)[r]) : (*mask)[r]) : owner;
+    auto value = [&] {
+      LV* v = to_mem(val[r], e);
+      if (vec > 1) {
+        v = llvm::PoisonValue::get(llvm::FixedVectorType::get(mem_type(e), vec));
+        for (int k = 0; k < vec; ++k)
+          v = b_.CreateInsertElement(v, to_mem(val[r + k], e), k);
+      }
+      return v;
+    };
+    if (split != split_.end() &&
+        ti_.buffer_store(b_, value(), split->second.base, byte_offset(split->second, r, eb), cond))
+      continue;
+    if (mask && ti_.masked_store(b_, value(), p[r], (*mask)[r]))
+      continue;
+    guarded(
+        cond,
+        [&]() -> LV* {
+          b_.CreateAlignedStore(value(), p[r], llvm::Align(eb * vec));
+          return nullptr;
+        },
+        nullptr);
+  }
+}
+
+void Lowering::atomic(const ir::Op& op) {
+  const ir::Value* ptr = op.operand(0);
+  const ir::Value* res = op.result();
+  DType e = res->type.elem;
+  const Regs& p = get(ptr);
+  bool cas = op.kind == OpKind::AtomicCas;
+  const Regs& val = get(op.operand(cas ? 2 : 1));
+  const Regs* cmp = cas ? &get(op.operand(1)) : nullptr;
+  const Regs* mask = !cas && op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
+  auto ordering = llvm::AtomicOrdering::AcquireRelease;
+  switch (op.enum_attr<ir::MemSem>(ir::MemSem::AcqRel)) {
+  case ir::MemSem::Relaxed:
+    ordering = llvm::AtomicOrdering::Monotonic;
+    break;
+  case ir::MemSem::Acquire:
+    ordering = llvm::AtomicOrdering::Acquire;
+    break;
+  case ir::MemSem::Release:
+    ordering = llvm::AtomicOrdering::Release;
+    break;
+  case ir::MemSem::AcqRel:
+    break;
+  }
+  auto ssid = ti_.sync_scope(ctx_, op.enum_attr<ir::MemScope>(ir::MemScope::Gpu));
+  // Each element is updated once: only the thread that owns it (no replica) issues it.
+  LinearLayout d;
+  LV* owner;
+  if (ptr->type.is_scalar()) {
+    owner = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+    // A scalar is one value for the whole program, but every thread loads it: without this
+    // barrier thread 0 could update the address before a slower thread has read the value
+    // the program read, and the threads would disagree on it (count == 0 then branches
+    // apart in Triton's layer norm backward, and the barriers below deadlock).
+    ti_.barrier(b_);
+  } else {
+    d = dist(ptr);
+    owner = is_owner(d);
+  }
+  Regs out;
+  for (size_t r = 0; r < p.size(); ++r) {
+    LV* cond = mask ? b_.CreateAnd(owner, (*mask)[r]) : owner;
+    LV* zero = llvm::Constant::getNullValue(type(e));
+    out.push_back(guarded(
+        cond,
+        [&]() -> LV* {
+          if (cas) {
+            auto* x = b_.CreateAtomicCmpXchg(p[r], (*cmp)[r], val[r], llvm::MaybeAlign(),
+                                             ordering == llvm::AtomicOrdering::Release
+                                                 ? llvm::AtomicOrdering::Release
+                                                 : ordering,
+                                             ordering == llvm::AtomicOrdering::AcquireRelease ||
+                                                     ordering == llvm::AtomicOrdering::Release
+                                                 ? llvm::AtomicOrdering::Acquire
+                                                 : llvm::AtomicOrdering::Monotonic,
+                                             ssid);
+            if (ordering == llvm::AtomicOrdering::Release)
+              x->setFailureOrdering(llvm::AtomicOrdering::Monotonic);
+            return b_.CreateExtractValue(x, 0);
+          }
+          return b_.CreateAtomicRMW(rmw_kind(op, e), p[r], val[r], llvm::MaybeAlign(), ordering,
+                                    ssid);
+        },
+        zero));
+  }
+  // The old values reach the replicas through shared memory.
+  ti_.barrier(b_);
+  int64_t eb = mem_bytes(e);
+  if (ptr->type.is_scalar()) {
+    guarded(
+        owner,
+        [&]() -> LV* {
+          b_.CreateStore(to_mem(out[0], e), smem_ptr(b_.getInt32(0), 0, eb));
+          return nullptr;
+        },
+        nullptr);
+    need_shared(16);
+    ti_.barrier(b_);
+    return set(res, {from_smem(e, b_.getInt32(0), 0)});
+  }
+  for (int r = 0; r < d.num_regs(); ++r) {
+    LV* idx = linear(coords(d, r), ptr->type.shape);
+    guarded(
+        owner,
+        [&]() -> LV* {
+          b_.CreateStore(to_mem(out[r], e), smem_ptr(idx, 0, eb));
+          return nullptr;
+        },
+        nullptr);
+  }
+  need_shared(align16(ptr->type.numel() * eb));
+  ti_.barrier(b_);
+  Regs fin;
+  for (int r = 0; r < d.num_regs(); ++r)
+    fin.push_back(from_smem(e, linear(coords(d, r), ptr->type.shape), 0));
+  set(res, std::move(fin));
+}
+
+llvm::AtomicRMWInst::BinOp Lowering::rmw_kind(const ir::Op& op, DType e) {
+  using B = llvm::AtomicRMWInst::BinOp;
+  bool f = e.is_float(), u = e.is_unsigned();
+  switch (op.enum_attr<ir::AtomicOp>()) {
+  case ir::AtomicOp::Add:
+    return f ? B::FAdd : B::Add;
+  case ir::AtomicOp::Max:
+    return f ? B::FMax : u ? B::UMax : B::Max;
+  case ir::AtomicOp::Min:
+    return f ? B::FMin : u ? B::UMin : B::Min;
+  case ir::AtomicOp::And:
+    return B::And;
+  case ir::AtomicOp::Or:
+    return B::Or;
+  case ir::AtomicOp::Xor:
+    return B::Xor;
+  case ir::AtomicOp::Xchg:
+    return B::Xchg;
+  }
+  return B::Xchg;
+}
+
+} // namespace tritium::gpu

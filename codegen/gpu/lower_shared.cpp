@@ -1,0 +1,323 @@
+// Shared memory buffers (local_alloc, memdesc_index), asynchronous copies into them
+// (async_copy, async_commit, async_wait) and loads from them into registers (local_load: ldmatrix
+// for matrix-instruction operands where the target has it). A value with a SharedLayout is
+// one register: its address.
+#include "gpu/lowering.hpp"
+
+namespace tritium::gpu {
+
+using ir::DType;
+using ir::OpKind;
+
+namespace {
+
+const SharedLayout& shared_of(const ir::Value* v) {
+  auto* s = dynamic_cast<const SharedLayout*>(v->type.layout.get());
+  if (!s)
+    throw Error("GPU lowering: a shared-memory op on a value that is not in shared memory "
+                "(internal: pipeline pass)");
+  return *s;
+}
+
+int64_t tile_numel(const ir::Type& t) {
+  int64_t n = 1;
+  for (size_t d = t.shape.size() - 2; d < t.shape.size(); ++d)
+    n *= t.shape[d];
+  return n;
+}
+
+} // namespace
+
+// Buffers get fixed offsets from the start of shared memory, before any scratch use; aligned
+// to 1024 bytes (what the 128-byte swizzle of TMA and wgmma needs).
+void Lowering::plan_buffers() {
+  std::vector<const ir::Op*> allocs;
+  std::function<void(const ir::Block&)> walk = [&](const ir::Block& blk) {
+    for (const auto& op : blk.ops) {
+      if (op->kind == OpKind::LocalAlloc)
+        allocs.push_back(op.get());
+      for (const auto& r : op->regions)
+        walk(*r->block);
+    }
+  };
+  walk(f_.entry());
+  // A conversion into shared memory (a wgmma operand not pipelined) has a tile of its own.
+  std::function<void(const ir::Block&)> converts = [&](const ir::Block& blk) {
+    for (const auto& op : blk.ops) {
+      if (op->kind == OpKind::ConvertLayout &&
+          dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()))
+        allocs.push_back(op.get());
+      for (const auto& r : op->regions)
+        converts(*r->block);
+    }
+  };
+  converts(f_.entry());
+  for (const ir::Op* a : allocs) {
+    buffer_offset_[a] = buffers_bytes_;
+    const ir::Type& t = a->result()->type;
+    buffers_bytes_ += (t.numel() * mem_bytes(t.elem) + 1023) / 1024 * 1024;
+  }
+}
+
+// The address of the element at `coords` (the tile's two dimensions) in a tile at `base`.
+LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords) {
+  auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
+  const int rank = tile.rank();
+  const int fast = s->order[0], slow = s->order[1];
+  LV* row = coords[rank - 2 + slow];
+  LV* col = coords[rank - 2 + fast];
+  int64_t cols = tile.shape[rank - 2 + fast];
+  const int64_t rows = tile.shape[rank - 2 + slow];
+  LV* block = nullptr;
+  if (s->block_cols && s->block_cols < cols) {
+    block = b_.CreateLShr(col, log2_exact(s->block_cols));
+    col = b_.CreateAnd(col, static_cast<uint64_t>(s->block_cols - 1));
+    cols = s->block_cols;
+  }
+  LV* phase = b_.CreateAnd(b_.CreateLShr(row, log2_exact(s->per_phase)),
+                           static_cast<uint64_t>(s->max_phase - 1));
+  LV* chunk = b_.CreateXor(b_.CreateLShr(col, log2_exact(s->vec)), phase);
+  LV* idx = b_.CreateOr(b_.CreateShl(chunk, log2_exact(s->vec)),
+                        b_.CreateAnd(col, static_cast<uint64_t>(s->vec - 1)));
+  idx = b_.CreateAdd(b_.CreateShl(row, log2_exact(cols)), idx);
+  if (block)
+    idx = b_.CreateAdd(idx, b_.CreateShl(block, log2_exact(cols * rows)));
+  LV* bytes = b_.CreateMul(idx, b_.getInt32(static_cast<uint32_t>(mem_bytes(tile.elem))));
+  return b_.CreateGEP(b_.getInt8Ty(), base, bytes);
+}
+
+// Registers into a tile of their own: after every earlier reader of it is done, and published
+// to the asynchronous readers (wgmma) before the barrier.
+void Lowering::store_to_shared(const ir::Op& op) {
+  const ir::Value* x = op.operand(0);
+  const ir::Value* res = op.result();
+  LV* base = b_.CreateGEP(b_.getInt8Ty(), ti_.shared_memory_base(b_),
+                          b_.getInt32(static_cast<uint32_t>(buffer_offset_.at(&op))));
+  ti_.barrier(b_);
+  LinearLayout d = dist(x);
+  const Regs& regs = get(x);
+  for (int r = 0; r < d.num_regs(); ++r)
+    b_.CreateStore(to_mem(regs[r], x->type.elem), shared_addr(base, res->type, coords(d, r)));
+  ti_.fence_shared_for_async(b_);
+  ti_.barrier(b_);
+  set(res, {base});
+}
+
+void Lowering::local_alloc(const ir::Op& op) {
+  LV* base = ti_.shared_memory_base(b_);
+  set(op.result(), {b_.CreateGEP(b_.getInt8Ty(), base,
+                                 b_.getInt32(static_cast<uint32_t>(buffer_offset_.at(&op))))});
+}
+
+void Lowering::memdesc_index(const ir::Op& op) {
+  const ir::Type& t = op.operand(0)->type;
+  const int64_t tile_bytes = tile_numel(t) * mem_bytes(t.elem);
+  LV* off = b_.CreateMul(get(op.operand(1))[0], b_.getInt32(static_cast<uint32_t>(tile_bytes)));
+  set(op.result(), {b_.CreateGEP(b_.getInt8Ty(), get(op.operand(0))[0], off)});
+}
+
+// Each thread copies the vectors its layout of the pointers gives it, into the swizzled tile.
+void Lowering::async_copy(const ir::Op& op) {
+  const ir::Value* buf = op.operand(0);
+  const ir::Value* ptr = op.operand(1);
+  const ir::Value* mask = op.operands.size() > 2 ? op.operand(2) : nullptr;
+  shared_of(buf);
+  const DType e = buf->type.elem;
+  const int64_t eb = mem_bytes(e);
+  LinearLayout d = dist(ptr);
+  int vec = vector_width(ptr, mask, d, e);
+  // A vector stays inside one swizzled chunk.
+  vec = std::min(vec, shared_of(buf).vec);
+  const Regs& p = get(ptr);
+  const Regs* m = mask ? &get(mask) : nullptr;
+  LV* base = get(buf)[0];
+  // Whether a vector of the pointers' layout is also contiguous in the tile.
+  const int fast = buf->type.rank() - 2 + shared_of(buf).order[0];
+  const bool same_run = d.reg.empty() || LinearLayout::dim_of(d.reg[0]) == fast;
+  for (int r = 0; r < d.num_regs(); r += vec) {
+    LV* dst = shared_addr(base, buf->type, coords(d, r));
+    LV* pred = m ? (*m)[r] : nullptr;
+    if (ti_.has_async_copy() && vec * eb >= 4 && same_run) {
+      ti_.async_copy(b_, dst, p[r], static_cast<int>(vec * eb), pred);
+      continue;
+    }
+    // Through registers (targets without async copies, copies narrower than cp.async's 4
+    // bytes, tiles stored transposed): load now, zeros where masked; store at the commit.
+    llvm::Type* vt = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
+    LV* zero = llvm::Constant::getNullValue(vt);
+    LV* v = guarded(
+        pred,
+        [&] { return static_cast<LV*>(b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec))); },
+        zero);
+    if (same_run || vec == 1) {
+      deferred_.push_back({dst, v});
+      continue;
+    }
+    for (int k = 0; k < vec; ++k)
+      deferred_.push_back(
+          {shared_addr(base, buf->type, coords(d, r + k)), b_.CreateExtractElement(v, k)});
+  }
+}
+
+void Lowering::async_commit(const ir::Op&) {
+  for (const DeferredStore& s : deferred_)
+    b_.CreateStore(s.value, s.dst);
+  deferred_.clear();
+  if (ti_.has_async_copy())
+    ti_.async_commit(b_);
+}
+
+void Lowering::async_wait(const ir::Op& op) {
+  if (!deferred_.empty())
+    fail(op, "async copies without a commit before the wait (internal: pipeline pass)");
+  ti_.async_wait(b_, static_cast<int>(op.int_attr("pending")));
+  if (op.int_attr("pending") == 0 && wgmma_in_flight_)
+    ti_.mma_shared_wait(b_, 0);
+  ti_.barrier(b_);
+}
+
+void Lowering::local_load(const ir::Op& op) {
+  const ir::Value* r = op.result();
+  const int n = dist(r).num_regs();
+  // Read by one dot in this block only: load its fragments where the dot needs them.
+  const ir::Op* user = nullptr;
+  int uses = 0;
+  for (const auto& o : op.parent->ops)
+    for (const ir::Value* v : o->operands)
+      if (v == r) {
+        user = o.get();
+        ++uses;
+      }
+  if (uses == 1 && user->kind == OpKind::Dot && r->type.rank() == 2) {
+    lazy_[r] = Lazy{&op, Regs(n, nullptr)};
+    return set(r, Regs(n, nullptr));
+  }
+  if (local_load_ldmatrix(op))
+    return;
+  Regs out;
+  for (int r0 = 0; r0 < n;) {
+    Regs e = shared_run(op, r0);
+    out.insert(out.end(), e.begin(), e.end());
+    r0 += static_cast<int>(e.size());
+  }
+  set(r, std::move(out));
+}
+
+// Registers from r0 on that sit next to each other in one swizzled chunk, by one vector load
+// (at most 16 bytes).
+Regs Lowering::shared_run(const ir::Op& op, int r0) {
+  const ir::Value* buf = op.operand(0);
+  const ir::Value* res = op.result();
+  const SharedLayout& s = shared_of(buf);
+  LinearLayout d = dist(res);
+  const DType e = res->type.elem;
+  const int fast = res->type.rank() - 2 + s.order[0];
+  int vec = std::min<int>({d.contiguous_regs(fast), s.vec, static_cast<int>(16 / mem_bytes(e))});
+  if (e.is_bool())
+    vec = 1;
+  vec = std::max(1, vec);
+  r0 = r0 / vec * vec;
+  llvm::Type* t = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
+  LV* v = b_.CreateAlignedLoad(t, shared_addr(get(buf)[0], buf->type, coords(d, r0)),
+                               llvm::Align(mem_bytes(e) * vec));
+  Regs out;
+  for (int k = 0; k < vec; ++k)
+    out.push_back(from_mem(vec == 1 ? v : b_.CreateExtractElement(v, k), e));
+  return out;
+}
+
+// Operands of mma.sync with 16-bit elements: ldmatrix reads four (or two) 8x8 matrices per
+// instruction, each lane receiving exactly its fragment words. A word's two elements are
+// consecutive along K; where K is the tile's contiguous dimension the matrices are read as
+// stored, else transposed.
+bool Lowering::ldmatrix_ok(const ir::Op& op) {
+  const ir::Value* res = op.result();
+  auto* dot_op = dynamic_cast<const DotOperandLayout*>(res->type.layout.get());
+  auto* mma = dot_op ? dynamic_cast<const MmaLayout*>(dot_op->parent.get()) : nullptr;
+  if (!ti_.has_ldmatrix() || !mma || mma->unit != MatrixUnit::MmaSync ||
+      mem_bytes(res->type.elem) != 2 || shared_of(op.operand(0)).vec < 8 || res->type.rank() != 2)
+    return false;
+  LinearLayout d = dist(res);
+  return d.num_regs() % 4 == 0 && d.reg.size() >= 2;
+}
+
+// Registers [r0, r0 + 2 * count) of a local_load's result, by one ldmatrix of `count` matrices.
+Regs Lowering::ldmatrix_group(const ir::Op& op, int r0, int count) {
+  const ir::Value* buf = op.operand(0);
+  const ir::Value* res = op.result();
+  auto* dot_op = dynamic_cast<const DotOperandLayout*>(res->type.layout.get());
+  LinearLayout d = dist(res);
+  const int k_dim = dot_op->op_idx == 0 ? 1 : 0;
+  const bool trans = shared_of(buf).order[0] != k_dim;
+  // Coordinates from the warp's bits, the group's first register, and the lane bits of the
+  // lane (and the register within the group) holding row `row` of matrix j.
+  Regs c(2, b_.getInt32(0));
+  place_bits(c, warp_, d.warp);
+  auto off = d.reg_offset(r0);
+  for (int k = 0; k < 2; ++k)
+    c[k] = b_.CreateOr(c[k], b_.getInt32(static_cast<uint32_t>(off[k])));
+  LV* row = b_.CreateAnd(lane_, 7);
+  LV* j = b_.CreateAnd(b_.CreateLShr(lane_, 3), static_cast<uint64_t>(count - 1));
+  // Stored: element 0 of word j, held by the lane with row `row` (lane 4 * row). Transposed:
+  // element row % 2 of word j, held by the lane with K pair row / 2.
+  LV* lane_id = trans ? b_.CreateLShr(row, 1) : b_.CreateShl(row, 2);
+  LV* elem = b_.CreateShl(j, 1);
+  if (trans)
+    elem = b_.CreateOr(elem, b_.CreateAnd(row, 1));
+  place_bits(c, lane_id, d.lane);
+  std::vector<LinearLayout::Coord> low(d.reg.begin(),
+                                       d.reg.begin() + std::min<size_t>(3, d.reg.size()));
+  place_bits(c, elem, low);
+  auto words = ti_.load_matrix(b_, shared_addr(get(buf)[0], buf->type, c), count, trans);
+  return unpack_words(b_, words, mem_type(res->type.elem));
+}
+
+bool Lowering::local_load_ldmatrix(const ir::Op& op) {
+  if (!ldmatrix_ok(op))
+    return false;
+  LinearLayout d = dist(op.result());
+  Regs out(d.num_regs());
+  for (int r0 = 0; r0 < d.num_regs();) {
+    const int count = d.num_regs() - r0 >= 8 ? 4 : 2;
+    Regs e = ldmatrix_group(op, r0, count);
+    std::copy(e.begin(), e.end(), out.begin() + r0);
+    r0 += 2 * count;
+  }
+  set(op.result(), std::move(out));
+  return true;
+}
+
+// The registers [r, r + n) of `v`, emitting their ldmatrix now if `v` is a lazy local_load
+// (one whose only user is a dot: its fragments are read right before the instructions that
+// need them, so that only one K step's fragments are live at a time).
+Regs Lowering::operand_regs(const ir::Value* v, int r, int n) {
+  auto it = lazy_.find(v);
+  if (it == lazy_.end()) {
+    const Regs& all = get(v);
+    return Regs(all.begin() + r, all.begin() + r + n);
+  }
+  Lazy& l = it->second;
+  LinearLayout d = dist(v);
+  const bool ldm = ldmatrix_ok(*l.op);
+  Regs out;
+  for (int i = r; i < r + n; ++i) {
+    if (!l.regs[i]) {
+      if (ldm) {
+        const int group = d.num_regs() - (i & ~7) >= 8 ? 8 : 4;
+        const int g0 = i / group * group;
+        Regs e = ldmatrix_group(*l.op, g0, group / 2);
+        for (int k = 0; k < group; ++k)
+          l.regs[g0 + k] = e[k];
+      } else {
+        Regs e = shared_run(*l.op, i);
+        const int g0 = i / static_cast<int>(e.size()) * static_cast<int>(e.size());
+        for (size_t k = 0; k < e.size(); ++k)
+          l.regs[g0 + k] = e[k];
+      }
+    }
+    out.push_back(l.regs[i]);
+  }
+  return out;
+}
+
+} // namespace tritium::gpu

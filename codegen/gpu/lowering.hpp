@@ -1,0 +1,214 @@
+// Internal to the GPU lowering: the state shared by the files that turn IR with layouts into
+// LLVM IR for one kernel (lower.cpp: driver, values, shared memory, control flow;
+// lower_elementwise.cpp, lower_shape.cpp, lower_memory.cpp, lower_collective.cpp,
+// lower_dot.cpp: one op family each). Every tensor value becomes the list of registers its
+// layout gives this thread (gpu/layout.hpp); scalars are one register, the same in every
+// thread. Target specifics come only through TargetInfo.
+#pragma once
+
+#include "gpu/layout.hpp"
+#include "gpu/target_info.hpp"
+#include "passes/passes.hpp"
+#include "llvm/scalar.hpp"
+
+#include <tritium/error.hpp>
+
+#include <fmt/format.h>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tritium::gpu {
+
+using LV = llvm::Value;
+using Regs = std::vector<LV*>;
+
+class Lowering : private scalar::Target {
+public:
+  Lowering(const ir::Function& f, TargetInfo& ti, llvm::LLVMContext& ctx, int num_warps)
+      : f_(f), ti_(ti), ctx_(ctx), b_(ctx), num_warps_(num_warps), ws_(ti.warp_size()) {}
+
+  std::unique_ptr<llvm::Module> run(int* shared_bytes);
+
+private:
+  [[noreturn]] void fail(const ir::Op& op, const std::string& what) const {
+    throw Error(fmt::format("{}: kernel '{}', op '{}': GPU lowering: {}", op.loc.str(), f_.name,
+                            ir::op_name(op.kind), what));
+  }
+
+  // --- types and values (lower.cpp) ------------------------------------------------------
+  llvm::Type* type(ir::DType t) { return scalar_.type(t); }
+  // In memory, i1 is a byte.
+  llvm::Type* mem_type(ir::DType t) { return t.is_bool() ? b_.getInt8Ty() : type(t); }
+  static int64_t mem_bytes(ir::DType t) { return t.is_bool() ? 1 : t.bits() / 8; }
+  LV* to_mem(LV* v, ir::DType t) { return t.is_bool() ? b_.CreateZExt(v, b_.getInt8Ty()) : v; }
+  LV* from_mem(LV* v, ir::DType t) { return t.is_bool() ? b_.CreateTrunc(v, b_.getInt1Ty()) : v; }
+  const Regs& get(const ir::Value* v);
+  void set(const ir::Value* v, Regs r) { vals_[v] = std::move(r); }
+
+  // --- layouts (lower.cpp) ---------------------------------------------------------------
+  LinearLayout dist(const ir::Value* v) { return resolve(v->type.layout, v->type.shape); }
+  int nregs(const ir::Value* v) { return v->type.is_scalar() ? 1 : dist(v).num_regs(); }
+  const Regs& thread_base(const LinearLayout& d);
+  // ORs into `coords` the coordinate bits that the set bits of `id` (i32) select in `bases`.
+  void place_bits(Regs& coords, LV* id, const std::vector<LinearLayout::Coord>& bases);
+  // The coordinates of register r (i32 each), and their row-major index.
+  Regs coords(const LinearLayout& d, int r);
+  LV* linear(const Regs& c, const std::vector<int64_t>& shape);
+  LV* is_owner(const LinearLayout& d);
+
+  // --- shared memory (lower.cpp) ---------------------------------------------------------
+  LV* smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes);
+  void need_shared(int64_t bytes) { shared_bytes_ = std::max(shared_bytes_, bytes); }
+  static int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
+  int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset);
+  LV* from_smem(ir::DType e, LV* index, int64_t byte_offset);
+
+  // --- blocks, dispatch and control flow (lower.cpp) -------------------------------------
+  void block(const ir::Block& blk);
+  std::vector<Regs> region(const ir::Block& blk, const std::vector<Regs>& args);
+  std::vector<LV*> combine(const ir::Op& op, const std::vector<LV*>& a, const std::vector<LV*>& x);
+  void lower(const ir::Op& op);
+  void print(const ir::Op& op);
+  std::vector<llvm::PHINode*> phis_for(const std::vector<Regs>& init, llvm::BasicBlock* from);
+  static std::vector<Regs> regroup(const std::vector<llvm::PHINode*>& phis,
+                                   const std::vector<Regs>& like, size_t skip = 0);
+  static void add_incoming(const std::vector<llvm::PHINode*>& phis, const std::vector<Regs>& vals,
+                           llvm::BasicBlock* from, size_t skip = 0);
+  void for_loop(const ir::Op& op);
+  void if_op(const ir::Op& op);
+  void while_loop(const ir::Op& op);
+  // Runs `body` only where `cond` holds (null: always); returns body's value or `otherwise`.
+  template <class F>
+  LV* guarded(LV* cond, F body, LV* otherwise) {
+    if (!cond)
+      return body();
+    auto* then_bb = llvm::BasicBlock::Create(ctx_, "g.then", fn_);
+    auto* cont = llvm::BasicBlock::Create(ctx_, "g.cont", fn_);
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    b_.CreateCondBr(cond, then_bb, cont);
+    b_.SetInsertPoint(then_bb);
+    LV* v = body();
+    llvm::BasicBlock* then_end = b_.GetInsertBlock();
+    b_.CreateBr(cont);
+    b_.SetInsertPoint(cont);
+    if (!v)
+      return nullptr;
+    auto* phi = b_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, then_end);
+    phi->addIncoming(otherwise, from);
+    return phi;
+  }
+
+  // --- elementwise ops (lower_elementwise.cpp): codegen/llvm/scalar.hpp per register ------
+  void elementwise(const ir::Op& op);
+  LV* cast(LV* x, ir::DType from, ir::DType to) { return scalar_.convert(x, from, to); }
+  // scalar::Target: half / bfloat registers; math through TargetInfo::math.
+  bool narrow_floats_in_f32() const override { return false; }
+  unsigned global_address_space() const override { return ti_.global_address_space(); }
+  LV* math(ir::OpKind kind, ir::DType t, const std::vector<LV*>& args, const ir::Op& op) override;
+
+  // --- shape ops (lower_shape.cpp) -------------------------------------------------------
+  void broadcast(const ir::Op& op);
+  void expand_dims(const ir::Op& op);
+  void convert_layout(const ir::Op& op);
+  void through_smem(const ir::Op& op);
+
+  // --- memory (lower_memory.cpp) ---------------------------------------------------------
+  // Pointers known as (uniform base, non-negative i32 element offsets): what buffer
+  // instructions take.
+  struct BaseOffset {
+    LV* base;
+    Regs offsets;
+  };
+  bool nonneg(const ir::Value* v);
+  void track_base_offset(const ir::Op& op);
+  bool within_2gib(const ir::Value* p);
+  LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes);
+  int vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
+                   ir::DType elem);
+  const AxisInfo& axis_info(const ir::Value* v);
+  void load(const ir::Op& op);
+  void store(const ir::Op& op);
+  void atomic(const ir::Op& op);
+  llvm::AtomicRMWInst::BinOp rmw_kind(const ir::Op& op, ir::DType e);
+
+  // --- collectives (lower_collective.cpp) ------------------------------------------------
+  template <class F>
+  LV* shuffle_any(LV* v, F shfl32);
+  LV* shuffle_xor(LV* v, int lane_mask);
+  LV* shuffle_idx(LV* v, LV* src_lane);
+  void reduce(const ir::Op& op);
+  // An optional tuple of values: `has` is null when statically absent, else an i1.
+  struct Partial {
+    std::vector<LV*> v;
+    LV* has = nullptr;
+  };
+  Partial then(const ir::Op& op, const Partial& a, const Partial& b);
+  void scan(const ir::Op& op);
+
+  // --- shared memory buffers and async copies (lower_shared.cpp) ------------------------
+  void plan_buffers();
+  LV* shared_addr(LV* base, const ir::Type& tile, const Regs& coords);
+  void local_alloc(const ir::Op& op);
+  void store_to_shared(const ir::Op& op);
+  void memdesc_index(const ir::Op& op);
+  void async_copy(const ir::Op& op);
+  void async_commit(const ir::Op& op);
+  void async_wait(const ir::Op& op);
+  void local_load(const ir::Op& op);
+  bool local_load_ldmatrix(const ir::Op& op);
+  bool ldmatrix_ok(const ir::Op& op);
+  Regs ldmatrix_group(const ir::Op& op, int r0, int count);
+  Regs operand_regs(const ir::Value* v, int r, int n);
+  Regs shared_run(const ir::Op& op, int r0);
+
+  // --- dot (lower_dot.cpp) ---------------------------------------------------------------
+  LV* round_tf32(LV* x);
+  void dot(const ir::Op& op);
+  void dot_mma(const ir::Op& op, const MmaLayout& m);
+  void dot_wgmma(const ir::Op& op, const MmaLayout& m);
+  TargetInfo::SmemMatrix smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k, int k_dim);
+  LV* fma_acc(LV* x, LV* y, LV* s, ir::DType in, ir::DType acc);
+
+  const ir::Function& f_;
+  TargetInfo& ti_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  scalar::Emitter scalar_{b_, *this};
+  int num_warps_, ws_;
+  llvm::Module* m_ = nullptr;
+  llvm::Function* fn_ = nullptr;
+  LV *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;
+  AxisInfoMap axis_;
+  std::unordered_map<const ir::Value*, Regs> vals_;
+  std::map<std::string, Regs> bases_;
+  std::unordered_map<const ir::Value*, bool> nonneg_;
+  std::unordered_map<const ir::Value*, BaseOffset> split_;
+  int64_t shared_bytes_ = 0;
+  // Shared memory: local_alloc buffers first (offsets by op), then scratch for conversions,
+  // reductions and FMA dots.
+  std::unordered_map<const ir::Op*, int64_t> buffer_offset_;
+  int64_t buffers_bytes_ = 0;
+  // Copies waiting for their async_commit, on targets without asynchronous copies.
+  struct DeferredStore {
+    LV* dst;
+    LV* value;
+  };
+  std::vector<DeferredStore> deferred_;
+  // local_loads whose fragments the dot reads on demand (lower_shared.cpp).
+  struct Lazy {
+    const ir::Op* op;
+    Regs regs; // filled as loaded
+  };
+  std::unordered_map<const ir::Value*, Lazy> lazy_;
+  bool wgmma_in_flight_ = false; // a dot left wgmma groups running (drained by async_wait 0)
+};
+
+} // namespace tritium::gpu

@@ -1,0 +1,29 @@
+// Matrix instructions: which one a dot uses on a target (the accelerate_matmul pass and the
+// lowering ask the same function, so they always agree), and its shape. No LLVM here.
+#pragma once
+
+#include "gpu/layout.hpp"
+
+#include <tritium/ir/types.hpp>
+
+#include <optional>
+#include <string>
+
+namespace tritium::gpu {
+
+struct MmaInstr {
+  MatrixUnit unit = MatrixUnit::None;
+  int m = 0, n = 0, k = 0; // one instruction's tile (per warp; Wgmma: per warpgroup)
+  ir::DType a, b, acc;     // operand and accumulator element types as the hardware sees them
+  bool tf32 = false;       // f32 operands rounded to tf32
+  // Consecutive K elements per thread in an operand fragment (DotOperandLayout::k_width).
+  int k_width = 1;
+};
+
+// The instruction `unit` offers for an [m, k] x [k, n] dot(a: a_type, b: b_type, acc: acc_type)
+// with `input_precision` ("" when absent), if one fits those shapes.
+std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, ir::DType a_type, ir::DType b_type,
+                                         ir::DType acc_type, const std::string& input_precision,
+                                         int64_t m, int64_t n, int64_t k);
+
+} // namespace tritium::gpu

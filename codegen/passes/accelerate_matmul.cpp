@@ -1,0 +1,177 @@
+// accelerate_matmul: every dot the target's matrix unit can compute gets the unit's accumulator
+// layout (MmaLayout) and its operands the matching register fragments (DotOperandLayout), with
+// conversions around it. An accumulator carried by a loop is carried in the accumulator layout,
+// so that the loop body converts nothing but the operands; remove_layout_conversions then
+// folds what is left (and moves elementwise epilogues into the accumulator layout).
+#include "gpu/layout.hpp"
+#include "gpu/matrix.hpp"
+#include "passes/passes.hpp"
+#include "passes/rewrite.hpp"
+
+#include <optional>
+
+namespace tritium::gpu {
+namespace {
+
+// Warps over the output tile: warp tiles as square as the shape allows (balanced operand
+// fragments per warp); warps beyond the tiles replicate along M.
+std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_warps) {
+  int wm = 1, wn = 1;
+  if (in.unit == MatrixUnit::Wgmma)
+    wm = 4; // a warpgroup computes 64 rows, 16 per warp
+  const int64_t tm = in.unit == MatrixUnit::Wgmma ? 16 : in.m;
+  while (wm * wn < num_warps) {
+    const int64_t tiles_m = m / (tm * wm), tiles_n = n / (int64_t{in.n} * wn);
+    const bool m_first = m / wm >= n / wn;
+    if (tiles_m >= 2 && (m_first || tiles_n < 2))
+      wm *= 2;
+    else if (tiles_n >= 2)
+      wn *= 2;
+    else
+      wm *= 2;
+  }
+  return {wm, wn};
+}
+
+// Carries loop argument `k` of `loop` (a For) in `layout`: the initial value, the block
+// argument, the yielded value and the result change layout; conversions keep every user's view.
+void carry_in_layout(ir::Function& f, ir::Op& loop, size_t k, const ir::LayoutPtr& layout) {
+  ir::Block& body = loop.body();
+  ir::Value* arg = body.args[k + 1];
+  ir::Value* res = loop.results[k];
+  const ir::LayoutPtr old = arg->type.layout;
+  ir::Block& outer = *loop.parent;
+  size_t at = index_in_block(loop);
+  loop.operands[3 + k] = convert_to(f, outer, at, loop.operands[3 + k], layout, loop.loc);
+  arg->type.layout = layout;
+  size_t first = 0;
+  ir::Type old_t = arg->type;
+  old_t.layout = old;
+  ir::Op& in = insert_op(f, body, first, ir::OpKind::ConvertLayout, {arg}, {old_t}, loop.loc);
+  f.replace_all_uses(arg, in.result());
+  in.operands[0] = arg;
+  ir::Op& yield = *body.terminator();
+  size_t before_yield = body.ops.size() - 1;
+  yield.operands[k] = convert_to(f, body, before_yield, yield.operands[k], layout, loop.loc);
+  res->type.layout = layout;
+  size_t after = index_in_block(loop) + 1;
+  ir::Op& out = insert_op(f, outer, after, ir::OpKind::ConvertLayout, {res}, {old_t}, loop.loc);
+  f.replace_all_uses(res, out.result());
+  out.operands[0] = res;
+}
+
+// wgmma's conditions beyond the element types: whole warpgroups, tiles of 64 rows per
+// warpgroup and 64, 128 or 256 columns, K in steps of 16, f32 accumulation.
+std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, int num_warps,
+                                    std::vector<int>& warps) {
+  if (in.acc.kind != ir::ScalarKind::F32 || in.tf32 || in.a.bits() != 16 || num_warps % 4 ||
+      m % 64 || n % 64)
+    return std::nullopt;
+  int groups = num_warps / 4, gm = 1, gn = 1;
+  while (gm * gn < groups) {
+    if (m / (64 * gm) >= 2 && (m / gm >= n / gn || n / (64 * gn) < 2))
+      gm *= 2;
+    else if (n / (64 * gn) >= 2)
+      gn *= 2;
+    else
+      return std::nullopt; // more warpgroups than tiles
+  }
+  MmaInstr w = in;
+  w.n = static_cast<int>(std::min<int64_t>(256, n / gn));
+  if (w.n % 64)
+    return std::nullopt;
+  warps = {4 * gm, gn};
+  return w;
+}
+
+void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
+  ir::Value *a = dot.operands[0], *b = dot.operands[1], *c = dot.operands[2];
+  if (a->type.rank() != 2)
+    return; // batched dots stay on FMA units
+  const int64_t m = a->type.shape[0], k = a->type.shape[1], n = b->type.shape[1];
+  std::string precision(
+      dot.has_attr("input_precision") ? ir::enum_name(dot.enum_attr<ir::InputPrecision>()) : "");
+  auto instr =
+      select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, precision, m, n, k);
+  std::vector<int> warps;
+  if (t.matrix == MatrixUnit::Wgmma) {
+    if (instr)
+      instr = wgmma_instr(*instr, m, n, t.num_warps, warps);
+    // What wgmma cannot take (fewer than 64 rows, i8, tf32, f16 accumulators), mma.sync can.
+    if (!instr)
+      instr = select_mma_instr(MatrixUnit::MmaSync, a->type.elem, b->type.elem, c->type.elem,
+                               precision, m, n, k);
+  }
+  if (!instr)
+    return;
+  ir::Block& blk = *dot.parent;
+  size_t at = index_in_block(dot);
+  ir::LayoutPtr mma;
+  if (instr->unit == MatrixUnit::Wgmma) {
+    // Operands in shared memory, in the layouts wgmma reads: each tile's contiguous dimension
+    // kept (a K-major or M-major, b N-major or K-major), 128-byte swizzle atoms.
+    mma = mma_layout(MatrixUnit::Wgmma, warps, {16, instr->n});
+    for (int i = 0; i < 2; ++i) {
+      ir::Value* v = dot.operands[i];
+      std::vector<int> order{1, 0};
+      if (auto* bl = dynamic_cast<const BlockedLayout*>(v->type.layout.get()))
+        order = {bl->order[0], bl->order[1]};
+      const int eb = v->type.elem.bits() / 8;
+      dot.operands[i] =
+          convert_to(f, blk, at, v,
+                     shared_layout(v->type.shape[order[0]], eb, order, /*atoms=*/true), dot.loc);
+    }
+  } else {
+    const int per_warp_m = instr->m;
+    mma = mma_layout(instr->unit, warps_for(*instr, m, n, t.num_warps), {per_warp_m, instr->n});
+    dot.operands[0] =
+        convert_to(f, blk, at, a, dot_operand_layout(0, mma, instr->k_width), dot.loc);
+    dot.operands[1] =
+        convert_to(f, blk, at, b, dot_operand_layout(1, mma, instr->k_width), dot.loc);
+  }
+  dot.operands[2] = convert_to(f, blk, at, c, mma, dot.loc);
+  ir::Value* r = dot.result();
+  ir::Type old_t = r->type;
+  r->type.layout = mma;
+  size_t after = at + 1;
+  ir::Op& back = insert_op(f, blk, after, ir::OpKind::ConvertLayout, {r}, {old_t}, dot.loc);
+  f.replace_all_uses(r, back.result());
+  back.operands[0] = r;
+  // acc = dot(a, b, acc) inside a loop that carries acc: carry it in the accumulator layout.
+  auto source = [](ir::Value* v) {
+    while (v->def && v->def->kind == ir::OpKind::ConvertLayout)
+      v = v->def->operands[0];
+    return v;
+  };
+  ir::Value* carried = source(c);
+  if (carried->def || !carried->block || !carried->block->parent ||
+      !carried->block->parent->parent || carried->index < 1)
+    return;
+  ir::Op& loop = *carried->block->parent->parent;
+  const size_t k_arg = carried->index - 1;
+  if (loop.kind == ir::OpKind::For && &loop.body() == carried->block &&
+      source(loop.body().terminator()->operands[k_arg]) == r)
+    carry_in_layout(f, loop, k_arg, mma);
+}
+
+void collect(ir::Block& b, std::vector<ir::Op*>& dots) {
+  for (auto& op : b.ops) {
+    for (auto& r : op->regions)
+      collect(*r->block, dots);
+    if (op->kind == ir::OpKind::Dot)
+      dots.push_back(op.get());
+  }
+}
+
+} // namespace
+
+void accelerate_matmul(ir::Function& f, const GpuFeatures& t) {
+  if (t.matrix == MatrixUnit::None)
+    return;
+  std::vector<ir::Op*> dots;
+  collect(f.entry(), dots);
+  for (ir::Op* d : dots)
+    accelerate(f, *d, t);
+}
+
+} // namespace tritium::gpu

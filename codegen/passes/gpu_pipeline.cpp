@@ -1,0 +1,36 @@
+// The GPU passes in pipeline order: the one list compile.cpp (prepare_gpu_ir) and
+// `tritium opt` share. A new pass is a file with one entry function and a line here.
+#include "passes/passes.hpp"
+
+#include <tritium/ir/printer.hpp>
+
+namespace tritium::gpu {
+
+std::span<const GpuPass> gpu_passes() {
+  static constexpr GpuPass passes[] = {
+      {"assign_layouts",
+       [](ir::Function& f, const GpuFeatures& t) { assign_layouts(f, t.num_warps, t.warp_size); }},
+      {"coalesce",
+       [](ir::Function& f, const GpuFeatures& t) { coalesce(f, t.num_warps, t.warp_size); }},
+      {"accelerate_matmul", [](ir::Function& f, const GpuFeatures& t) { accelerate_matmul(f, t); }},
+      {"remove_layout_conversions",
+       [](ir::Function& f, const GpuFeatures&) { remove_layout_conversions(f); }},
+      {"pipeline", [](ir::Function& f, const GpuFeatures& t) { pipeline(f, t); }},
+  };
+  return passes;
+}
+
+std::unique_ptr<ir::Function>
+prepare_gpu_ir(const ir::Function& f, const GpuFeatures& t,
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
+  ir::verify(f);
+  std::unique_ptr<ir::Function> g = ir::clone(f);
+  for (const GpuPass& pass : gpu_passes()) {
+    pass.run(*g, t);
+    if (after_pass)
+      after_pass(std::string(pass.name), *g);
+  }
+  return g;
+}
+
+} // namespace tritium::gpu

@@ -1,0 +1,441 @@
+// pipeline: software pipelining of the loads that feed matrix instructions (Triton's
+// pipeliner). In a loop with num_stages = S >= 2 (the loop's own option, else the kernel's),
+// each load whose only use is a conversion to a dot-operand layout becomes an asynchronous copy
+// into a ring of S shared-memory tiles, issued D = S - 1 iterations ahead:
+//
+//   prologue:  copies for iterations 0 .. D-1, one commit group each
+//   iteration i:
+//     async_wait(pending = D - 1); barrier      the copies for iteration i have landed
+//     x = local_load(tile[i % S])                (ldmatrix on NVIDIA)
+//     async_copy(tile[(i + D) % S], ptrs and mask at iteration i + D, masked past the end)
+//     ... the body ...
+//     async_commit
+//   after the loop: async_wait(pending = 0)
+//
+// A load qualifies when its pointers and mask can be computed D iterations ahead: from values
+// defined before the loop, the induction variable, and loop-carried values advanced by a
+// loop-invariant step each iteration (`p = p + inc`, the GEMM idiom), through pure ops.
+#include "gpu/layout.hpp"
+#include "passes/passes.hpp"
+#include "passes/rewrite.hpp"
+
+#include <tritium/error.hpp>
+
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+namespace tritium::gpu {
+namespace {
+
+using ir::OpKind;
+
+bool defined_in(const ir::Value* v, const ir::Block& body) {
+  // Block arguments of the body, or results of ops nested anywhere in it.
+  const ir::Block* b = v->def ? v->def->parent : v->block;
+  while (b) {
+    if (b == &body)
+      return true;
+    const ir::Op* owner = b->parent ? b->parent->parent : nullptr;
+    b = owner ? owner->parent : nullptr;
+  }
+  return false;
+}
+
+class Pipeliner {
+public:
+  Pipeliner(ir::Function& f, ir::Op& loop, int stages, const GpuFeatures& t, int64_t& used)
+      : f_(f), loop_(loop), stages_(stages), max_shared_(t.max_shared_bytes), used_(used),
+        k_fast_(t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma) {}
+
+  void run() {
+    ir::Block& body = loop_.body();
+    find_steps();
+    std::vector<ir::Op*> loads;
+    for (auto& op : body.ops)
+      if (candidate(*op))
+        loads.push_back(op.get());
+    if (loads.empty())
+      return;
+    // As many stages as shared memory holds (at least two), beside what is already allocated.
+    int64_t per_stage = 0;
+    for (ir::Op* l : loads)
+      per_stage += l->result()->type.numel() * std::max(1, l->result()->type.elem.bits() / 8);
+    while (stages_ > 2 && used_ + stages_ * per_stage > max_shared_)
+      --stages_;
+    if (used_ + stages_ * per_stage > max_shared_)
+      return;
+    used_ += stages_ * per_stage;
+    // A wgmma dot that only feeds the next iteration's (acc = dot(a, b, acc)) may stay in
+    // flight while the next iteration starts: then the copies go one slot further back, to
+    // the slot the dot before it read, D = S - 2 ahead. Measured on an H200 (bench_gemm,
+    // 4096^3): worth it from four stages on; with three, prefetching two tiles wins.
+    ir::Op* async_dot = stages_ >= 4 ? chained_wgmma(loads) : nullptr;
+    if (async_dot)
+      async_dot->attrs["wgmma_pending"] = int64_t{1};
+    const int D = async_dot ? stages_ - 2 : stages_ - 1;
+    ir::Block& outer = *loop_.parent;
+    const ir::SourceLoc loc = loop_.loc;
+
+    // Buffers and the prologue, before the loop.
+    size_t at = index_in_block(loop_);
+    std::vector<ir::Value*> bufs;
+    for (ir::Op* l : loads) {
+      const ir::Type& t = l->result()->type;
+      ir::Type bt(t.elem, {stages_, t.shape[0], t.shape[1]});
+      // An operand read from shared memory (wgmma) keeps the layout it was given.
+      const ir::LayoutPtr& want = only_user(*l)->result()->type.layout;
+      bt.layout = dynamic_cast<const SharedLayout*>(want.get()) ? want : shared_for(*l, k_fast_);
+      bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
+    }
+    for (int j = 0; j < D; ++j) {
+      Bindings pro{loop_.operands[0], {}};
+      for (size_t k = 0; k < body.args.size() - 1; ++k)
+        pro.args[body.args[k + 1]] = loop_.operands[3 + k];
+      for (size_t n = 0; n < loads.size(); ++n) {
+        ir::Value* slot = index_buffer(outer, at, bufs[n], constant_i32(outer, at, j));
+        issue_copy(outer, at, *loads[n], slot, pro, j);
+      }
+      insert_op(f_, outer, at++, OpKind::AsyncCommit, {}, {}, loc);
+    }
+
+    // Ring positions carried by the loop: read slot r (init 0), write slot w (init D).
+    ir::Value* r_init = constant_i32(outer, at, 0);
+    ir::Value* w_init = constant_i32(outer, at, D);
+    loop_.operands.push_back(r_init);
+    loop_.operands.push_back(w_init);
+    ir::Value* r = f_.new_value(ir::Type(ir::ScalarKind::I32));
+    r->block = &body;
+    r->index = static_cast<unsigned>(body.args.size());
+    body.args.push_back(r);
+    ir::Value* w = f_.new_value(ir::Type(ir::ScalarKind::I32));
+    w->block = &body;
+    w->index = static_cast<unsigned>(body.args.size());
+    body.args.push_back(w);
+    for (ir::Value* v : {r, w}) {
+      ir::Value* res = f_.new_value(ir::Type(ir::ScalarKind::I32));
+      res->def = &loop_;
+      res->index = static_cast<unsigned>(loop_.results.size());
+      loop_.results.push_back(res);
+      (void)v;
+    }
+
+    // The body: wait, read this iteration's tiles, issue the copies D ahead.
+    size_t b_at = 0;
+    ir::Op& wait = insert_op(f_, body, b_at++, OpKind::AsyncWait, {}, {}, loc);
+    wait.attrs["pending"] = int64_t{D - 1};
+    for (size_t n = 0; n < loads.size(); ++n) {
+      ir::Op* cvt = only_user(*loads[n]);
+      ir::Value* slot = index_buffer(body, b_at, bufs[n], r);
+      if (dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get())) {
+        f_.replace_all_uses(cvt->result(), slot); // read in place
+        continue;
+      }
+      ir::Type t = cvt->result()->type;
+      ir::Op& ll = insert_op(f_, body, b_at++, OpKind::LocalLoad, {slot}, {t}, loads[n]->loc);
+      f_.replace_all_uses(cvt->result(), ll.result());
+    }
+    Bindings ahead{body.args[0], {}};
+    for (size_t k = 1; k + 2 < body.args.size(); ++k)
+      ahead.args[body.args[k]] = body.args[k];
+    for (size_t n = 0; n < loads.size(); ++n) {
+      ir::Value* slot = index_buffer(body, b_at, bufs[n], w);
+      issue_copy(body, b_at, *loads[n], slot, ahead, D);
+    }
+    // Commit at the end of the body; advance the ring positions.
+    ir::Op& yield = *body.terminator();
+    size_t y_at = body.ops.size() - 1;
+    insert_op(f_, body, y_at++, OpKind::AsyncCommit, {}, {}, loc);
+    yield.operands.push_back(next_slot(body, y_at, r));
+    yield.operands.push_back(next_slot(body, y_at, w));
+    // Drain before anything after the loop touches shared memory.
+    size_t after = index_in_block(loop_) + 1;
+    ir::Op& drain = insert_op(f_, outer, after, OpKind::AsyncWait, {}, {}, loc);
+    drain.attrs["pending"] = int64_t{0};
+    erase_dead_ops(f_);
+  }
+
+private:
+  // The values an iteration starts from: the induction variable and the carried values.
+  struct Bindings {
+    ir::Value* iv;
+    std::unordered_map<const ir::Value*, ir::Value*> args;
+  };
+
+  // The wgmma dot the loads feed, if it is acc = dot(a, b, acc) with acc carried by the loop and
+  // used by nothing else.
+  ir::Op* chained_wgmma(const std::vector<ir::Op*>& loads) {
+    ir::Op* dot = nullptr;
+    for (ir::Op* l : loads) {
+      ir::Op* cvt = only_user(*l);
+      ir::Op* user = cvt ? only_user(*cvt) : nullptr;
+      if (!user || user->kind != OpKind::Dot || (dot && dot != user) ||
+          !dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get()))
+        return nullptr;
+      dot = user;
+    }
+    auto* m = dot ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get()) : nullptr;
+    if (!m || m->unit != MatrixUnit::Wgmma)
+      return nullptr;
+    ir::Block& body = loop_.body();
+    ir::Value* acc = dot->operands[2];
+    if (acc->def || acc->block != &body || acc->index < 1)
+      return nullptr;
+    ir::Op* y = only_user(*dot);
+    if (y != body.terminator() || y->operands[acc->index - 1] != dot->result() ||
+        only_user_of(f_, acc, f_.entry()) != dot)
+      return nullptr;
+    return dot;
+  }
+
+  // Carried values advanced by a loop-invariant step: yield = addptr(arg, inc) / add(arg, inc).
+  void find_steps() {
+    ir::Block& body = loop_.body();
+    const ir::Op& y = *body.terminator();
+    for (size_t k = 1; k < body.args.size(); ++k) {
+      ir::Value* next = y.operands[k - 1];
+      ir::Op* d = next->def;
+      if (!d || (d->kind != OpKind::AddPtr && d->kind != OpKind::Add) ||
+          d->operands[0] != body.args[k] || !invariant(d->operands[1]))
+        continue;
+      steps_[body.args[k]] = d;
+    }
+  }
+
+  // Whether `v` is the same in every iteration: defined outside the loop, or by pure ops on such
+  // values.
+  bool invariant(const ir::Value* v, int depth = 0) {
+    if (!defined_in(v, loop_.body()))
+      return true;
+    const ir::Op* d = v->def;
+    if (!d || depth > 32 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load)
+      return false;
+    for (const ir::Value* o : d->operands)
+      if (!invariant(o, depth + 1))
+        return false;
+    return true;
+  }
+
+  // Whether `v` can be computed for another iteration.
+  bool predictable(const ir::Value* v, int depth = 0) {
+    if (!defined_in(v, loop_.body()))
+      return true;
+    if (v == loop_.body().args[0] || steps_.count(v))
+      return true;
+    const ir::Op* d = v->def;
+    if (!d || depth > 32 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load ||
+        d->parent != &loop_.body())
+      return false;
+    for (const ir::Value* o : d->operands)
+      if (!predictable(o, depth + 1))
+        return false;
+    return true;
+  }
+
+  static ir::Op* only_user_of(ir::Function& f, const ir::Value* v, const ir::Block& scope) {
+    ir::Op* user = nullptr;
+    int n = 0;
+    std::function<void(const ir::Block&)> scan = [&](const ir::Block& b) {
+      for (const auto& op : b.ops) {
+        for (const ir::Value* o : op->operands)
+          if (o == v) {
+            ++n;
+            user = op.get();
+          }
+        for (const auto& r : op->regions)
+          scan(*r->block);
+      }
+    };
+    scan(scope);
+    (void)f;
+    return n == 1 ? user : nullptr;
+  }
+  ir::Op* only_user(const ir::Op& load) { return only_user_of(f_, load.result(), f_.entry()); }
+
+  bool zero_constant(const ir::Value* v) {
+    const ir::Op* d = v->def;
+    while (d && (d->kind == OpKind::Splat || d->kind == OpKind::ConvertLayout))
+      d = d->operands[0]->def;
+    if (!d || d->kind != OpKind::Constant)
+      return false;
+    const auto& a = d->attrs.at("value");
+    return std::holds_alternative<int64_t>(a) ? std::get<int64_t>(a) == 0
+                                              : std::get<double>(a) == 0.0;
+  }
+
+  bool candidate(const ir::Op& op) {
+    if (op.kind != OpKind::Load || op.int_attr("volatile", 0) || op.result()->type.rank() != 2)
+      return false;
+    ir::Op* cvt = only_user(op);
+    if (!cvt || cvt->kind != OpKind::ConvertLayout || cvt->parent != op.parent ||
+        (!dynamic_cast<const DotOperandLayout*>(cvt->result()->type.layout.get()) &&
+         !dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get())))
+      return false;
+    if (op.operands.size() > 2 && !zero_constant(op.operands[2]))
+      return false; // copies fill masked elements with zeros only
+    for (size_t k = 0; k < std::min<size_t>(2, op.operands.size()); ++k)
+      if (!predictable(op.operands[k]))
+        return false;
+    return true;
+  }
+
+  // A swizzled tile in the order of the load's (its contiguous dimension fastest).
+  // A swizzled tile in the order of the load (its contiguous dimension fastest) or, where
+  // operands are read from shared memory without ldmatrix (`k_fast`), with K fastest: each
+  // lane's run of K elements is then one vector read, and the copy's stores transpose once.
+  ir::LayoutPtr shared_for(const ir::Op& load, bool k_fast) {
+    const ir::Type& t = load.result()->type;
+    std::vector<int> order{1, 0};
+    if (auto* b = dynamic_cast<const BlockedLayout*>(t.layout.get()))
+      order = {b->order[0], b->order[1]};
+    if (k_fast) {
+      auto* op =
+          dynamic_cast<const DotOperandLayout*>(only_user(load)->result()->type.layout.get());
+      int k_dim = op && op->op_idx == 1 ? 0 : 1;
+      order = {k_dim, 1 - k_dim};
+    }
+    const int elem_bytes = std::max(1, t.elem.bits() / 8);
+    return shared_layout(t.shape[order[0]], elem_bytes, order);
+  }
+
+  ir::Value* constant_i32(ir::Block& b, size_t& at, int64_t v) {
+    ir::Op& c =
+        insert_op(f_, b, at++, OpKind::Constant, {}, {ir::Type(ir::ScalarKind::I32)}, loop_.loc);
+    c.attrs["value"] = v;
+    return c.result();
+  }
+
+  ir::Value* index_buffer(ir::Block& b, size_t& at, ir::Value* buf, ir::Value* slot) {
+    ir::Type t = buf->type;
+    t.shape.erase(t.shape.begin());
+    return insert_op(f_, b, at++, OpKind::MemdescIndex, {buf, slot}, {t}, loop_.loc).result();
+  }
+
+  ir::Value* next_slot(ir::Block& b, size_t& at, ir::Value* s) {
+    ir::Value* one = constant_i32(b, at, 1);
+    ir::Value* n = constant_i32(b, at, stages_);
+    ir::Value* inc = insert_op(f_, b, at++, OpKind::Add, {s, one}, {s->type}, loop_.loc).result();
+    ir::Op& wrap =
+        insert_op(f_, b, at++, OpKind::Cmp, {inc, n}, {ir::Type(ir::ScalarKind::I1)}, loop_.loc);
+    wrap.attrs["pred"] = ir::CmpPred::Eq;
+    ir::Value* zero = constant_i32(b, at, 0);
+    return insert_op(f_, b, at++, OpKind::Select, {wrap.result(), zero, inc}, {s->type}, loop_.loc)
+        .result();
+  }
+
+  // The value of `v` `d` iterations after the iteration `bind` describes, computed at `at`.
+  ir::Value* ahead(ir::Block& b, size_t& at, ir::Value* v, const Bindings& bind, int d,
+                   std::unordered_map<const ir::Value*, ir::Value*>& memo) {
+    if (!defined_in(v, loop_.body()))
+      return v;
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    ir::Value* out = nullptr;
+    const ir::SourceLoc& loc = loop_.loc;
+    if (v == loop_.body().args[0]) {
+      // iv + d * step
+      ir::Value* dv = constant_of(b, at, v->type, d);
+      ir::Value* delta =
+          insert_op(f_, b, at++, OpKind::Mul, {dv, loop_.operands[2]}, {v->type}, loc).result();
+      out = insert_op(f_, b, at++, OpKind::Add, {bind.iv, delta}, {v->type}, loc).result();
+    } else if (auto it = steps_.find(v); it != steps_.end()) {
+      // arg + d * inc (the increment itself recomputed here)
+      ir::Value* base = bind.args.at(v);
+      ir::Value* inc = ahead(b, at, it->second->operands[1], bind, d, memo);
+      if (d != 1) {
+        ir::Value* dv = constant_of(b, at, inc->type.scalar(), d);
+        if (!inc->type.is_scalar()) {
+          ir::Type t = inc->type;
+          dv = insert_op(f_, b, at++, OpKind::Splat, {dv}, {t}, loc).result();
+        }
+        inc = insert_op(f_, b, at++, OpKind::Mul, {inc, dv}, {inc->type}, loc).result();
+      }
+      out = d == 0 ? base
+                   : insert_op(f_, b, at++, it->second->kind, {base, inc}, {v->type}, loc).result();
+    } else {
+      const ir::Op& def = *v->def;
+      std::vector<ir::Value*> ops;
+      for (ir::Value* o : def.operands)
+        ops.push_back(ahead(b, at, o, bind, d, memo));
+      std::vector<ir::Type> types;
+      for (ir::Value* r : def.results)
+        types.push_back(r->type);
+      ir::Op& c = insert_op(f_, b, at++, def.kind, ops, types, def.loc);
+      c.attrs = def.attrs;
+      for (size_t i = 0; i < def.results.size(); ++i)
+        memo[def.results[i]] = c.results[i];
+      out = c.results[v->index];
+    }
+    memo[v] = out;
+    return out;
+  }
+
+  ir::Value* constant_of(ir::Block& b, size_t& at, const ir::Type& t, int64_t v) {
+    ir::Op& c = insert_op(f_, b, at++, OpKind::Constant, {}, {t.scalar()}, loop_.loc);
+    c.attrs["value"] = v;
+    return c.result();
+  }
+
+  // async_copy(slot, ptrs and mask at iteration +d, and only while that iteration exists).
+  void issue_copy(ir::Block& b, size_t& at, const ir::Op& load, ir::Value* slot,
+                  const Bindings& bind, int d) {
+    std::unordered_map<const ir::Value*, ir::Value*> memo;
+    const ir::SourceLoc& loc = load.loc;
+    ir::Value* ptrs = ahead(b, at, load.operands[0], bind, d, memo);
+    // iteration exists: step > 0 ? iv' < ub : iv' > ub
+    ir::Value* iv = ahead(b, at, loop_.body().args[0], bind, d, memo);
+    ir::Type i1(ir::ScalarKind::I1);
+    auto cmp = [&](ir::Value* x, ir::Value* y, ir::CmpPred pred) {
+      ir::Op& c = insert_op(f_, b, at++, OpKind::Cmp, {x, y}, {i1}, loc);
+      c.attrs["pred"] = pred;
+      return c.result();
+    };
+    ir::Value* zero = constant_of(b, at, loop_.operands[2]->type, 0);
+    ir::Value* up = cmp(loop_.operands[2], zero, ir::CmpPred::Gt);
+    const bool unsigned_iv = iv->type.elem.is_unsigned();
+    ir::Value* lt = cmp(iv, loop_.operands[1], ir::CmpPred::Lt);
+    ir::Value* gt = cmp(iv, loop_.operands[1], ir::CmpPred::Gt);
+    (void)unsigned_iv;
+    ir::Value* exists = insert_op(f_, b, at++, OpKind::Select, {up, lt, gt}, {i1}, loc).result();
+    ir::Type mt(ir::ScalarKind::I1, ptrs->type.shape);
+    mt.layout = ptrs->type.layout;
+    ir::Value* mask = insert_op(f_, b, at++, OpKind::Splat, {exists}, {mt}, loc).result();
+    if (load.operands.size() > 1) {
+      ir::Value* m = ahead(b, at, load.operands[1], bind, d, memo);
+      mask = insert_op(f_, b, at++, OpKind::And, {m, mask}, {mt}, loc).result();
+    }
+    insert_op(f_, b, at++, OpKind::AsyncCopy, {slot, ptrs, mask}, {}, loc);
+  }
+
+  ir::Function& f_;
+  ir::Op& loop_;
+  int64_t stages_;
+  int64_t max_shared_;
+  int64_t& used_; // shared memory the loops pipelined so far take
+  bool k_fast_;
+  std::unordered_map<const ir::Value*, ir::Op*> steps_;
+};
+
+void collect(ir::Block& b, std::vector<ir::Op*>& loops) {
+  for (auto& op : b.ops) {
+    for (auto& r : op->regions)
+      collect(*r->block, loops);
+    if (op->kind == OpKind::For)
+      loops.push_back(op.get());
+  }
+}
+
+} // namespace
+
+void pipeline(ir::Function& f, const GpuFeatures& t) {
+  std::vector<ir::Op*> loops;
+  collect(f.entry(), loops);
+  int64_t used = 0;
+  for (ir::Op* loop : loops) {
+    int stages = static_cast<int>(loop->int_attr("num_stages", t.num_stages));
+    if (stages >= 2)
+      Pipeliner(f, *loop, stages, t, used).run();
+  }
+}
+
+} // namespace tritium::gpu

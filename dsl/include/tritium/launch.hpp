@@ -1,0 +1,25 @@
+// What a launch is, independent of any device: the grid, the options that shape compiled code,
+// and the argument slots. The compiler (codegen) and the devices (runtime) both speak these
+// types, so they live here, below both.
+#pragma once
+
+#include <cstdint>
+
+namespace tritium {
+
+struct LaunchGrid {
+  int64_t x = 1, y = 1, z = 1;
+};
+
+// Options that shape the compiled code; part of every cache key.
+struct CompileOptions {
+  int num_warps = 4;
+  int num_stages = 3;
+  friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
+};
+
+// One launch argument per kernel parameter, in a 64-bit slot: integers sign- (or zero-)
+// extended, floating-point values as the bits of a double, pointers as device addresses.
+using ArgSlot = uint64_t;
+
+} // namespace tritium

@@ -1,0 +1,158 @@
+// tritium::autotune: Triton's @triton.autotune for C++. Each configuration names values for
+// the kernel's tuned constexpr parameters and its compile options; on the first call for a key
+// (the values of the arguments the best configuration depends on), every configuration is
+// compiled, launched and timed on the device, the fastest kept in memory and on disk, and
+// every later call with that key launches it directly.
+//
+//   auto matmul = tritium::autotune(
+//       matmul_kernel, "matmul_kernel",
+//       {{{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}}, 8, 4},
+//        {{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}}, 4, 4}});
+//   matmul(fmt::format("{}x{}x{}", M, N, K), [&](auto& kernel, const tritium::Config& c) {
+//     kernel[{tritium::cdiv(M, c["BLOCK_M"]) * tritium::cdiv(N, c["BLOCK_N"])}](
+//         a, b, out, M, N, K, c["BLOCK_M"], c["BLOCK_N"], c["BLOCK_K"]);
+//   });
+//
+// The launch function receives the kernel with the configuration's options already set.
+// Configurations that cannot be compiled or launched (too much shared memory, too many
+// registers, a shape the kernel rejects) are pruned, with the reason; if none is left, the call
+// throws tritium::Error listing every reason. TRITIUM_AUTOTUNE=print prints each tuning's table
+// on stderr; a terminal also gets a progress line while it runs. Results persist under the
+// cache directory (TRITIUM_CACHE_DIR, as compiled binaries; "off" disables).
+//
+// Timing overwrites the launch's outputs several times; kernels that accumulate into their
+// outputs (atomics, +=) need a launch function that resets them, as with Triton's
+// reset_to_zero.
+#pragma once
+
+#include <tritium/error.hpp>
+#include <tritium/runtime/device.hpp>
+#include <tritium/runtime/jit.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tritium {
+
+struct Config {
+  std::vector<std::pair<std::string, int64_t>> values; // the tuned constexpr parameters
+  int num_warps = 4;
+  int num_stages = 3;
+
+  // A tuned value by name; throws tritium::Error naming the configuration when absent.
+  int64_t operator[](std::string_view name) const;
+  std::string str() const; // "BLOCK_M=128 BLOCK_N=256 num_warps=8 num_stages=4"
+};
+
+namespace detail {
+
+struct TuneResult {
+  std::string config;
+  double us = 0;     // median time per launch; 0 when pruned
+  std::string error; // why it was pruned
+};
+
+// Times `launch` (already warmed up) with tritium::bench: device time, median, microseconds.
+double time_launches(const Device& dev, const std::function<void()>& launch);
+// Tuning state shared by all autotuned kernels: printing, progress, the disk store.
+bool autotune_print();
+void autotune_progress(std::string_view kernel, std::string_view key, size_t done, size_t total);
+void autotune_report(std::string_view kernel, std::string_view key,
+                     const std::vector<TuneResult>& results, size_t best);
+std::optional<std::string> autotune_load(std::string_view kernel, std::string_view device,
+                                         std::string_view key);
+void autotune_store(std::string_view kernel, std::string_view device, std::string_view key,
+                    std::string_view config);
+
+} // namespace detail
+
+template <class... P>
+class Autotuner {
+public:
+  using Kernel = JitFunction<P...>;
+  using Launch = std::function<void(Kernel&, const Config&)>;
+
+  Autotuner(void (*fn)(P...), std::string name, std::vector<Config> configs)
+      : kernel_(fn, std::move(name)), configs_(std::move(configs)) {
+    if (configs_.empty())
+      throw Error("tritium::autotune: kernel '" + kernel_.name() + "' has no configurations");
+  }
+
+  // Launches with the best configuration for `key` on `device` (the default device when
+  // omitted), tuning first if this key is new.
+  void operator()(const std::string& key, const Launch& launch, Device device = {}) {
+    const Config& c = best(key, launch, device);
+    kernel_.options({.num_warps = c.num_warps, .num_stages = c.num_stages});
+    launch(kernel_, c);
+  }
+
+  // The configuration chosen for `key` (tuning it first if needed).
+  const Config& best(const std::string& key, const Launch& launch, Device device = {}) {
+    if (device == Device())
+      device = default_device();
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string full = std::string(device.target()) + "|" + key;
+    if (auto it = chosen_.find(full); it != chosen_.end())
+      return configs_[it->second];
+    if (configs_.size() == 1) // nothing to choose: no timing runs
+      return configs_[chosen_[full] = 0];
+    if (auto stored = detail::autotune_load(kernel_.name(), device.target(), key))
+      for (size_t i = 0; i < configs_.size(); ++i)
+        if (configs_[i].str() == *stored)
+          return configs_[chosen_[full] = i];
+    std::vector<detail::TuneResult> results;
+    size_t winner = configs_.size();
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      detail::autotune_progress(kernel_.name(), key, i, configs_.size());
+      detail::TuneResult r{configs_[i].str()};
+      try {
+        kernel_.options({.num_warps = configs_[i].num_warps, .num_stages = configs_[i].num_stages});
+        launch(kernel_, configs_[i]); // compiles, and warms up
+        device.synchronize();
+        r.us = detail::time_launches(device, [&] { launch(kernel_, configs_[i]); });
+        if (winner == configs_.size() || r.us < results[winner].us)
+          winner = i;
+      } catch (const Error& e) {
+        r.error = e.what();
+      }
+      results.push_back(std::move(r));
+    }
+    detail::autotune_progress(kernel_.name(), key, configs_.size(), configs_.size());
+    detail::autotune_report(kernel_.name(), key, results, winner);
+    if (winner == configs_.size()) {
+      std::string why;
+      for (const auto& r : results)
+        why += "\n  " + r.config + ": " + r.error;
+      throw Error("tritium::autotune: kernel '" + kernel_.name() + "', key '" + key +
+                  "': no configuration could run:" + why);
+    }
+    detail::autotune_store(kernel_.name(), device.target(), key, configs_[winner].str());
+    chosen_[full] = winner;
+    return configs_[winner];
+  }
+
+  Kernel& kernel() { return kernel_; }
+  const std::vector<Config>& configs() const { return configs_; }
+
+private:
+  Kernel kernel_;
+  std::vector<Config> configs_;
+  std::mutex mutex_;
+  std::map<std::string, size_t> chosen_;
+};
+
+// Makes an autotuned kernel (the name as for tritium::jit).
+template <class... P>
+Autotuner<P...> autotune(void (*fn)(P...), std::string name, std::vector<Config> configs) {
+  if (name.empty())
+    name = detail::function_symbol_name(reinterpret_cast<const void*>(fn));
+  return Autotuner<P...>(fn, name.empty() ? "kernel" : std::move(name), std::move(configs));
+}
+
+} // namespace tritium

@@ -1,0 +1,117 @@
+// Bad launches: arguments that do not fit their parameters, grids out of range, options no
+// device can run, ceiling division by zero, and the backend API's own argument check.
+#include "common.hpp"
+
+#include "../../runtime/core/kernel_params.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace bad_inputs {
+namespace {
+
+void unsigned_param(tl::ptr<float> out, tl::u32 n, tl::i8 small) {
+  tl::store(out + tl::arange(0, 16), tl::zeros<float>({16}) + n.to<float>() + small.to<float>());
+}
+
+TEST_CASE("bad input: an integer argument that does not fit its parameter") {
+  auto k = tritium::jit(add_one, "add_one");
+  auto u = tritium::jit(unsigned_param, "unsigned_param");
+  for (Device d : host_devices()) {
+    CAPTURE(d.name());
+    auto x = d.alloc<float>(16);
+    CHECK_ERROR((k[{1}](x, x, int64_t{1} << 40, 16)), "kernel 'add_one'",
+                "argument 2 = 1099511627776 does not fit the parameter's type i32");
+    CHECK_ERROR((u[{1}](x, -1, 0)), "kernel 'unsigned_param'",
+                "argument 1 = -1 does not fit the parameter's type u32");
+    CHECK_ERROR((u[{1}](x, 1, 300)), "argument 2 = 300 does not fit the parameter's type i8");
+    CHECK_ERROR((u[{1}](x, std::numeric_limits<uint64_t>::max(), 0)),
+                "argument 1 =", "does not fit the parameter's type u32");
+  }
+}
+
+TEST_CASE("bad input: a grid with a negative dimension") {
+  auto k = tritium::jit(add_one, "add_one");
+  auto x = tritium::device("interpreter").alloc<float>(16);
+  CHECK_ERROR((k[{-1}](x, x, 16, 16)), "kernel 'add_one'", "launch grid (-1, 1, 1)",
+              "negative dimension");
+  CHECK_ERROR((k[{1, 1, -5}](x, x, 16, 16)), "launch grid (1, 1, -5)");
+}
+
+TEST_CASE("bad input: a grid beyond the devices' limits") {
+  auto k = tritium::jit(add_one, "add_one");
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    auto x = d.alloc<float>(16);
+    CHECK_ERROR((k[{int64_t{1} << 31}](x, x, 16, 16)), "kernel 'add_one'",
+                "launch grid (2147483648, 1, 1) is too large", "2^31-1 x 65535 x 65535");
+    CHECK_ERROR((k[{1, 65536}](x, x, 16, 16)), "launch grid (1, 65536, 1) is too large");
+    CHECK_ERROR((k[{1, 1, 70000}](x, x, 16, 16)), "launch grid (1, 1, 70000) is too large");
+  }
+}
+
+// Not an error, as in Triton: a grid with a zero dimension launches nothing (cdiv(0, BLOCK) is
+// an ordinary grid for an empty input). CUDA itself would reject it; tritium skips the launch.
+TEST_CASE("bad input: a grid of zero programs launches nothing") {
+  auto k = tritium::jit(add_one, "add_one");
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    auto x = d.from_host(std::vector<float>(16, 1.0f));
+    auto out = d.from_host(std::vector<float>(16, -7.0f));
+    k[{0}](x, out, 16, 16);
+    k[{4, 0}](x, out, 16, 16);
+    d.synchronize();
+    CHECK(out.to_host() == std::vector<float>(16, -7.0f));
+  }
+}
+
+TEST_CASE("bad input: cdiv by zero when computing a grid") {
+  CHECK_ERROR(tritium::cdiv(1000, 0), "tritium::cdiv(1000, 0): division by zero");
+  static_assert(tritium::cdiv(1000, 256) == 4); // still a constant expression
+}
+
+TEST_CASE("bad input: num_warps or num_stages no device can run") {
+  auto k = tritium::jit(add_one, "add_one");
+  CHECK_ERROR(k.options({.num_warps = 3}), "kernel 'add_one': num_warps = 3",
+              "power of two from 1 to 32");
+  CHECK_ERROR(k.options({.num_warps = 0}), "num_warps = 0");
+  CHECK_ERROR(k.options({.num_warps = 64}), "num_warps = 64");
+  CHECK_ERROR(k.options({.num_warps = 4, .num_stages = -1}), "num_stages = -1");
+  CHECK(k.options().num_warps == 4); // rejected options are not kept
+  k.options({.num_warps = 32, .num_stages = 0});
+}
+
+TEST_CASE("bad input: more warps than a wave64 GPU runs in one program") {
+  auto e = tritium::device("gpu-emulator");
+  auto x = e.alloc<float>(16);
+  auto k = tritium::jit(add_one, "add_one");
+  k.options({.num_warps = 32});
+  ::setenv("TRITIUM_EMULATOR_WARP", "64", 1);
+  CHECK_ERROR((k[{1}](x, x, 16, 16)), "kernel 'add_one': num_warps = 32",
+              "num_warps x warp size <= 1024");
+  ::unsetenv("TRITIUM_EMULATOR_WARP");
+}
+
+TEST_CASE("bad input: a compiled kernel launched with the wrong number of arguments") {
+  auto k = tritium::jit(add_one, "add_one");
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    auto x = d.alloc<float>(16);
+    tritium::CompiledKernel& c = k.compiled(x, x, 16, 16);
+    std::vector<tritium::ArgSlot> two = {reinterpret_cast<uintptr_t>(x.data()), 16};
+    CHECK_ERROR(c.launch({1}, two), "'add_one'", "2");
+  }
+}
+
+// The GPU launch path packs parameters on the stack, at most 128 (tested here on its own; a
+// kernel with so many parameters reaches it when loaded on a GPU).
+TEST_CASE("bad input: a kernel with more parameters than a GPU launch takes") {
+  std::vector<tritium::ir::DType> types(129, tritium::ir::DType(tritium::ir::ScalarKind::I32));
+  CHECK_ERROR(tritium::gpu::param_kinds(types, "wide"),
+              "kernel 'wide' has 129 parameters; at most 128 are supported");
+  types.pop_back();
+  CHECK(tritium::gpu::param_kinds(types, "wide").size() == 128);
+}
+
+} // namespace
+} // namespace bad_inputs

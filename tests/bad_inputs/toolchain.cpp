@@ -1,0 +1,130 @@
+// What the compilers need from the machine: ld.lld for AMD's HSACO, libdevice for NVIDIA's math
+// functions, a GPU target that exists, and a writable TRITIUM_DUMP folder.
+#include "common.hpp"
+
+#include "../../codegen/gpu/compile.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace bad_inputs {
+namespace {
+
+namespace fs = std::filesystem;
+
+void exp_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  tl::store(out + offs, tl::exp(tl::load(x + offs)));
+}
+
+std::shared_ptr<const tritium::ir::Function> exp_ir() {
+  auto k = tritium::jit(exp_kernel, "exp_kernel");
+  auto x = tritium::device("interpreter").alloc<float>(128);
+  return k.trace(x, x, 128);
+}
+
+tritium::gpu::GpuKernelBinary compile_for(const std::string& arch) {
+  tritium::gpu::GpuTarget t;
+  t.arch = arch;
+  return tritium::gpu::compile_for_gpu(*exp_ir(), t, tritium::CompileOptions{});
+}
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("tritium-bad-inputs-" + std::to_string(::getpid()) + name);
+}
+
+TEST_CASE("bad input: a GPU target that does not exist") {
+  CHECK_ERROR(compile_for("gfx999"), "unsupported architecture 'gfx999'", "gfx942");
+  CHECK_ERROR(compile_for("tpu_v4"), "unknown GPU architecture 'tpu_v4'", "gfx942", "sm_90");
+  CHECK_ERROR(compile_for("sm_75"), "NVPTX: unsupported architecture 'sm_75'");
+  CHECK_ERROR(compile_for(""), "unknown GPU architecture ''");
+}
+
+// A 256 x 128 f32 tile transposed goes through shared memory: 128 KiB, more than the 64 KiB
+// of LDS a gfx942 work-group has (an H100/H200 block may opt in to 227 KiB).
+void big_transpose(tl::ptr<float> x, tl::ptr<float> out) {
+  auto r = tl::arange(0, 256), c = tl::arange(0, 128);
+  auto tile = tl::load(x + r[{tl::_, tl::None}] * 128 + c[{tl::None, tl::_}]);
+  auto t = tl::trans(tile);
+  tl::store(out + c[{tl::_, tl::None}] * 256 + r[{tl::None, tl::_}], t);
+}
+
+TEST_CASE("bad input: more shared memory than the GPU has") {
+  auto k = tritium::jit(big_transpose, "big_transpose");
+  auto x = tritium::device("interpreter").alloc<float>(256 * 128);
+  auto f = k.trace(x, x);
+  tritium::gpu::GpuTarget t;
+  t.arch = "gfx942";
+  CHECK_ERROR(tritium::gpu::compile_for_gpu(*f, t, tritium::CompileOptions{}),
+              "kernel 'big_transpose': needs", "bytes of shared memory on gfx942");
+}
+
+TEST_CASE("bad input: ld.lld is missing") {
+  ::setenv("TRITIUM_LLD", "/nonexistent/ld.lld", 1);
+  CHECK_ERROR(compile_for("gfx942"), "TRITIUM_LLD=/nonexistent/ld.lld is not an executable file",
+              "lld-19");
+  fs::path plain = scratch("-not-executable");
+  std::ofstream(plain) << "#!/bin/sh\n";
+  fs::permissions(plain, fs::perms::owner_read | fs::perms::owner_write);
+  ::setenv("TRITIUM_LLD", plain.c_str(), 1);
+  if (::geteuid() != 0) // root may execute anything
+    CHECK_ERROR(compile_for("gfx1100"), "is not an executable file");
+  fs::remove(plain);
+  ::unsetenv("TRITIUM_LLD");
+  CHECK_FALSE(compile_for("gfx942").binary.empty()); // found again where Debian installs it
+}
+
+TEST_CASE("bad input: ld.lld fails") {
+  ::setenv("TRITIUM_LLD", "/bin/false", 1);
+  CHECK_ERROR(compile_for("gfx942"), "kernel 'exp_kernel': linking the HSACO with /bin/false",
+              "exit status 1");
+  fs::path junk = scratch("-junk-program"); // executable, but not a program
+  std::ofstream(junk) << "\x01\x02 not an ELF file";
+  fs::permissions(junk, fs::perms::owner_all);
+  ::setenv("TRITIUM_LLD", junk.c_str(), 1);
+  CHECK_ERROR(compile_for("gfx942"), "linking the HSACO with", "failed: cannot run it");
+  fs::remove(junk);
+  ::unsetenv("TRITIUM_LLD");
+}
+
+TEST_CASE("bad input: libdevice is missing") {
+  ::setenv("TRITIUM_LIBDEVICE", "/nonexistent/libdevice.10.bc", 1);
+  CHECK_ERROR(compile_for("sm_90"), "TRITIUM_LIBDEVICE=/nonexistent/libdevice.10.bc is not a file",
+              "TRITIUM_NO_LIBDEVICE=1");
+  ::unsetenv("TRITIUM_LIBDEVICE");
+  // Without any libdevice the PTX approximations stand in (TRITIUM_NO_LIBDEVICE=1).
+  ::setenv("TRITIUM_NO_LIBDEVICE", "1", 1);
+  CHECK(compile_for("sm_90").assembly.find("ex2.approx") != std::string::npos);
+  ::unsetenv("TRITIUM_NO_LIBDEVICE");
+}
+
+TEST_CASE("bad input: libdevice is not bitcode") {
+  fs::path fake = scratch("-libdevice.bc");
+  std::ofstream(fake) << "not LLVM bitcode";
+  ::setenv("TRITIUM_LIBDEVICE", fake.c_str(), 1);
+  CHECK_ERROR(compile_for("sm_90"), "NVPTX: cannot parse libdevice at", fake.c_str());
+  ::unsetenv("TRITIUM_LIBDEVICE");
+  fs::remove(fake);
+}
+
+TEST_CASE("bad input: TRITIUM_DUMP names a file, not a folder") {
+  fs::path file = scratch("-dump-file");
+  std::ofstream(file) << "in the way";
+  ::setenv("TRITIUM_DUMP", file.c_str(), 1);
+  auto k = tritium::jit(add_one, "add_one");
+  for (Device d : host_devices()) {
+    CAPTURE(d.name());
+    auto x = d.alloc<float>(16);
+    CHECK_ERROR((k[{1}](x, x, 16, 16)), (std::string("TRITIUM_DUMP=") + file.string()).c_str(),
+                "cannot create the folder for kernel 'add_one'");
+    CHECK(k.num_compiled() == 0);
+  }
+  CHECK_ERROR(compile_for("sm_90"), "kernel 'exp_kernel': cannot write the ir stage", file.c_str());
+  ::unsetenv("TRITIUM_DUMP");
+  fs::remove(file);
+}
+
+} // namespace
+} // namespace bad_inputs
