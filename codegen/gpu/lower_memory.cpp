@@ -259,6 +259,11 @@ void Lowering::atomic(const ir::Op& op) {
     d = dist(ptr);
     owner = is_owner(d);
   }
+  const ir::MemScope scope = op.enum_attr<ir::MemScope>(ir::MemScope::Gpu);
+  const bool fence_before =
+      ordering == llvm::AtomicOrdering::Release || ordering == llvm::AtomicOrdering::AcquireRelease;
+  const bool fence_after =
+      ordering == llvm::AtomicOrdering::Acquire || ordering == llvm::AtomicOrdering::AcquireRelease;
   Regs out;
   for (size_t r = 0; r < p.size(); ++r) {
     LV* cond = mask ? b_.CreateAnd(owner, (*mask)[r]) : owner;
@@ -266,6 +271,9 @@ void Lowering::atomic(const ir::Op& op) {
     out.push_back(guarded(
         cond,
         [&]() -> LV* {
+          if (fence_before)
+            ti_.atomic_fence(b_, scope);
+          LV* old = nullptr;
           if (cas) {
             auto* x = b_.CreateAtomicCmpXchg(p[r], (*cmp)[r], val[r], llvm::MaybeAlign(),
                                              ordering == llvm::AtomicOrdering::Release
@@ -278,10 +286,14 @@ void Lowering::atomic(const ir::Op& op) {
                                              ssid);
             if (ordering == llvm::AtomicOrdering::Release)
               x->setFailureOrdering(llvm::AtomicOrdering::Monotonic);
-            return b_.CreateExtractValue(x, 0);
+            old = b_.CreateExtractValue(x, 0);
+          } else {
+            old = b_.CreateAtomicRMW(rmw_kind(op, e), p[r], val[r], llvm::MaybeAlign(), ordering,
+                                     ssid);
           }
-          return b_.CreateAtomicRMW(rmw_kind(op, e), p[r], val[r], llvm::MaybeAlign(), ordering,
-                                    ssid);
+          if (fence_after)
+            ti_.atomic_fence(b_, scope);
+          return old;
         },
         zero));
   }

@@ -4,6 +4,11 @@
 // one register: its address.
 #include "gpu/lowering.hpp"
 
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
 namespace tritium::gpu {
 
 using ir::DType;
@@ -29,33 +34,73 @@ int64_t tile_numel(const ir::Type& t) {
 } // namespace
 
 // Buffers get fixed offsets from the start of shared memory, before any scratch use; aligned
-// to 1024 bytes (what the 128-byte swizzle of TMA and wgmma needs).
+// to 1024 bytes (what the 128-byte swizzle of TMA and wgmma needs). A buffer lives from the op
+// that makes it to the last op that uses it, counted in ops of the kernel's top level, and
+// buffers whose spans do not meet share memory (two loops one after the other, as in causal
+// attention). What makes that safe: a pipeline's ring is drained (all copies landed, then a
+// barrier) right after its loop, and a tile a conversion writes is written after a barrier.
+// The one pair left out: a ring over a tile that ended before it, since the ring's first
+// copies are issued without a barrier after the tile's last readers.
 void Lowering::plan_buffers() {
-  std::vector<const ir::Op*> allocs;
-  std::function<void(const ir::Block&)> walk = [&](const ir::Block& blk) {
-    for (const auto& op : blk.ops) {
-      if (op->kind == OpKind::LocalAlloc)
-        allocs.push_back(op.get());
+  struct Span {
+    const ir::Op* op;
+    bool ring; // local_alloc (else a conversion into shared memory)
+    size_t first, last;
+    int64_t bytes, offset;
+  };
+  std::vector<Span> spans;
+  std::unordered_map<const ir::Op*, size_t> top; // every op -> its top-level op's position
+  std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users;
+  std::function<void(const ir::Block&, size_t)> walk = [&](const ir::Block& blk, size_t at) {
+    for (size_t i = 0; i < blk.ops.size(); ++i) {
+      const ir::Op* op = blk.ops[i].get();
+      const size_t pos = &blk == &f_.entry() ? i : at;
+      top[op] = pos;
+      for (const ir::Value* v : op->operands)
+        users[v].push_back(op);
+      const bool ring = op->kind == OpKind::LocalAlloc;
+      if (ring || (op->kind == OpKind::ConvertLayout &&
+                   dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()))) {
+        const ir::Type& t = op->result()->type;
+        spans.push_back(
+            {op, ring, pos, pos, (t.numel() * mem_bytes(t.elem) + 1023) / 1024 * 1024, 0});
+      }
       for (const auto& r : op->regions)
-        walk(*r->block);
+        walk(*r->block, pos);
     }
   };
-  walk(f_.entry());
-  // A conversion into shared memory (a wgmma operand not pipelined) has a tile of its own.
-  std::function<void(const ir::Block&)> converts = [&](const ir::Block& blk) {
-    for (const auto& op : blk.ops) {
-      if (op->kind == OpKind::ConvertLayout &&
-          dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()))
-        allocs.push_back(op.get());
-      for (const auto& r : op->regions)
-        converts(*r->block);
+  walk(f_.entry(), 0);
+  for (Span& s : spans) {
+    std::vector<const ir::Value*> work{s.op->result()};
+    while (!work.empty()) { // the buffer and the slots indexed from it
+      const ir::Value* v = work.back();
+      work.pop_back();
+      for (const ir::Op* u : users[v]) {
+        s.last = std::max(s.last, top[u]);
+        if (u->kind == OpKind::MemdescIndex)
+          work.push_back(u->result());
+      }
     }
-  };
-  converts(f_.entry());
-  for (const ir::Op* a : allocs) {
-    buffer_offset_[a] = buffers_bytes_;
-    const ir::Type& t = a->result()->type;
-    buffers_bytes_ += (t.numel() * mem_bytes(t.elem) + 1023) / 1024 * 1024;
+  }
+  // First fit, in program order: the lowest offset clear of every placed buffer it may not
+  // share with.
+  for (size_t i = 0; i < spans.size(); ++i) {
+    Span& s = spans[i];
+    int64_t at = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (size_t j = 0; j < i; ++j) {
+        const Span& o = spans[j];
+        const bool apart = o.last < s.first && !(s.ring && !o.ring);
+        if (!apart && o.offset < at + s.bytes && at < o.offset + o.bytes) {
+          at = o.offset + o.bytes;
+          moved = true;
+        }
+      }
+    }
+    s.offset = at;
+    buffer_offset_[s.op] = at;
+    buffers_bytes_ = std::max(buffers_bytes_, at + s.bytes);
   }
 }
 

@@ -112,6 +112,7 @@ private:
   // scalar::Target: half / bfloat registers; math through TargetInfo::math.
   bool narrow_floats_in_f32() const override { return false; }
   unsigned global_address_space() const override { return ti_.global_address_space(); }
+  LV* opaque_bits(LV* bits) override { return ti_.opaque_bits(b_, bits); }
   LV* math(ir::OpKind kind, ir::DType t, const std::vector<LV*>& args, const ir::Op& op) override;
 
   // --- shape ops (lower_shape.cpp) -------------------------------------------------------

@@ -158,6 +158,12 @@ public:
 
   // The synchronization scope of an atomic with Triton's scope (gpu, cta, sys).
   virtual llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, ir::MemScope scope) = 0;
+  // A fence that gives an atomic its ordering where the backend drops the ordering of the
+  // atomic itself: called before a release (or acq_rel) atomic and after an acquire (or
+  // acq_rel) one. Nothing where the atomic instruction carries its ordering.
+  virtual void atomic_fence(llvm::IRBuilder<>& b, ir::MemScope scope) {}
+  // `bits` through an instruction the optimizer does not look into (scalar::Target).
+  virtual llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) { return bits; }
 
   // Turns `f` into a kernel entry point launched with `num_threads` threads per block.
   virtual void make_kernel(llvm::Function& f, int num_threads) = 0;

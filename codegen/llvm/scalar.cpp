@@ -400,7 +400,12 @@ Value* Emitter::convert(Value* a, DType from, DType to) {
 Value* Emitter::bitcast(Value* a, DType from, DType to) {
   if (from == to || (from.is_ptr() && to.is_ptr()))
     return a;
-  return from_bits(to_bits(a, from), to);
+  Value* bits = to_bits(a, from);
+  // f16 <-> bf16: LLVM folds the two bitcasts through i16 into one, f16 = bitcast bf16, which
+  // LLVM 19's NVPTX backend cannot select (it aborts); the target keeps them apart.
+  if (from.is_float() && to.is_float() && from.bits() == 16 && to.bits() == 16)
+    bits = target_.opaque_bits(bits);
+  return from_bits(bits, to);
 }
 
 Value* Emitter::add_ptr(Value* p, Value* offset, DType pointee, DType offset_type) {

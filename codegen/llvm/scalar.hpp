@@ -36,6 +36,9 @@ public:
   // registers of element type `t`.
   virtual llvm::Value* math(ir::OpKind kind, ir::DType t, const std::vector<llvm::Value*>& args,
                             const ir::Op& op) = 0;
+  // `bits` (an integer), hidden from the optimizer where a backend cannot select what folding
+  // through it would make (see Emitter::bitcast).
+  virtual llvm::Value* opaque_bits(llvm::Value* bits) { return bits; }
 };
 
 class Emitter {

@@ -430,11 +430,17 @@ void collect(ir::Block& b, std::vector<ir::Op*>& loops) {
 void pipeline(ir::Function& f, const GpuFeatures& t) {
   std::vector<ir::Op*> loops;
   collect(f.entry(), loops);
-  int64_t used = 0;
+  // The rings of loops under different top-level ops are never live together (each loop drains
+  // its copies and waits at a barrier after it), and the lowering places them in the same
+  // shared memory: each top-level op has the whole budget.
+  std::map<const ir::Op*, int64_t> used;
   for (ir::Op* loop : loops) {
+    const ir::Op* top = loop;
+    while (top->parent && top->parent != &f.entry())
+      top = top->parent->parent->parent; // op -> block -> region -> op
     int stages = static_cast<int>(loop->int_attr("num_stages", t.num_stages));
     if (stages >= 2)
-      Pipeliner(f, *loop, stages, t, used).run();
+      Pipeliner(f, *loop, stages, t, used[top]).run();
   }
 }
 

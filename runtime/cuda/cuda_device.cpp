@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace tritium::cuda {
 namespace {
@@ -80,10 +82,22 @@ CudaGpu* open_gpu(int ordinal, std::string* why) {
   check(api->cuDriverGetVersion(&gpu.drv.driver_version), "cuDriverGetVersion");
   // After a fault the primary context is unusable until reset (this frees everything in it,
   // also what other libraries sharing it allocated: their work failed with the same error).
-  if (reset)
-    check(api->cuDevicePrimaryCtxReset(gpu.drv.device), "cuDevicePrimaryCtxReset after a fault");
-  check(api->cuDevicePrimaryCtxRetain(&gpu.drv.context, gpu.drv.device),
-        "cuDevicePrimaryCtxRetain");
+  // Seen on an H200 (driver 580): right after the fault, a reset can return before the driver
+  // has torn the faulted channel down, and the retain after it still reports the fault; a few
+  // more resets, a little apart, get a working context.
+  CUresult retained = CUDA_ERROR_UNKNOWN;
+  for (int attempt = 0; attempt < (reset ? 5 : 1); ++attempt) {
+    if (reset) {
+      if (attempt > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+      api->cuCtxSetCurrent(nullptr); // the faulted context is current on this thread
+      check(api->cuDevicePrimaryCtxReset(gpu.drv.device), "cuDevicePrimaryCtxReset after a fault");
+    }
+    retained = api->cuDevicePrimaryCtxRetain(&gpu.drv.context, gpu.drv.device);
+    if (retained == CUDA_SUCCESS)
+      break;
+  }
+  check(retained, "cuDevicePrimaryCtxRetain");
   {
     driver::Current<CudaDriver> current(gpu);
     gpu.check(api->cuStreamCreate(&gpu.stream, CU_STREAM_DEFAULT), "cuStreamCreate");

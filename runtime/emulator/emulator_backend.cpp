@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tritium {
 namespace {
@@ -63,20 +64,26 @@ gpu::MatrixUnit matrix_from_env(int warp_size) {
 // TRITIUM_EMULATOR_TARGETS: what CI checks for every test kernel, without GPUs.
 void compile_for_listed_targets(const ir::Function& f, const CompileOptions& o) {
   const char* list = std::getenv("TRITIUM_EMULATOR_TARGETS");
+  std::vector<std::string> targets;
   std::string_view rest = list ? list : "";
   while (!rest.empty()) {
     auto comma = rest.find(',');
-    gpu::GpuTarget t;
-    t.arch = std::string(rest.substr(0, comma));
-    t.keep_stages = false;
+    if (comma != 0)
+      targets.emplace_back(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    if (t.arch.empty())
-      continue;
-    auto archs = gpu::supported_gpu_archs();
-    if (std::find(archs.begin(), archs.end(), t.arch) == archs.end())
+  }
+  // Every name checked before anything compiles: a misspelt target is reported as such, not
+  // as whatever the first target's toolchain lacks.
+  auto archs = gpu::supported_gpu_archs();
+  for (const std::string& arch : targets)
+    if (std::find(archs.begin(), archs.end(), arch) == archs.end())
       throw Error(fmt::format("TRITIUM_EMULATOR_TARGETS={}: unknown GPU architecture '{}' "
                               "(one of: {})",
-                              list, t.arch, fmt::join(archs, ", ")));
+                              list, arch, fmt::join(archs, ", ")));
+  for (const std::string& arch : targets) {
+    gpu::GpuTarget t;
+    t.arch = arch;
+    t.keep_stages = false;
     gpu::compile_for_gpu(f, t, o);
   }
 }

@@ -168,14 +168,19 @@ private:
 
   Value* binary(Value* a) {
     DType t = a->type.elem;
+    // Portable kernels leave out the last two: rem and pow are approximations on GPUs.
     static const OpKind fl[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
-                                OpKind::Rem, OpKind::Min, OpKind::Max, OpKind::Pow};
+                                OpKind::Min, OpKind::Max, OpKind::Rem, OpKind::Pow};
     static const OpKind in[] = {OpKind::Add, OpKind::Sub, OpKind::Mul,   OpKind::Div, OpKind::Rem,
                                 OpKind::And, OpKind::Or,  OpKind::Xor,   OpKind::Shl, OpKind::Shr,
                                 OpKind::Min, OpKind::Max, OpKind::Umulhi};
-    OpKind k = t.is_float() ? fl[pick(portable_ ? 7 : 8)] : in[pick(13)];
+    OpKind k = t.is_float() ? fl[pick(portable_ ? 6 : 8)] : in[pick(13)];
     Value* c = partner(a);
-    // Integer divisors may be 0: x / 0 == 0 and x % 0 == x on every device.
+    // Integer divisors may be 0: x / 0 == 0 and x % 0 == x on every device. A portable float
+    // division asks for the correctly rounded quotient (tl::math::div_rn): f32 `/` is
+    // div.full.f32 on NVIDIA GPUs, within 2 ulp, as in Triton.
+    if (portable_ && k == OpKind::Div && t.is_float())
+      return b_->create1(k, {a, c}, a->type, {{"rn", int64_t{1}}});
     return b_->create1(k, {a, c}, a->type);
   }
 

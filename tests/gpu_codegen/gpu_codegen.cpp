@@ -142,6 +142,10 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Function>>> op_kernels() 
     lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
     k.emplace_back("scans", trace(gpu_test::scans, "scans", s));
   }
+  {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(128)};
+    k.emplace_back("externs", trace(gpu_test::externs, "externs", s));
+  }
   for (const char* name : {"vector_add", "matmul", "softmax"})
     k.emplace_back(name, sample(name));
   return k;
@@ -465,7 +469,17 @@ TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
       gpu::GpuKernelBinary bin;
       if (std::getenv("GPU_TEST_TRACE"))
         fmt::print(stderr, "compiling {} for {}\n", name, arch);
-      CHECK_NOTHROW(bin = compile(*f, arch));
+      if (name == "externs" && arch[0] == 's') {
+        // Extern functions come from CUDA's libdevice: without the toolkit (CI), the error.
+        try {
+          bin = compile(*f, arch);
+        } catch (const Error& e) {
+          CHECK(std::string(e.what()).find("libdevice, which was not found") != std::string::npos);
+          continue;
+        }
+      } else {
+        CHECK_NOTHROW(bin = compile(*f, arch));
+      }
       CHECK(!bin.assembly.empty());
       if (std::string(arch) == "sm_90") {
         check_ptxas(bin.assembly, arch);

@@ -184,6 +184,15 @@ inline void scans(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
   tl::store(out + M * N + offs, tl::cumsum(a, 1, true) - tl::cumsum(a, 0));
 }
 
+// tl::extern_elementwise: C math functions the language lacks, one unary and one binary.
+inline void externs(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto a = tl::load(x + offs, mask, 1.0f);
+  tl::store(out + offs, tl::extern_elementwise("atan2", a, a + 1.0f), mask);
+  tl::store(out + n + offs, tl::extern_elementwise("cbrt", a), mask);
+}
+
 } // namespace gpu_test
 
 namespace gpu_test {

@@ -291,6 +291,29 @@ public:
     return llvm::SyncScope::System;
   }
 
+  // LLVM 19's NVPTX backend also drops the ordering: a cmpxchg acq_rel becomes a relaxed
+  // atom.global.cas, so a spin lock (Triton's layer norm backward) let the next holder read
+  // partial sums its SM's L1 still held from before (seen on an H200: dw off by 6x its fp16
+  // bound). PTX fences restore it; acq_rel is the weakest fence that serves both sides.
+  // A 16-bit move: keeps f16 <-> bf16 bitcasts from folding into one NVPTX cannot select.
+  llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) override {
+    if (!bits->getType()->isIntegerTy(16))
+      return bits;
+    auto* fn =
+        llvm::InlineAsm::get(llvm::FunctionType::get(b.getInt16Ty(), {b.getInt16Ty()}, false),
+                             "mov.b16 $0, $1;", "=h,h", false);
+    return b.CreateCall(fn, {bits});
+  }
+
+  void atomic_fence(llvm::IRBuilder<>& b, ir::MemScope scope) override {
+    const char* text = scope == ir::MemScope::Cta   ? "fence.acq_rel.cta;"
+                       : scope == ir::MemScope::Sys ? "fence.acq_rel.sys;"
+                                                    : "fence.acq_rel.gpu;";
+    auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(b.getVoidTy(), false), text,
+                                    "~{memory}", true);
+    b.CreateCall(fn);
+  }
+
   // Predicated ld.global / st.global of 32, 64 or 128 bits, moved as 32-bit words; masked
   // lanes of a load keep `other`, moved in before the load. Both are marked as having side
   // effects: LLVM must not move them across barriers or other memory accesses (the assembler,
