@@ -16,7 +16,9 @@ namespace {
 const HipApi* runtime(std::string* why) {
   static std::string failure;
   static const HipApi* api = []() -> const HipApi* {
-    auto* a = new HipApi; // never freed: the process keeps the runtime open
+    // Never freed: the process keeps the runtime open. Held by a static also when loading fails,
+    // so that it is not a leak.
+    static HipApi* const a = new HipApi;
     if (!a->load(&failure))
       return nullptr;
     if (hipError_t r = a->hipInit(0); r != hipSuccess) {
