@@ -84,7 +84,7 @@ cat "$out/peer_fault.log" | grep -E '^(BEFORE|FAULT|AFTER|RELAUNCH)' || tail -5 
 after=$(grep -oE '^AFTER (works|fails)' "$out/peer_fault.log" | cut -d' ' -f2)
 echo "peer,pytorch+triton: a torch op after the fault,1,,$((SECONDS - t0)),${after:-unknown}" >> "$csv"
 # tritium's answer to the same question, from the fault test's child output
-fresh=$(grep -oE 'FRESH-WORKS [01]' "$out/fault.log" | head -1)
+fresh=$(grep -oE '^(FRESH-WORKS [01]|FRESH-REFUSED)' "$out/fault.log" | head -1)
 echo "== tritium after the fault: ${fresh:-see fault.log}"
 
 echo "== summary ($csv)"

@@ -85,7 +85,7 @@ struct Gpu {
 
   // Lost to a sticky fault (Driver::context_lost): its buffers and kernels refuse work, its
   // frees and unloads do nothing (the memory went with the context, and the address may
-  // belong to a fresh device's buffer by now), and open_gpu makes a fresh device in its place.
+  // belong to a fresh device's buffer by now), and open_gpu tries a fresh device in its place.
   mutable std::atomic<bool> lost{false};
 
   // Marks the device lost after a sticky error; returns what the error message should add.
@@ -94,7 +94,8 @@ struct Gpu {
       return {};
     lost.store(true);
     return fmt::format("; the {} is lost: this device's buffers and kernels can no longer be "
-                       "used, and tritium::device(\"{}\") makes a fresh device",
+                       "used; tritium::device(\"{}\") tries a fresh device, which a driver that "
+                       "keeps the fault for the whole process refuses (then restart the process)",
                        Driver::context_name, spec());
   }
 

@@ -4,11 +4,9 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 namespace tritium::cuda {
 namespace {
@@ -17,7 +15,9 @@ namespace {
 const CudaApi* driver(std::string* why) {
   static std::string failure;
   static const CudaApi* api = []() -> const CudaApi* {
-    auto* a = new CudaApi; // never freed: the process keeps the driver open
+    // Never freed: the process keeps the driver open. Held by a static also when loading fails,
+    // so that it is not a leak.
+    static CudaApi* const a = new CudaApi;
     if (!a->load(&failure))
       return nullptr;
     if (CUresult r = a->cuInit(0); r != CUDA_SUCCESS) {
@@ -82,22 +82,18 @@ CudaGpu* open_gpu(int ordinal, std::string* why) {
   check(api->cuDriverGetVersion(&gpu.drv.driver_version), "cuDriverGetVersion");
   // After a fault the primary context is unusable until reset (this frees everything in it,
   // also what other libraries sharing it allocated: their work failed with the same error).
-  // Seen on an H200 (driver 580): right after the fault, a reset can return before the driver
-  // has torn the faulted channel down, and the retain after it still reports the fault; a few
-  // more resets, a little apart, get a working context.
-  CUresult retained = CUDA_ERROR_UNKNOWN;
-  for (int attempt = 0; attempt < (reset ? 5 : 1); ++attempt) {
-    if (reset) {
-      if (attempt > 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
-      api->cuCtxSetCurrent(nullptr); // the faulted context is current on this thread
-      check(api->cuDevicePrimaryCtxReset(gpu.drv.device), "cuDevicePrimaryCtxReset after a fault");
-    }
-    retained = api->cuDevicePrimaryCtxRetain(&gpu.drv.context, gpu.drv.device);
-    if (retained == CUDA_SUCCESS)
-      break;
-  }
-  check(retained, "cuDevicePrimaryCtxRetain");
+  if (reset)
+    check(api->cuDevicePrimaryCtxReset(gpu.drv.device), "cuDevicePrimaryCtxReset after a fault");
+  if (CUresult r = api->cuDevicePrimaryCtxRetain(&gpu.drv.context, gpu.drv.device);
+      reset && gpu.drv.context_lost(r))
+    // Seen on an H200 with driver 580: after an illegal-address fault the driver refuses every
+    // new context in the process, reset or not (PyTorch's next op fails the same way).
+    throw Error(fmt::format("cuda:{}: the CUDA driver refuses the GPU after the earlier device "
+                            "fault (cuDevicePrimaryCtxRetain after a reset: {}); the fault is "
+                            "sticky for the whole process: restart the process to use the GPU",
+                            ordinal, api->describe(r)));
+  else
+    check(r, "cuDevicePrimaryCtxRetain");
   {
     driver::Current<CudaDriver> current(gpu);
     gpu.check(api->cuStreamCreate(&gpu.stream, CU_STREAM_DEFAULT), "cuStreamCreate");

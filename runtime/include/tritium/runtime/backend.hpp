@@ -68,7 +68,8 @@ public:
   // the interpreter.
   virtual int num_compute_units() const { return 1; }
   // Whether the device was lost (a GPU fault destroyed its context). A lost backend refuses
-  // work with an error; tritium::device() then makes a fresh one.
+  // work with an error; tritium::device() then tries a fresh one (which the driver may refuse
+  // until the process restarts).
   virtual bool lost() const { return false; }
 
   // Streams are native handles (CUstream, hipStream_t). Host devices finish every launch
