@@ -61,12 +61,13 @@ Target parse(std::string_view spec) {
   return t;
 }
 
-#ifdef TRITIUM_HAVE_CUDA
-cuda::CudaGpu* cuda_gpu(const Target& t) {
+// The GPU of `t` from its backend's open_gpu, or an error naming the device and why not.
+template <class Gpu>
+Gpu* open_or_throw(Gpu* (*open_gpu)(int, std::string*), const Target& t) {
   std::string why;
-  cuda::CudaGpu* g = nullptr;
+  Gpu* g = nullptr;
   try {
-    g = cuda::open_gpu(t.index, &why);
+    g = open_gpu(t.index, &why);
   } catch (const Error& e) {
     why = e.what();
   }
@@ -74,19 +75,14 @@ cuda::CudaGpu* cuda_gpu(const Target& t) {
     throw Error(fmt::format("device '{}' is not available: {}", t.name, why));
   return g;
 }
+#ifdef TRITIUM_HAVE_CUDA
+cuda::CudaGpu* cuda_gpu(const Target& t) {
+  return open_or_throw(&cuda::open_gpu, t);
+}
 #endif
 #ifdef TRITIUM_HAVE_HIP
 hip::HipGpu* hip_gpu(const Target& t) {
-  std::string why;
-  hip::HipGpu* g = nullptr;
-  try {
-    g = hip::open_gpu(t.index, &why);
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  if (!g)
-    throw Error(fmt::format("device '{}' is not available: {}", t.name, why));
-  return g;
+  return open_or_throw(&hip::open_gpu, t);
 }
 #endif
 
