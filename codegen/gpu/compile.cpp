@@ -95,7 +95,8 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
 
   // make_llir: LLVM IR, device libraries, O3.
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = lower_to_llvm(*g, *ti, ctx, warps, &out.shared_bytes);
+  std::unique_ptr<llvm::Module> m =
+      lower_to_llvm(*g, *ti, ctx, warps, options.enable_fp_fusion, &out.shared_bytes);
   if (out.shared_bytes > ti->max_shared_bytes())
     throw Error(fmt::format("kernel '{}': needs {} bytes of shared memory on {}, more than the {} "
                             "a block may use (smaller blocks, or fewer values live across "

@@ -334,7 +334,7 @@ public:
     ir_ = ir::print(*g);
     HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto m = lower_to_llvm(*g, ti, *ctx, warps_, &shared_bytes_);
+    auto m = lower_to_llvm(*g, ti, *ctx, warps_, options.enable_fp_fusion, &shared_bytes_);
     add_entry(*m, *m->getFunction(f.name));
     {
       llvm::raw_string_ostream os(ll_);

@@ -29,7 +29,7 @@ std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes) {
   // As Triton (enable_fp_fusion, on by default): a float multiply feeding an add may become one
   // fma, the instruction GPUs have, rounding once instead of twice.
   llvm::FastMathFlags contract;
-  contract.setAllowContract(true);
+  contract.setAllowContract(fp_fusion_);
   b_.setFastMathFlags(contract);
   axis_ = analyze_axis_info(f_);
   std::vector<llvm::Type*> params;
@@ -506,9 +506,9 @@ void Lowering::while_loop(const ir::Op& op) {
 }
 
 std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Function& f, TargetInfo& ti,
-                                            llvm::LLVMContext& ctx, int num_warps,
+                                            llvm::LLVMContext& ctx, int num_warps, bool fp_fusion,
                                             int* shared_bytes) {
-  return Lowering(f, ti, ctx, num_warps).run(shared_bytes);
+  return Lowering(f, ti, ctx, num_warps, fp_fusion).run(shared_bytes);
 }
 
 } // namespace tritium::gpu

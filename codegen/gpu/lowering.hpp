@@ -31,8 +31,10 @@ using Regs = std::vector<LV*>;
 
 class Lowering : private scalar::Target {
 public:
-  Lowering(const ir::Function& f, TargetInfo& ti, llvm::LLVMContext& ctx, int num_warps)
-      : f_(f), ti_(ti), ctx_(ctx), b_(ctx), num_warps_(num_warps), ws_(ti.warp_size()) {}
+  Lowering(const ir::Function& f, TargetInfo& ti, llvm::LLVMContext& ctx, int num_warps,
+           bool fp_fusion)
+      : f_(f), ti_(ti), ctx_(ctx), b_(ctx), num_warps_(num_warps), ws_(ti.warp_size()),
+        fp_fusion_(fp_fusion) {}
 
   std::unique_ptr<llvm::Module> run(int* shared_bytes);
 
@@ -184,6 +186,7 @@ private:
   llvm::IRBuilder<> b_;
   scalar::Emitter scalar_{b_, *this};
   int num_warps_, ws_;
+  bool fp_fusion_; // CompileOptions::enable_fp_fusion
   llvm::Module* m_ = nullptr;
   llvm::Function* fn_ = nullptr;
   LV *tid_ = nullptr, *lane_ = nullptr, *warp_ = nullptr;

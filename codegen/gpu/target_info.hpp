@@ -208,8 +208,9 @@ make_target_machine(const std::string& triple, const std::string& cpu, const std
 
 // Lowers a function whose tensors carry layouts to an LLVM module with one kernel.
 // Returns the dynamic shared memory the kernel needs in *shared_bytes.
+// fp_fusion: CompileOptions::enable_fp_fusion.
 std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Function& f, TargetInfo& ti,
-                                            llvm::LLVMContext& ctx, int num_warps,
+                                            llvm::LLVMContext& ctx, int num_warps, bool fp_fusion,
                                             int* shared_bytes);
 
 } // namespace tritium::gpu

@@ -62,7 +62,9 @@ Outcome run_on(Device dev, const RandomKernel& k, std::shared_ptr<const ir::Func
     args.push_back(reinterpret_cast<uintptr_t>(b.data()));
   args.push_back(static_cast<uint64_t>(k.n));
   try {
-    auto compiled = dev.backend().compile(f, CompileOptions{});
+    // Without fp fusion every op rounds as the interpreter's does (on GPUs, mul + add would
+    // otherwise become one fma, rounded once, as in Triton by default).
+    auto compiled = dev.backend().compile(f, CompileOptions{.enable_fp_fusion = false});
     compiled->launch(LaunchGrid{k.grid, 1, 1}, args);
     dev.synchronize();
   } catch (const Error& e) {

@@ -456,6 +456,23 @@ TEST_CASE("matmul on sm_90a: wgmma from shared-memory descriptors; blocks wgmma 
   }
 }
 
+TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(128)};
+  auto f = lang::trace(gpu_test::mul_add, "mul_add", s);
+  for (bool fusion : {true, false}) {
+    CAPTURE(fusion);
+    gpu::GpuTarget t;
+    t.arch = "sm_90";
+    CompileOptions o;
+    o.enable_fp_fusion = fusion;
+    const std::string ptx = gpu::compile_for_gpu(*f, t, o).assembly;
+    CHECK((ptx.find("fma.rn.f32") != std::string::npos) == fusion);
+    // Unfused, the multiply is mul.rn: ptxas may not fuse it with the add either.
+    CHECK((ptx.find("mul.rn.f32") != std::string::npos) == !fusion);
+    check_ptxas(ptx, "sm_90");
+  }
+}
+
 TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
   std::set<ir::OpKind> seen;
   std::string lowered; // the IR lowered for sm_90: where the ops the passes make appear

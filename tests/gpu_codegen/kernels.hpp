@@ -184,6 +184,13 @@ inline void scans(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
   tl::store(out + M * N + offs, tl::cumsum(a, 1, true) - tl::cumsum(a, 0));
 }
 
+// out = x * y + z: one fma, or a multiply and an add, per CompileOptions::enable_fp_fusion.
+inline void mul_add(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  auto x0 = tl::load(x + offs), y = tl::load(x + BLOCK + offs), z = tl::load(x + 2 * BLOCK + offs);
+  tl::store(out + offs, x0 * y + z);
+}
+
 // tl::extern_elementwise: C math functions the language lacks, one unary and one binary.
 inline void externs(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
   auto offs = tl::arange(0, BLOCK);

@@ -197,8 +197,8 @@ public:
   // with. Without buffers the sizes are unknown, so pointers are not assumed to be under 2 GiB.
   void launch_slots(const Stream& stream, const LaunchGrid& grid, std::span<const ArgSlot> params) {
     if (params.size() != N)
-      throw Error("kernel '" + name_ + "': " + std::to_string(params.size()) +
-                  " arguments for " + std::to_string(N) + " parameters");
+      throw Error("kernel '" + name_ + "': " + std::to_string(params.size()) + " arguments for " +
+                  std::to_string(N) + " parameters");
     detail::check_grid(grid, name_);
     std::array<ArgSlot, N + 1> slots;
     Key key;
@@ -209,7 +209,7 @@ public:
     (std::index_sequence_for<P...>{});
     key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
     key[N + 1] = static_cast<uint64_t>(options_.num_warps);
-    key[N + 2] = static_cast<uint64_t>(options_.num_stages);
+    key[N + 2] = options_word(options_);
     CompiledKernel& k = lookup(key, slots, dev);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
@@ -217,6 +217,12 @@ public:
   }
 
 private:
+  // The options other than num_warps, in the specialization key's last word.
+  static uint64_t options_word(const CompileOptions& o) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(o.num_stages)) |
+           (o.enable_fp_fusion ? 0 : uint64_t{1} << 32);
+  }
+
   // The key word of one raw slot, encoded as bind_one encodes it.
   template <class Param>
   static void bind_slot(ArgSlot& slot, uint64_t& key, ArgSlot v) {
@@ -271,7 +277,7 @@ private:
       dev = default_device();
     key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
     key[N + 1] = static_cast<uint64_t>(options_.num_warps);
-    key[N + 2] = static_cast<uint64_t>(options_.num_stages);
+    key[N + 2] = options_word(options_);
   }
 
   template <size_t I, class Param, class A>
