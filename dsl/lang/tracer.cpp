@@ -92,9 +92,13 @@ void add_results(ir::Function& f, ir::Op& op, const std::vector<ir::Type>& types
   }
 }
 
+std::string lost_handle(const char* what);
+
 // Makes sure the handle's new value can stand where its old one stood.
 void check_carried(const ir::Value* before, const ir::Value* after, const char* what,
                    const Loc& loc) {
+  if (!after) // the handle lives, but its value was moved out in the body
+    fail(loc, lost_handle(what));
   if (before->type == after->type)
     return;
   fail(loc, fmt::format("a value carried by {} changes type from {} to {}; convert it with "
