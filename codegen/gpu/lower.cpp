@@ -65,8 +65,10 @@ std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes) {
 const Regs& Lowering::get(const ir::Value* v) {
   auto it = vals_.find(v);
   if (it == vals_.end())
-    throw Error(
-        fmt::format("kernel '{}': internal error, a value used before it is lowered", f_.name));
+    throw Error(fmt::format(
+        "kernel '{}': internal error, a value used before it is lowered (a {} {})", f_.name,
+        v->def ? std::string(ir::op_name(v->def->kind)) + " result" : std::string("block argument"),
+        ir::to_string(v->type)));
   return it->second;
 }
 

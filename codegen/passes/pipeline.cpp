@@ -21,6 +21,7 @@
 
 #include <tritium/error.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -66,6 +67,7 @@ public:
     if (used_ + stages_ * per_stage > max_shared_)
       return;
     used_ += stages_ * per_stage;
+    prefetch_to_registers(loads);
     // A wgmma dot that only feeds the next iteration's (acc = dot(a, b, acc)) may stay in
     // flight while the next iteration starts: then the copies go one slot further back, to
     // the slot the dot before it read, D = S - 2 ahead. Measured on an H200 (bench_gemm,
@@ -376,9 +378,10 @@ private:
     return c.result();
   }
 
-  // async_copy(slot, ptrs and mask at iteration +d, and only while that iteration exists).
-  void issue_copy(ir::Block& b, size_t& at, const ir::Op& load, ir::Value* slot,
-                  const Bindings& bind, int d) {
+  // The pointers and mask of `load` at iteration +d, masked off where that iteration does not
+  // exist.
+  std::pair<ir::Value*, ir::Value*> address_ahead(ir::Block& b, size_t& at, const ir::Op& load,
+                                                  const Bindings& bind, int d) {
     std::unordered_map<const ir::Value*, ir::Value*> memo;
     const ir::SourceLoc& loc = load.loc;
     ir::Value* ptrs = ahead(b, at, load.operands[0], bind, d, memo);
@@ -392,10 +395,8 @@ private:
     };
     ir::Value* zero = constant_of(b, at, loop_.operands[2]->type, 0);
     ir::Value* up = cmp(loop_.operands[2], zero, ir::CmpPred::Gt);
-    const bool unsigned_iv = iv->type.elem.is_unsigned();
     ir::Value* lt = cmp(iv, loop_.operands[1], ir::CmpPred::Lt);
     ir::Value* gt = cmp(iv, loop_.operands[1], ir::CmpPred::Gt);
-    (void)unsigned_iv;
     ir::Value* exists = insert_op(f_, b, at++, OpKind::Select, {up, lt, gt}, {i1}, loc).result();
     ir::Type mt(ir::ScalarKind::I1, ptrs->type.shape);
     mt.layout = ptrs->type.layout;
@@ -404,7 +405,81 @@ private:
       ir::Value* m = ahead(b, at, load.operands[1], bind, d, memo);
       mask = insert_op(f_, b, at++, OpKind::And, {m, mask}, {mt}, loc).result();
     }
-    insert_op(f_, b, at++, OpKind::AsyncCopy, {slot, ptrs, mask}, {}, loc);
+    return {ptrs, mask};
+  }
+
+  // async_copy(slot, ptrs and mask at iteration +d, and only while that iteration exists).
+  void issue_copy(ir::Block& b, size_t& at, const ir::Op& load, ir::Value* slot,
+                  const Bindings& bind, int d) {
+    auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
+    insert_op(f_, b, at++, OpKind::AsyncCopy, {slot, ptrs, mask}, {}, load.loc);
+  }
+
+  // `load` at iteration +d, into registers.
+  ir::Value* issue_load(ir::Block& b, size_t& at, const ir::Op& load, const Bindings& bind, int d) {
+    auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
+    std::vector<ir::Value*> operands{ptrs, mask};
+    if (load.operands.size() > 2) { // loop-invariant, but maybe computed in the body
+      std::unordered_map<const ir::Value*, ir::Value*> memo;
+      operands.push_back(ahead(b, at, load.operands[2], bind, d, memo));
+    }
+    ir::Op& l = insert_op(f_, b, at++, OpKind::Load, operands, {load.result()->type}, load.loc);
+    l.attrs = load.attrs;
+    return l.result();
+  }
+
+  // Loads in a pipelined loop that do not feed a matrix instruction (Xn = X * rstd * w before a
+  // dot, say) go one iteration ahead in registers, as Triton does: the value for iteration i+1
+  // is loaded at the end of iteration i and carried by the loop, so its latency hides behind
+  // the iteration's matrix work instead of stalling the next one. Only in loops that store
+  // nothing: a store in the body could be what a later iteration loads.
+  void prefetch_to_registers(const std::vector<ir::Op*>& rings) {
+    ir::Block& body = loop_.body();
+    bool stores = false;
+    ir::walk(body,
+             [&](ir::Op& op) { stores |= ir::has_trait(op.kind, ir::OpTrait::WritesMemory); });
+    if (stores)
+      return;
+    std::vector<ir::Op*> loads;
+    for (auto& op : body.ops) {
+      if (op->kind != OpKind::Load || op->int_attr("volatile", 0) ||
+          std::find(rings.begin(), rings.end(), op.get()) != rings.end())
+        continue;
+      bool ok = true;
+      for (size_t k = 0; k < std::min<size_t>(2, op->operands.size()); ++k)
+        ok = ok && predictable(op->operands[k]);
+      if (op->operands.size() > 2)
+        ok = ok && invariant(op->operands[2]);
+      if (ok)
+        loads.push_back(op.get());
+    }
+    if (loads.empty())
+      return;
+    ir::Block& outer = *loop_.parent;
+    size_t at = index_in_block(loop_);
+    Bindings pro{loop_.operands[0], {}};
+    for (size_t k = 0; k + 1 < body.args.size(); ++k)
+      pro.args[body.args[k + 1]] = loop_.operands[3 + k];
+    Bindings next{body.args[0], {}};
+    for (size_t k = 1; k < body.args.size(); ++k)
+      next.args[body.args[k]] = body.args[k];
+    ir::Op& yield = *body.terminator();
+    for (ir::Op* l : loads) {
+      ir::Value* first = issue_load(outer, at, *l, pro, 0);
+      loop_.operands.push_back(first);
+      ir::Value* arg = f_.new_value(l->result()->type);
+      arg->block = &body;
+      arg->index = static_cast<unsigned>(body.args.size());
+      body.args.push_back(arg);
+      ir::Value* res = f_.new_value(l->result()->type);
+      res->def = &loop_;
+      res->index = static_cast<unsigned>(loop_.results.size());
+      loop_.results.push_back(res);
+      f_.replace_all_uses(l->result(), arg);
+      size_t y_at = body.ops.size() - 1;
+      yield.operands.push_back(issue_load(body, y_at, *l, next, 1));
+    }
+    erase_dead_ops(f_);
   }
 
   ir::Function& f_;
