@@ -8,9 +8,11 @@
 //     h = g * sigmoid(g) * u (silu(g) = g * sigmoid(g)) on its own;
 //   * step 2: a standalone RMSNorm and a plain matmul, which with step 1 make the unfused
 //     block: 5 kernels, with Xn, X@G, X@U and h going through memory;
-//   * step 3: one kernel that normalizes X on the fly, computes both projections in one loop
-//     (two accumulators sharing each loaded block of Xn), and applies step 1 in its epilogue:
-//     only h is written. With the down projection, the block takes 2 kernels;
+//   * step 3: one kernel that computes both projections in one loop (two accumulators sharing
+//     each loaded block of X * w), sums the squares of X in the same loop, scales the rows by
+//     their rstd after it (the norm is a per-row factor, so it comes out of the dots) and
+//     applies step 1 in its epilogue: only h is written. With the down projection, the block
+//     takes 2 kernels;
 //   * tile shapes for skinny products (16 rows): tritium::autotune picks BLOCK_N, BLOCK_K,
 //     num_warps and num_stages per shape, so that enough programs fill the GPU.
 //
@@ -97,21 +99,12 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
   auto m_mask = offs_m[{_, None}] < M;
   auto n_mask = offs_n[{None, _}] < N;
 
-  // The RMS of each of this program's rows: a first pass over its rows of X. X is tiny next to
-  // G and U (16 rows), so reading it twice costs little; every program computes the same
-  // statistics instead of waiting for another kernel to write them.
+  // One pass over X. RMSNorm scales each row by its rstd, a per-row factor, so it comes out of
+  // the dots: Xn @ G = diag(rstd) ((X * w) @ G). The loop feeds X * w to both dots and sums the
+  // squares of the same X tile; the rows are scaled after the loop, once the sums are
+  // complete. (A first pass to find rstd, then the dots, reads X twice with a loop of
+  // dependent loads before any matrix work.)
   auto sum_sq = tl::zeros<float>({BLOCK_M});
-  for (auto k : tl::range(0, K, BLOCK_K)) {
-    auto ks = k + offs_k;
-    auto x =
-        tl::load(x_ptr + offs_m[{_, None}] * K + ks[{None, _}], m_mask && (ks[{None, _}] < K), 0.0)
-            .to<float>();
-    sum_sq += tl::sum(x * x, 1);
-  }
-  auto rstd = tl::rsqrt(sum_sq / K + eps);
-
-  // Both projections in one loop: each block of Xn is normalized once, in registers, and
-  // feeds two dots.
   auto acc_g = tl::zeros<float>({BLOCK_M, BLOCK_N});
   auto acc_u = tl::zeros<float>({BLOCK_M, BLOCK_N});
   for (auto k : tl::range(0, K, BLOCK_K)) {
@@ -120,13 +113,17 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
     auto x =
         tl::load(x_ptr + offs_m[{_, None}] * K + ks[{None, _}], m_mask && k_mask[{None, _}], 0.0)
             .to<float>();
+    sum_sq += tl::sum(x * x, 1);
     auto w = tl::load(norm_w_ptr + ks, k_mask, 0.0).to<float>();
-    auto xn = (x * rstd[{_, None}] * w[{None, _}]).to<half>();
+    auto xw = (x * w[{None, _}]).to<half>();
     auto b_offs = ks[{_, None}] * N + offs_n[{None, _}];
     auto b_mask = k_mask[{_, None}] && n_mask;
-    acc_g = tl::dot(xn, tl::load(g_ptr + b_offs, b_mask, 0.0), acc_g);
-    acc_u = tl::dot(xn, tl::load(u_ptr + b_offs, b_mask, 0.0), acc_u);
+    acc_g = tl::dot(xw, tl::load(g_ptr + b_offs, b_mask, 0.0), acc_g);
+    acc_u = tl::dot(xw, tl::load(u_ptr + b_offs, b_mask, 0.0), acc_u);
   }
+  auto rstd = tl::rsqrt(sum_sq / K + eps)[{_, None}];
+  acc_g = acc_g * rstd;
+  acc_u = acc_u * rstd;
 
   // The epilogue is step 1, on the accumulators: silu(g) * u = g * sigmoid(g) * u.
   auto h = acc_g * tl::sigmoid(acc_g) * acc_u;
