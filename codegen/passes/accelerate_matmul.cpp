@@ -33,33 +33,6 @@ std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_war
   return {wm, wn};
 }
 
-// Carries loop argument `k` of `loop` (a For) in `layout`: the initial value, the block
-// argument, the yielded value and the result change layout; conversions keep every user's view.
-void carry_in_layout(ir::Function& f, ir::Op& loop, size_t k, const ir::LayoutPtr& layout) {
-  ir::Block& body = loop.body();
-  ir::Value* arg = body.args[k + 1];
-  ir::Value* res = loop.results[k];
-  const ir::LayoutPtr old = arg->type.layout;
-  ir::Block& outer = *loop.parent;
-  size_t at = index_in_block(loop);
-  loop.operands[3 + k] = convert_to(f, outer, at, loop.operands[3 + k], layout, loop.loc);
-  arg->type.layout = layout;
-  size_t first = 0;
-  ir::Type old_t = arg->type;
-  old_t.layout = old;
-  ir::Op& in = insert_op(f, body, first, ir::OpKind::ConvertLayout, {arg}, {old_t}, loop.loc);
-  f.replace_all_uses(arg, in.result());
-  in.operands[0] = arg;
-  ir::Op& yield = *body.terminator();
-  size_t before_yield = body.ops.size() - 1;
-  yield.operands[k] = convert_to(f, body, before_yield, yield.operands[k], layout, loop.loc);
-  res->type.layout = layout;
-  size_t after = index_in_block(loop) + 1;
-  ir::Op& out = insert_op(f, outer, after, ir::OpKind::ConvertLayout, {res}, {old_t}, loop.loc);
-  f.replace_all_uses(res, out.result());
-  out.operands[0] = res;
-}
-
 // wgmma's conditions beyond the element types: whole warpgroups, tiles of 64 rows per
 // warpgroup and 64, 128 or 256 columns, K in steps of 16, f32 accumulation.
 std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, int num_warps,

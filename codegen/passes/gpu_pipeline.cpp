@@ -13,6 +13,8 @@ std::span<const GpuPass> gpu_passes() {
       {"coalesce",
        [](ir::Function& f, const GpuFeatures& t) { coalesce(f, t.num_warps, t.warp_size); }},
       {"accelerate_matmul", [](ir::Function& f, const GpuFeatures& t) { accelerate_matmul(f, t); }},
+      {"propagate_mma_layout",
+       [](ir::Function& f, const GpuFeatures&) { propagate_mma_layout(f); }},
       {"remove_layout_conversions",
        [](ir::Function& f, const GpuFeatures&) { remove_layout_conversions(f); }},
       {"pipeline", [](ir::Function& f, const GpuFeatures& t) { pipeline(f, t); }},

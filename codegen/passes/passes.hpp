@@ -75,6 +75,10 @@ void remove_layout_conversions(ir::Function& f);
 // and operand fragments (a loop-carried accumulator is carried in it).
 void accelerate_matmul(ir::Function& f, const GpuFeatures& target);
 
+// propagate_mma_layout.cpp: ops computed from a matrix instruction's accumulator (elementwise,
+// broadcasts, reductions, loop-carried values) move into its layout.
+void propagate_mma_layout(ir::Function& f);
+
 // pipeline.cpp: loads feeding matrix instructions become asynchronous copies into a ring of
 // num_stages shared-memory tiles, issued num_stages - 1 iterations ahead.
 void pipeline(ir::Function& f, const GpuFeatures& target);

@@ -70,6 +70,19 @@ private:
     return false;
   }
 
+  // Whether every user of `v` in `b` is a dot (as operand a or b).
+  static bool only_dots_read(const ir::Value* v, const ir::Block& b) {
+    bool any = false;
+    for (const auto& op : b.ops)
+      for (size_t k = 0; k < op->operands.size(); ++k)
+        if (op->operands[k] == v) {
+          if (op->kind != OpKind::Dot || k > 1)
+            return false;
+          any = true;
+        }
+    return any;
+  }
+
   // What is left of the conversions, made cheaper: a conversion of a value computed before a
   // loop moves out of the loop (it is pure, and would otherwise go through shared memory every
   // iteration: the RMS statistics of the fused Llama MLP), and two conversions of one value to
@@ -86,7 +99,9 @@ private:
       if (op.kind != OpKind::ConvertLayout && op.kind != OpKind::ExpandDims)
         continue;
       const ir::LayoutPtr& want = op.result()->type.layout;
-      if (dynamic_cast<const SharedLayout*>(want.get()))
+      // A loop-invariant tile that a dot reads from shared memory is stored there once, before
+      // the loop (attention's Q); other stores into shared memory stay where they are.
+      if (dynamic_cast<const SharedLayout*>(want.get()) && !only_dots_read(op.result(), b))
         continue;
       ir::Op* loop = b.parent ? b.parent->parent : nullptr;
       if (loop && loop->kind == OpKind::For && !defined_in(op.operands[0], b)) {
@@ -268,9 +283,16 @@ private:
   void convert(ir::Op& c) {
     ir::Value* x = c.operands[0];
     const ir::LayoutPtr& want = c.result()->type.layout;
-    // Into shared memory is a store, not something to recompute.
-    if (dynamic_cast<const SharedLayout*>(want.get()))
+    // Into shared memory is a store, not something to recompute; a chain of conversions into
+    // it stores from the first layout (each thread writes its own registers wherever they go).
+    if (dynamic_cast<const SharedLayout*>(want.get())) {
+      if (x->def && x->def->kind == OpKind::ConvertLayout &&
+          !dynamic_cast<const SharedLayout*>(x->def->operands[0]->type.layout.get())) {
+        c.operands[0] = x->def->operands[0];
+        changed_ = true;
+      }
       return;
+    }
     if (same_layout(x->type.layout, want))
       return replace(c, x);
     ir::Op* def = x->def;

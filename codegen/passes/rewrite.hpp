@@ -16,6 +16,9 @@ ir::Op& insert_op(ir::Function& f, ir::Block& block, size_t at, ir::OpKind kind,
 // when it already has that layout or is a scalar).
 ir::Value* convert_to(ir::Function& f, ir::Block& block, size_t& at, ir::Value* v,
                       const ir::LayoutPtr& layout, const ir::SourceLoc& loc);
+// Carries loop argument `k` of `loop` (a For) in `layout`: the initial value, the block
+// argument, the yielded value and the result change layout; conversions keep every user's view.
+void carry_in_layout(ir::Function& f, ir::Op& loop, size_t k, const ir::LayoutPtr& layout);
 // Removes ops without side effects whose results are unused, everywhere in `f`.
 void erase_dead_ops(ir::Function& f);
 // Whether an op's only effect is its results.

@@ -60,9 +60,11 @@ std::pair<ir::Value*, ir::Value*> block_pointers(const block_ptr<E>& bp,
     // idx_d = offset_d + arange(0, block_shape[d]), shaped to broadcast along dimension d.
     ir::Value* idx = arith(ir::OpKind::Add, bp.offsets[d].use(loc),
                            arange(0, bp.block_shape[d], loc), dtype_of<int32_t>(), loc);
-    Shape s(rank, 1);
-    s[d] = bp.block_shape[d];
-    idx = reshape(idx, s, loc);
+    // expand_dims, not a reshape: the GPU passes recompute it in any layout for free, where a
+    // reshape's result would go through shared memory to meet the load's layout.
+    for (int k = 0; k < rank; ++k)
+      if (k != d)
+        idx = expand_dims(idx, k, loc);
     ir::Value* off = arith(ir::OpKind::Mul, cast(idx, dtype_of<int64_t>(), loc),
                            bp.strides[d].use(loc), dtype_of<int64_t>(), loc);
     ptrs = add_ptr(ptrs, off, loc);
