@@ -166,6 +166,16 @@ private:
     return constant(like->type);
   }
 
+  // Float min and max of a +0 and a -0 may return either zero (as Triton's: LLVM's minnum and
+  // maxnum, PTX min/max, std::fmin in the interpreter); portable kernels add +0.0 to the
+  // result, which turns -0 into +0 and leaves every other value as it is.
+  Value* min_max(OpKind k, Value* a, Value* c, const Type& t) {
+    Value* r = b_->create1(k, {a, c}, t);
+    if (!portable_ || !t.elem.is_float() || (k != OpKind::Min && k != OpKind::Max))
+      return r;
+    return b_->create1(OpKind::Add, {r, b_->constant_float(0.0, t)}, t);
+  }
+
   Value* binary(Value* a) {
     DType t = a->type.elem;
     // Portable kernels leave out the last two: rem and pow are approximations on GPUs.
@@ -181,7 +191,7 @@ private:
     // div.full.f32 on NVIDIA GPUs, within 2 ulp, as in Triton.
     if (portable_ && k == OpKind::Div && t.is_float())
       return b_->create1(k, {a, c}, a->type, {{"rn", int64_t{1}}});
-    return b_->create1(k, {a, c}, a->type);
+    return min_max(k, a, c, a->type);
   }
 
   Value* unary(Value* a) {
@@ -222,7 +232,7 @@ private:
       static const OpKind fl[] = {OpKind::Max, OpKind::Min, OpKind::Add, OpKind::Mul};
       static const OpKind in[] = {OpKind::Add, OpKind::Max, OpKind::Min, OpKind::Xor, OpKind::Or};
       OpKind k = t.is_float() ? fl[pick(portable_ ? 2 : 4)] : in[pick(5)];
-      out.push_back(b_->create1(k, {a[i], c[i]}, Type(t)));
+      out.push_back(min_max(k, a[i], c[i], Type(t)));
     }
     b_->create(OpKind::Yield, out, {});
     b_->set_block(saved);
@@ -313,7 +323,7 @@ private:
     pool_.push_back(cv);
     pool_.push_back(iv);
     Value* nv = cast(splat(iv), v->type.elem);
-    nv = b_->create1(coin() ? OpKind::Add : OpKind::Max, {cv, nv}, v->type);
+    nv = min_max(coin() ? OpKind::Add : OpKind::Max, cv, nv, v->type);
     pool_.push_back(nv);
     if (depth < 2 && coin())
       step(depth + 1);
