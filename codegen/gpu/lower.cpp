@@ -250,8 +250,12 @@ void Lowering::lower(const ir::Op& op) {
       return expand_dims(op);
     case ir::ShapeOp::ConvertLayout:
       return convert_layout(op);
-    case ir::ShapeOp::Reshape:
     case ir::ShapeOp::Trans:
+      // Of a tile in shared memory: a view of the same bytes (its layout's order is swapped).
+      if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
+        return set(op.result(), get(op.operand(0)));
+      return through_smem(op);
+    case ir::ShapeOp::Reshape:
     case ir::ShapeOp::Join:
     case ir::ShapeOp::Split:
     case ir::ShapeOp::Cat:

@@ -72,12 +72,14 @@ void Lowering::plan_buffers() {
   walk(f_.entry(), 0);
   for (Span& s : spans) {
     std::vector<const ir::Value*> work{s.op->result()};
-    while (!work.empty()) { // the buffer and the slots indexed from it
+    while (!work.empty()) { // the buffer, the slots indexed from it, views of those
       const ir::Value* v = work.back();
       work.pop_back();
       for (const ir::Op* u : users[v]) {
         s.last = std::max(s.last, top[u]);
-        if (u->kind == OpKind::MemdescIndex)
+        if (u->kind == OpKind::MemdescIndex ||
+            (u->kind == OpKind::Trans &&
+             dynamic_cast<const SharedLayout*>(u->result()->type.layout.get())))
           work.push_back(u->result());
       }
     }

@@ -84,15 +84,34 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
     // Operands in shared memory, in the layouts wgmma reads: each tile's contiguous dimension
     // kept (a K-major or M-major, b N-major or K-major), 128-byte swizzle atoms.
     mma = mma_layout(MatrixUnit::Wgmma, warps, {16, instr->n});
-    for (int i = 0; i < 2; ++i) {
-      ir::Value* v = dot.operands[i];
+    auto in_shared = [&](ir::Value* v) {
       std::vector<int> order{1, 0};
       if (auto* bl = dynamic_cast<const BlockedLayout*>(v->type.layout.get()))
         order = {bl->order[0], bl->order[1]};
       const int eb = v->type.elem.bits() / 8;
-      dot.operands[i] =
-          convert_to(f, blk, at, v,
-                     shared_layout(v->type.shape[order[0]], eb, order, /*atoms=*/true), dot.loc);
+      return convert_to(f, blk, at, v,
+                        shared_layout(v->type.shape[order[0]], eb, order, /*atoms=*/true), dot.loc);
+    };
+    for (int i = 0; i < 2; ++i) {
+      ir::Value* v = dot.operands[i];
+      // dot(q, trans(k)): k goes to shared memory as it was loaded and the transposition is a
+      // view of that tile (wgmma reads either major order), so the pipeliner can copy k
+      // straight from global memory, as it does an operand that is not transposed.
+      if (v->def && v->def->kind == ir::OpKind::Trans && v->type.rank() == 2) {
+        ir::Value* x = in_shared(v->def->operands[0]);
+        auto view = std::make_shared<SharedLayout>(
+            *dynamic_cast<const SharedLayout*>(x->type.layout.get()));
+        const auto& perm = v->def->ints_attr("order"); // result dim d is operand dim perm[d]
+        for (int& o : view->order)
+          o = perm[0] == o ? 0 : 1;
+        ir::Type t = v->type;
+        t.layout = view;
+        ir::Op& tr = insert_op(f, blk, at++, ir::OpKind::Trans, {x}, {t}, v->def->loc);
+        tr.attrs = v->def->attrs;
+        dot.operands[i] = tr.result();
+        continue;
+      }
+      dot.operands[i] = in_shared(v);
     }
   } else {
     const int per_warp_m = instr->m;

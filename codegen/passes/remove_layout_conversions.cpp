@@ -201,6 +201,8 @@ private:
     case OpKind::Join:
     case OpKind::Split:
     case OpKind::Cat:
+      if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
+        return; // a view of a tile in shared memory (a wgmma operand's transposition)
       for (auto& v : op.operands)
         if (ir::Value* x = unconverted(v); x != v && x->type.layout) {
           v = x;
