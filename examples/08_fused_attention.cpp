@@ -14,7 +14,9 @@
 //   * tl::dot on fp16 blocks with an f32 accumulator, and tl::trans;
 //   * exp2 with the scale folded in: 2^(x * sm_scale * log2(e)) = e^(x * sm_scale);
 //   * causal attention in two stages (blocks fully below the diagonal, then the diagonal
-//     block with a mask), chosen by a constexpr, so each stage compiles to its own loop.
+//     block with a mask), chosen by a constexpr, so each stage compiles to its own loop;
+//   * tritium::autotune over BLOCK_M, BLOCK_N, num_warps and num_stages, as the tutorial's
+//     @triton.autotune (TRITIUM_AUTOTUNE=print shows each shape's table).
 //
 // Usage: 08_fused_attention [--full | --small]
 //   Checks B = 1, H = 2, N_CTX = 1024 (the tutorial's test; 64 on the interpreter or with
@@ -29,6 +31,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -144,32 +147,50 @@ void attn_fwd(tl::f32 sm_scale, tl::ptr<float> M, tl::i32 Z, tl::i32 H, tl::ptr<
   desc_o.store({qo_offset_y, 0}, acc.to<half>());
 }
 
-struct Tiles {
-  int block_m, block_n, num_warps;
-};
-
-// Larger tiles feed the GPUs' matrix units; the interpreter and the CPU prefer small ones.
-Tiles tiles_for(const tritium::Device& dev, int head_dim) {
-  if (dev.name() == "cuda" || dev.name() == "hip")
-    return {128, 64, 8};
+// The configurations the autotuner tries (the tutorial's @triton.autotune over BLOCK_M,
+// BLOCK_N, num_stages and num_warps, with its rule that BLOCK_N not exceed HEAD_DIM): on a GPU,
+// tiles that feed the matrix units; the interpreter and the CPU run one small tile.
+std::vector<tritium::Config> configs_for(const tritium::Device& dev, int head_dim) {
+  auto tile = [](int m, int n, int warps, int stages) {
+    return tritium::Config{{{"BLOCK_M", m}, {"BLOCK_N", n}}, warps, stages};
+  };
   if (dev.name() == "interpreter")
-    return {16, 16, 4};
-  return {32, std::min(32, head_dim), 4};
+    return {tile(16, 16, 4, 1)};
+  if (dev.name() != "cuda" && dev.name() != "hip")
+    return {tile(32, std::min(32, head_dim), 4, 1)};
+  std::vector<tritium::Config> out;
+  for (auto c :
+       {tile(128, 64, 8, 3), tile(128, 128, 8, 3), tile(128, 64, 4, 3), tile(128, 32, 8, 3),
+        tile(64, 64, 4, 3), tile(128, 64, 8, 2), tile(128, 128, 8, 2)})
+    if (c["BLOCK_N"] <= head_dim)
+      out.push_back(c);
+  return out;
 }
 
 // out = attention(q, k, v) and lse = M, for [Z, H, N_CTX, HEAD_DIM] fp16 tensors.
 void attention(const Buffer<half>& q, const Buffer<half>& k, const Buffer<half>& v,
                Buffer<half>& out, Buffer<float>& lse, int Z, int H, int N_CTX, int HEAD_DIM,
                bool causal, float sm_scale) {
-  static auto kernel = tritium::jit(attn_fwd, "attn_fwd");
-  Tiles t = tiles_for(q.device(), HEAD_DIM);
-  if (N_CTX % t.block_m != 0)
-    throw tritium::Error(
-        fmt::format("attention: N_CTX = {} must be a multiple of BLOCK_M = {}", N_CTX, t.block_m));
+  // One autotuned kernel per head size: the configurations differ.
+  using Tuner = decltype(tritium::autotune(attn_fwd, "attn_fwd", {}));
+  static std::map<int, Tuner> kernels;
+  auto it = kernels.find(HEAD_DIM);
+  if (it == kernels.end())
+    it = kernels.try_emplace(HEAD_DIM, attn_fwd, "attn_fwd", configs_for(q.device(), HEAD_DIM))
+             .first;
+  for (const tritium::Config& c : configs_for(q.device(), HEAD_DIM))
+    if (N_CTX % c["BLOCK_M"] != 0)
+      throw tritium::Error(fmt::format("attention: N_CTX = {} must be a multiple of BLOCK_M = {}",
+                                       N_CTX, c["BLOCK_M"]));
   const int stage = causal ? 3 : 1;
-  kernel.options({.num_warps = t.num_warps, .num_stages = 3});
-  kernel[{tritium::cdiv(N_CTX, t.block_m), Z * H, 1}](sm_scale, lse, Z, H, q, k, v, out, N_CTX,
-                                                      HEAD_DIM, t.block_m, t.block_n, stage);
+  it->second(
+      fmt::format("Z={} H={} N_CTX={} HEAD_DIM={} causal={}", Z, H, N_CTX, HEAD_DIM, causal),
+      [&](auto& kernel, const tritium::Config& cfg) {
+        const int block_m = static_cast<int>(cfg["BLOCK_M"]);
+        kernel[{tritium::cdiv(N_CTX, block_m), Z * H, 1}](sm_scale, lse, Z, H, q, k, v, out, N_CTX,
+                                                          HEAD_DIM, block_m, cfg["BLOCK_N"], stage);
+      },
+      q.device());
 }
 
 bool check(const tritium::Device& dev, int Z, int H, int N_CTX, int HEAD_DIM, bool causal) {
