@@ -85,6 +85,10 @@ void grouped_matmul_kernel(
           auto accumulator = tl::zeros<float>({BLOCK_SIZE_M, BLOCK_SIZE_N});
           for (auto kk : tl::range(0, tl::cdiv(k, BLOCK_SIZE_K))) {
             (void)kk;
+            // hint: each row of the tiles starts 16-byte aligned (as the tutorial's
+            // tl.multiple_of(a_ptrs, [16, 16]), which Triton applies in place)
+            a_ptrs = tl::multiple_of(a_ptrs, 16);
+            b_ptrs = tl::multiple_of(b_ptrs, 16);
             // assume full tile for now
             auto a = tl::load(a_ptrs);
             auto b = tl::load(b_ptrs);

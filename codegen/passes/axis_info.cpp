@@ -223,9 +223,10 @@ private:
         else if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
           vals = *v;
         for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
-          auto& slot = key[4] == 'i'   ? r.divisibility[d]
-                       : key[4] == 'c' ? r.contiguity[d]
-                                       : r.constancy[d];
+          const std::string_view k = key;
+          auto& slot = k == "multiple_of"      ? r.divisibility[d]
+                       : k == "max_contiguous" ? r.contiguity[d]
+                                               : r.constancy[d];
           slot = std::max(slot, vals[d]);
         }
       }

@@ -197,8 +197,14 @@ private:
     for (size_t k = 1; k < body.args.size(); ++k) {
       ir::Value* next = y.operands[k - 1];
       ir::Op* d = next->def;
-      if (!d || (d->kind != OpKind::AddPtr && d->kind != OpKind::Add) ||
-          d->operands[0] != body.args[k] || !invariant(d->operands[1]))
+      if (!d || (d->kind != OpKind::AddPtr && d->kind != OpKind::Add) || !invariant(d->operands[1]))
+        continue;
+      // arg + inc, or hint(arg) + inc: a hint on the carried pointer (grouped GEMM's
+      // tl::multiple_of(a_ptrs, 16)) does not change its value.
+      const ir::Value* base = d->operands[0];
+      while (base->def && base->def->kind == OpKind::Hint)
+        base = base->def->operands[0];
+      if (base != body.args[k])
         continue;
       steps_[body.args[k]] = d;
     }
