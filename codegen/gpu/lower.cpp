@@ -53,7 +53,7 @@ std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes) {
   plan_buffers();
   block(f_.entry());
   b_.CreateRetVoid();
-  *shared_bytes = static_cast<int>(buffers_bytes_ + shared_bytes_);
+  *shared_bytes = static_cast<int>(std::max(buffers_bytes_, shared_bytes_));
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*m_, &os))
@@ -135,10 +135,10 @@ LV* Lowering::is_owner(const LinearLayout& d) {
                       b_.CreateICmpEQ(b_.CreateAnd(warp_, d.replica_warp_mask()), b_.getInt32(0)));
 }
 
-// Scratch shared memory: after the buffers.
+// Scratch shared memory: above the buffers live at or after this point.
 LV* Lowering::smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes) {
   LV* base = ti_.shared_memory_base(b_);
-  LV* off = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(buffers_bytes_ + byte_offset)),
+  LV* off = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(scratch_base_ + byte_offset)),
                          b_.CreateMul(index, b_.getInt32(static_cast<uint32_t>(elem_bytes))));
   return b_.CreateGEP(b_.getInt8Ty(), base, off);
 }
@@ -163,9 +163,12 @@ LV* Lowering::from_smem(DType e, LV* index, int64_t byte_offset) {
 }
 
 void Lowering::block(const ir::Block& blk) {
-  for (const auto& op : blk.ops) {
+  for (size_t i = 0; i < blk.ops.size(); ++i) {
+    const auto& op = blk.ops[i];
     if (op_category(op->kind) == ir::OpCategory::Terminator)
       return;
+    if (&blk == &f_.entry())
+      scratch_base_ = scratch_base_at_.at(i);
     try {
       lower(*op);
     } catch (const Error& e) {

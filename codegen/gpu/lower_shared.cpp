@@ -104,6 +104,15 @@ void Lowering::plan_buffers() {
     buffer_offset_[s.op] = at;
     buffers_bytes_ = std::max(buffers_bytes_, at + s.bytes);
   }
+  // Scratch of the op at top-level position p goes above every buffer still live at p or made
+  // later: a later ring's first copies are issued without a barrier after the scratch's last
+  // readers (as for a ring over an earlier tile); buffers that ended before p are free again
+  // (their loop drained its copies and a barrier starts every use of scratch).
+  scratch_base_at_.assign(f_.entry().ops.size(), 0);
+  for (size_t p = 0; p < scratch_base_at_.size(); ++p)
+    for (const Span& s : spans)
+      if (s.last >= p)
+        scratch_base_at_[p] = std::max(scratch_base_at_[p], s.offset + s.bytes);
 }
 
 // The address of the element at `coords` (the tile's two dimensions) in a tile at `base`.

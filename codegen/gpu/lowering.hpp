@@ -67,7 +67,9 @@ private:
 
   // --- shared memory (lower.cpp) ---------------------------------------------------------
   LV* smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes);
-  void need_shared(int64_t bytes) { shared_bytes_ = std::max(shared_bytes_, bytes); }
+  void need_shared(int64_t bytes) {
+    shared_bytes_ = std::max(shared_bytes_, scratch_base_ + bytes);
+  }
   static int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
   int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset);
   LV* from_smem(ir::DType e, LV* index, int64_t byte_offset);
@@ -197,9 +199,12 @@ private:
   std::unordered_map<const ir::Value*, BaseOffset> split_;
   int64_t shared_bytes_ = 0;
   // Shared memory: local_alloc buffers first (offsets by op), then scratch for conversions,
-  // reductions and FMA dots.
+  // reductions and FMA dots, above every buffer that is live at or after the top-level op being
+  // lowered (scratch_base_: an epilogue after the last loop reuses its rings).
   std::unordered_map<const ir::Op*, int64_t> buffer_offset_;
   int64_t buffers_bytes_ = 0;
+  std::vector<int64_t> scratch_base_at_; // per top-level op
+  int64_t scratch_base_ = 0;
   // Copies waiting for their async_commit, on targets without asynchronous copies.
   struct DeferredStore {
     LV* dst;
