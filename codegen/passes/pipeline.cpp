@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tritium::gpu {
 namespace {
@@ -58,13 +59,15 @@ public:
         loads.push_back(op.get());
     if (loads.empty())
       return;
-    // As many stages as shared memory holds (at least two), beside what is already allocated.
+    // As many stages as shared memory holds (at least two), beside what is already allocated
+    // and the tiles the loop reads or writes besides its rings (attention's Q and P).
     int64_t per_stage = 0;
     for (ir::Op* l : loads)
       per_stage += l->result()->type.numel() * std::max(1, l->result()->type.elem.bits() / 8);
-    while (stages_ > 2 && used_ + stages_ * per_stage > max_shared_)
+    const int64_t tiles = tile_bytes(loads);
+    while (stages_ > 2 && used_ + tiles + stages_ * per_stage > max_shared_)
       --stages_;
-    if (used_ + stages_ * per_stage > max_shared_)
+    if (used_ + tiles + stages_ * per_stage > max_shared_)
       return;
     used_ += stages_ * per_stage;
     prefetch_to_registers(loads);
@@ -158,6 +161,34 @@ public:
   }
 
 private:
+  // Bytes of the shared-memory tiles (conversions into shared memory) the loop makes or reads,
+  // other than those of the loads becoming rings, as the lowering places them (1 KiB aligned).
+  int64_t tile_bytes(const std::vector<ir::Op*>& loads) {
+    std::unordered_set<const ir::Op*> seen;
+    int64_t bytes = 0;
+    auto add = [&](const ir::Op& c) {
+      if (c.kind != OpKind::ConvertLayout ||
+          !dynamic_cast<const SharedLayout*>(c.result()->type.layout.get()) ||
+          std::find(loads.begin(), loads.end(), c.operands[0]->def) != loads.end() ||
+          !seen.insert(&c).second)
+        return;
+      const ir::Type& t = c.result()->type;
+      bytes += (t.numel() * std::max(1, t.elem.bits() / 8) + 1023) / 1024 * 1024;
+    };
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
+      for (const auto& op : b.ops) {
+        add(*op);
+        for (const ir::Value* v : op->operands)
+          if (v->def)
+            add(*v->def); // made before the loop, read in it
+        for (const auto& r : op->regions)
+          walk(*r->block);
+      }
+    };
+    walk(loop_.body());
+    return bytes;
+  }
+
   // The values an iteration starts from: the induction variable and the carried values.
   struct Bindings {
     ir::Value* iv;
