@@ -34,11 +34,13 @@ std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_war
 }
 
 // wgmma's conditions beyond the element types: whole warpgroups, tiles of 64 rows per
-// warpgroup and 64, 128 or 256 columns, K in steps of 16, f32 accumulation.
+// warpgroup and 32, 64, 128 or 256 columns (or a multiple of 64), K in steps of 16, f32
+// accumulation. (A 32-column tile, attention's BLOCK_N = 32, fell back to mma.sync and its
+// transposed operand to registers: 6x slower.)
 std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, int num_warps,
                                     std::vector<int>& warps) {
   if (in.acc.kind != ir::ScalarKind::F32 || in.tf32 || in.a.bits() != 16 || num_warps % 4 ||
-      m % 64 || n % 64)
+      m % 64 || (n % 64 && n != 32))
     return std::nullopt;
   int groups = num_warps / 4, gm = 1, gn = 1;
   while (gm * gn < groups) {
@@ -51,7 +53,7 @@ std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, in
   }
   MmaInstr w = in;
   w.n = static_cast<int>(std::min<int64_t>(256, n / gn));
-  if (w.n % 64)
+  if (w.n % 64 && w.n != 32)
     return std::nullopt;
   warps = {4 * gm, gn};
   return w;
