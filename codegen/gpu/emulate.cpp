@@ -97,6 +97,21 @@ void tritium_emu_wgmma(int32_t kind, const int64_t* p, const float* c, float* d)
   const int ws = g_launch->warp_size;
   emulate_wgmma(kind, static_cast<int>(p[10]), a, b, smem, (t_tid / ws) % 4, t_tid % ws, c, d);
 }
+// wgmma with a in registers: the warp's a words meet in memory (a warp's d rows are the rows
+// its own a words hold); b from shared memory.
+void tritium_emu_wgmma_rs(int32_t kind, const uint32_t* a, const int64_t* p, const float* c,
+                          float* d) {
+  auto& x = *g_launch->frags;
+  const int ws = g_launch->warp_size;
+  std::copy(a, a + 4, x.begin() + static_cast<size_t>(t_tid) * kFragWords);
+  g_launch->bar->arrive_and_wait();
+  const uint8_t* smem = g_launch->smem->data();
+  EmuSmemMatrix b{p[0] - reinterpret_cast<int64_t>(smem), p[1], p[2], p[3], p[4]};
+  emulate_wgmma_rs(kind, static_cast<int>(p[5]),
+                   x.data() + static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords, kFragWords, b,
+                   smem, t_tid % ws, c, d);
+  g_launch->bar->arrive_and_wait();
+}
 // ldmatrix: every lane's row address meets in memory; each lane then reads its words.
 void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint32_t* out) {
   auto& x = *g_launch->frags;
@@ -167,6 +182,37 @@ public:
     for (size_t k = 0; k < c.size(); ++k)
       b.CreateStore(c[k], b.CreateConstGEP1_32(b.getFloatTy(), in, static_cast<unsigned>(k)));
     call(b, "tritium_emu_wgmma", b.getVoidTy(), {b.getInt32(mma_kind(instr)), params, in, out});
+    std::vector<llvm::Value*> d;
+    for (size_t k = 0; k < c.size(); ++k)
+      d.push_back(b.CreateLoad(
+          b.getFloatTy(), b.CreateConstGEP1_32(b.getFloatTy(), out, static_cast<unsigned>(k))));
+    return d;
+  }
+  std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                            const std::vector<llvm::Value*>& a_words,
+                                            const SmemMatrix& bm,
+                                            const std::vector<llvm::Value*>& c) override {
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    auto* params = entry.CreateAlloca(b.getInt64Ty(), b.getInt32(6));
+    auto* aw = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(4));
+    auto* in = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
+    auto* out = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
+    auto put = [&](int i, llvm::Value* v) {
+      b.CreateStore(v, b.CreateConstGEP1_32(b.getInt64Ty(), params, i));
+    };
+    put(0, b.CreatePtrToInt(bm.addr, b.getInt64Ty()));
+    put(1, b.getInt64(bm.swizzle));
+    put(2, b.getInt64(bm.k_major ? 1 : 0));
+    put(3, b.getInt64(bm.lbo));
+    put(4, b.getInt64(bm.sbo));
+    put(5, b.getInt64(instr.n));
+    for (unsigned k = 0; k < a_words.size(); ++k)
+      b.CreateStore(a_words[k], b.CreateConstGEP1_32(b.getInt32Ty(), aw, k));
+    for (size_t k = 0; k < c.size(); ++k)
+      b.CreateStore(c[k], b.CreateConstGEP1_32(b.getFloatTy(), in, static_cast<unsigned>(k)));
+    call(b, "tritium_emu_wgmma_rs", b.getVoidTy(),
+         {b.getInt32(mma_kind(instr)), aw, params, in, out});
     std::vector<llvm::Value*> d;
     for (size_t k = 0; k < c.size(); ++k)
       d.push_back(b.CreateLoad(
@@ -356,6 +402,7 @@ public:
     def("tritium_emu_mma", &tritium_emu_mma);
     def("tritium_emu_ldmatrix", &tritium_emu_ldmatrix);
     def("tritium_emu_wgmma", &tritium_emu_wgmma);
+    def("tritium_emu_wgmma_rs", &tritium_emu_wgmma_rs);
     def("__truncsfbf2", &tritium_emu_truncsfbf2);
     def("__truncdfbf2", &tritium_emu_truncdfbf2);
     if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))

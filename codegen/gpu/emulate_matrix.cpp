@@ -250,4 +250,28 @@ void emulate_wgmma(int32_t code, int n, const EmuSmemMatrix& a, const EmuSmemMat
   }
 }
 
+void emulate_wgmma_rs(int32_t code, int n, const uint32_t* a, int stride, const EmuSmemMatrix& b,
+                      const uint8_t* smem, int lane, const float* c, float* d) {
+  const Kind k = decode(code);
+  if (k.in != In::F16 && k.in != In::BF16)
+    throw Error("GPU emulation: wgmma of other than f16/bf16 operands");
+  // Element (r, kk) of the warp's 16 x 16 a: lane 4 * (r % 8) + (kk % 8) / 2, word
+  // (r >= 8) + 2 * (kk >= 8), high half for odd kk.
+  auto a_elem = [&](int r, int kk) {
+    const uint32_t w = a[(4 * (r % 8) + (kk % 8) / 2) * stride + (r >= 8) + 2 * (kk >= 8)];
+    const auto bits = static_cast<uint16_t>(kk % 2 ? w >> 16 : w & 0xffff);
+    return k.in == In::BF16 ? bf16_bits_to_float(bits) : f16_bits_to_float(bits);
+  };
+  for (int i = 0; i < n / 2; ++i) {
+    const int row = lane / 4 + 8 * ((i / 2) % 2);
+    const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
+    float acc = c[i];
+    for (int kk = 0; kk < 16; ++kk)
+      acc = std::fmaf(static_cast<float>(a_elem(row, kk)),
+                      static_cast<float>(smem_element(smem, canonical_byte(b, col, kk, 2), k.in)),
+                      acc);
+    d[i] = acc;
+  }
+}
+
 } // namespace tritium::gpu

@@ -37,4 +37,9 @@ struct EmuSmemMatrix {
 void emulate_wgmma(int32_t kind, int n, const EmuSmemMatrix& a, const EmuSmemMatrix& b,
                    const uint8_t* smem, int warp, int lane, const float* c, float* d);
 
+// The same with a in registers: lane i of the warp holds its four a words at a + i * stride
+// (mma.sync's m16n8k16 a fragment of the warp's 16 rows).
+void emulate_wgmma_rs(int32_t kind, int n, const uint32_t* a, int stride, const EmuSmemMatrix& b,
+                      const uint8_t* smem, int lane, const float* c, float* d);
+
 } // namespace tritium::gpu

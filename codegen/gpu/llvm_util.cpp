@@ -90,6 +90,14 @@ std::vector<llvm::Value*> TargetInfo::mma_shared(llvm::IRBuilder<>&, const MmaIn
                           matrix_unit_name(instr.unit)));
 }
 
+std::vector<llvm::Value*> TargetInfo::mma_shared_regs(llvm::IRBuilder<>&, const MmaInstr& instr,
+                                                      const std::vector<llvm::Value*>&,
+                                                      const SmemMatrix&,
+                                                      const std::vector<llvm::Value*>&) {
+  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions with a in registers",
+                          arch(), matrix_unit_name(instr.unit)));
+}
+
 std::vector<llvm::Value*> pack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems) {
   std::vector<llvm::Value*> words;
   const unsigned bits = elems.at(0)->getType()->getPrimitiveSizeInBits();

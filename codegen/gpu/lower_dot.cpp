@@ -158,9 +158,12 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
       op.has_attr("input_precision") ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
   auto instr =
       select_mma_instr(m.unit, a->type.elem, bv->type.elem, c->type.elem, precision, M, N, K);
-  if (!instr || !dynamic_cast<const SharedLayout*>(a->type.layout.get()) ||
+  // a in shared memory or in registers (its fragments: DotOperandLayout), b in shared memory.
+  const bool a_regs = dynamic_cast<const DotOperandLayout*>(a->type.layout.get()) != nullptr;
+  if (!instr || (!a_regs && !dynamic_cast<const SharedLayout*>(a->type.layout.get())) ||
       !dynamic_cast<const SharedLayout*>(bv->type.layout.get()))
-    fail(op, "wgmma needs both operands in shared memory (internal: accelerate_matmul)");
+    fail(op, "wgmma needs b in shared memory and a in shared memory or its register fragments "
+             "(internal: accelerate_matmul)");
   instr->n = m.instr[1];
   const LinearLayout lc = dist(c);
   const int fc = fragment_size(lc, 16, m.instr[1]);
@@ -169,9 +172,24 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   // The warpgroup's origin: the warp bits above the warpgroup's four.
   Regs wg(2, b_.getInt32(0));
   place_bits(wg, b_.CreateAnd(warp_, ~3u), lc.warp);
-  LV* abase = get(a)[0];
+  LV* abase = a_regs ? nullptr : get(a)[0];
   LV* bbase = get(bv)[0];
   Regs out = get(c);
+  // a in registers: this thread's four words of rows (+0, +8) and K (+0, +1, +8, +9) from the
+  // tile's row offset and K step; the lane and warp parts of the coordinates are the
+  // accumulator's (the layouts share them).
+  const LinearLayout la = a_regs ? dist(a) : LinearLayout{};
+  auto a_words = [&](int64_t row, int64_t k0) {
+    Regs elems;
+    for (auto [dr, dk] :
+         {std::pair{0, 0}, {0, 1}, {8, 0}, {8, 1}, {0, 8}, {0, 9}, {8, 8}, {8, 9}}) {
+      const int j = la.reg_index({row + dr, k0 + dk});
+      if (j < 0)
+        fail(op, "wgmma: a's registers are not in its fragment layout (internal)");
+      elems.push_back(get(a)[j]);
+    }
+    return pack_words(b_, elems);
+  };
   ti_.mma_shared_fence(b_);
   for (int r = 0; r < lc.num_regs(); r += fc) {
     auto o = lc.reg_offset(r);
@@ -179,8 +197,10 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
     LV* n0 = b_.CreateAdd(wg[1], b_.getInt32(static_cast<uint32_t>(o[1])));
     Regs acc(out.begin() + r, out.begin() + r + fc);
     for (int64_t k0 = 0; k0 < K; k0 += instr->k)
-      acc = ti_.mma_shared(b_, *instr, smem_matrix(a, abase, m0, k0, 1),
-                           smem_matrix(bv, bbase, n0, k0, 0), acc);
+      acc = a_regs ? ti_.mma_shared_regs(b_, *instr, a_words(o[0], k0),
+                                         smem_matrix(bv, bbase, n0, k0, 0), acc)
+                   : ti_.mma_shared(b_, *instr, smem_matrix(a, abase, m0, k0, 1),
+                                    smem_matrix(bv, bbase, n0, k0, 0), acc);
     std::copy(acc.begin(), acc.end(), out.begin() + r);
   }
   ti_.mma_shared_commit(b_);

@@ -56,8 +56,25 @@ void Lowering::convert_layout(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
     return store_to_shared(op);
-  if (x->type.is_scalar() || dist(x) == dist(op.result()))
+  if (x->type.is_scalar())
     return set(op.result(), get(x));
+  LinearLayout dx = dist(x), dr = dist(op.result());
+  if (dx == dr)
+    return set(op.result(), get(x));
+  // The same elements in every thread, in another register order (a wgmma accumulator as the
+  // next wgmma's a operand in registers): a permutation of the registers.
+  if (dx.lane == dr.lane && dx.warp == dr.warp && dx.num_regs() == dr.num_regs()) {
+    const Regs& xr = get(x);
+    Regs out;
+    for (int i = 0; i < dr.num_regs(); ++i) {
+      const int j = dx.reg_index(dr.reg_offset(i));
+      if (j < 0)
+        break;
+      out.push_back(xr[j]);
+    }
+    if (static_cast<int>(out.size()) == dr.num_regs())
+      return set(op.result(), std::move(out));
+  }
   through_smem(op);
 }
 

@@ -60,6 +60,12 @@ public:
   virtual std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& instr,
                                                const SmemMatrix& a, const SmemMatrix& bm,
                                                const std::vector<llvm::Value*>& c);
+  // The same with a in registers: `a_words` are this thread's four 32-bit words of its warp's
+  // 16 rows x 16 K (mma.sync's m16n8k16 a fragment: rows +0/+8, K +0/+8, pairs of K per word).
+  virtual std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                                    const std::vector<llvm::Value*>& a_words,
+                                                    const SmemMatrix& bm,
+                                                    const std::vector<llvm::Value*>& c);
   virtual void mma_shared_fence(llvm::IRBuilder<>& b) {}
   virtual void mma_shared_commit(llvm::IRBuilder<>& b) {}
   virtual void mma_shared_wait(llvm::IRBuilder<>& b, int pending) {}

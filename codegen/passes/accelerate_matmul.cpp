@@ -96,6 +96,16 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
     };
     for (int i = 0; i < 2; ++i) {
       ir::Value* v = dot.operands[i];
+      // An a computed in registers (attention's P = exp2(...) as f16) is read from registers
+      // (wgmma's A in registers, the accumulator's fragments repacked in place) instead of
+      // being stored to shared memory and fenced in every iteration; loaded tiles stay in
+      // shared memory, where the pipeliner copies them.
+      if (i == 0 && v->def && v->def->kind != ir::OpKind::Load &&
+          ir::is_elementwise(v->def->kind)) {
+        dot.operands[0] =
+            convert_to(f, blk, at, v, dot_operand_layout(0, mma, instr->k_width), dot.loc);
+        continue;
+      }
       // dot(q, trans(k)): k goes to shared memory as it was loaded and the transposition is a
       // view of that tile (wgmma reads either major order), so the pipeliner can copy k
       // straight from global memory, as it does an operand that is not transposed.

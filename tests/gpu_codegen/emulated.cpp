@@ -352,11 +352,10 @@ struct Unit {
   gpu::MatrixUnit unit;
   int warp_size;
 };
-const Unit kUnits[] = {
-    {gpu::MatrixUnit::MmaSync, 32},
-    {gpu::MatrixUnit::Wgmma, 32},
-    {gpu::MatrixUnit::Mfma, 64},
-    {gpu::MatrixUnit::Wmma, 32}};
+const Unit kUnits[] = {{gpu::MatrixUnit::MmaSync, 32},
+                       {gpu::MatrixUnit::Wgmma, 32},
+                       {gpu::MatrixUnit::Mfma, 64},
+                       {gpu::MatrixUnit::Wmma, 32}};
 
 template <class T>
 std::vector<T> values(size_t n, unsigned seed) {
@@ -421,6 +420,19 @@ TEST_CASE("emulated matrix instructions: every dtype pair, shapes on and off the
     dot_on_units<int8_t, int32_t, int8_t, int32_t>(m, n, k, w);
     dot_on_units<uint8_t, int32_t, uint8_t, int32_t>(m, n, k, w);
   }
+}
+
+TEST_CASE("emulated matrix instructions: a chained dot reads its a from the first dot's "
+          "registers (wgmma's a in registers)") {
+  lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),     ptr_arg(),    ptr_arg(),
+                       const_arg(64), const_arg(64), const_arg(64)};
+  auto f = lang::trace(gpu_test::chained_dots, "chained_dots", s);
+  for (const Unit& u : kUnits)
+    for (int warps : {4, 8})
+      differential(*f, {1},
+                   {buffer(values<uint16_t>(64 * 64, 1)), buffer(values<uint16_t>(64 * 64, 2)),
+                    buffer(values<uint16_t>(64 * 64, 3)), buffer(std::vector<float>(64 * 64))},
+                   warps, u.warp_size, 1e-2, 1e-2, u.unit);
 }
 
 TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+ReLU epilogue") {

@@ -459,6 +459,19 @@ TEST_CASE("matmul on sm_90a: wgmma from shared-memory descriptors; blocks wgmma 
   }
 }
 
+TEST_CASE("sm_90a: a dot's a computed in registers (attention's P) is wgmma's a in registers, "
+          "not a tile stored to shared memory") {
+  lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),     ptr_arg(),    ptr_arg(),
+                       const_arg(64), const_arg(64), const_arg(64)};
+  auto f = lang::trace(gpu_test::chained_dots, "chained_dots", s);
+  auto nv = compile(*f, "sm_90a", 4);
+  // The second wgmma's a is four 32-bit registers: "{d...}, {%r.., %r.., %r.., %r..}, desc".
+  CHECK(nv.assembly.find("}, {%r") != std::string::npos);
+  // The first dot's operands (q, k) still go to shared memory; P does not: q and k only.
+  CHECK(nv.shared_bytes <= 2 * 64 * 64 * 2);
+  check_ptxas(nv.assembly, "sm_90a");
+}
+
 TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(128)};
   auto f = lang::trace(gpu_test::mul_add, "mul_add", s);

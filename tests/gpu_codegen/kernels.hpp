@@ -101,6 +101,21 @@ void dot_tile(tl::ptr<In> a, tl::ptr<In> b, tl::ptr<Acc> c, tl::constexpr_<int> 
   tl::store(cp, tl::dot(x, y, tl::load(cp), TF32 ? "tf32" : "ieee"));
 }
 
+// Two dots in a chain, as attention's softmax(Q K) V: the first's result, exponentiated and cast
+// to f16, is the second's a (read from registers by wgmma).
+inline void chained_dots(tl::ptr<tl::f16> q, tl::ptr<tl::f16> k, tl::ptr<tl::f16> v,
+                         tl::ptr<float> o, tl::constexpr_<int> M, tl::constexpr_<int> N,
+                         tl::constexpr_<int> D) {
+  auto rm = tl::arange(0, M);
+  auto rn = tl::arange(0, N);
+  auto rd = tl::arange(0, D);
+  auto qt = tl::load(q + rm[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}]);
+  auto kt = tl::load(k + rd[{tl::_, tl::None}] * N + rn[{tl::None, tl::_}]);
+  auto p = tl::exp2(tl::dot(qt, kt) * 0.25f).to<tritium::half>();
+  auto vt = tl::load(v + rn[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}]);
+  tl::store(o + rm[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}], tl::dot(p, vt));
+}
+
 // GEMM with a K loop and the fused epilogue of the seeds: relu(a @ b + bias), masked.
 inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float> bias,
                            tl::ptr<tl::f16> c, tl::i32 M, tl::i32 N, tl::i32 K,

@@ -116,6 +116,47 @@ public:
       d.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
     return d;
   }
+  std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& in,
+                                            const std::vector<llvm::Value*>& a_words,
+                                            const SmemMatrix& bm,
+                                            const std::vector<llvm::Value*>& c) override {
+    const int n = in.n;
+    const int regs = n / 2;
+    if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32 ||
+        a_words.size() != 4)
+      throw Error("NVPTX: wgmma with a in registers of the wrong shape (internal)");
+    const char* t = in.a.kind == ir::ScalarKind::BF16 ? "bf16" : "f16";
+    // Operands: d (regs), a (4), b's descriptor, scale-d; then c tied to d.
+    std::string text = fmt::format("{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
+                                   "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{",
+                                   regs + 5, n, t, t);
+    for (int i = 0; i < regs; ++i)
+      text += fmt::format("{}${}", i ? ", " : "", i);
+    text += fmt::format("}}, {{${}, ${}, ${}, ${}}}, ${}, p, 1, 1, {};\n}}", regs, regs + 1,
+                        regs + 2, regs + 3, regs + 4, bm.k_major ? 0 : 1);
+    std::string cons;
+    for (int i = 0; i < regs; ++i)
+      cons += "=f,";
+    cons += "r,r,r,r,l,r";
+    for (int i = 0; i < regs; ++i)
+      cons += fmt::format(",{}", i);
+    std::vector<llvm::Type*> outs(regs, b.getFloatTy());
+    auto* ret = llvm::StructType::get(b.getContext(), outs);
+    std::vector<llvm::Value*> args(a_words.begin(), a_words.end());
+    args.push_back(descriptor(b, bm));
+    args.push_back(b.getInt32(1));
+    args.insert(args.end(), c.begin(), c.end());
+    std::vector<llvm::Type*> arg_types;
+    for (auto* v : args)
+      arg_types.push_back(v->getType());
+    auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(ret, arg_types, false), text, cons,
+                                        /*hasSideEffects=*/true);
+    llvm::Value* r = b.CreateCall(asm_fn, args);
+    std::vector<llvm::Value*> d;
+    for (int i = 0; i < regs; ++i)
+      d.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
+    return d;
+  }
   void mma_shared_fence(llvm::IRBuilder<>& b) override { ptx(b, "wgmma.fence.sync.aligned;"); }
   void mma_shared_commit(llvm::IRBuilder<>& b) override {
     ptx(b, "wgmma.commit_group.sync.aligned;");
