@@ -159,9 +159,9 @@ std::vector<tritium::Config> configs_for(const tritium::Device& dev, int head_di
   if (dev.name() != "cuda" && dev.name() != "hip")
     return {tile(32, std::min(32, head_dim), 4, 1)};
   std::vector<tritium::Config> out;
-  for (auto c :
-       {tile(128, 64, 8, 3), tile(128, 128, 8, 3), tile(128, 64, 4, 3), tile(128, 32, 8, 3),
-        tile(64, 64, 4, 3), tile(128, 64, 8, 2), tile(128, 128, 8, 2)})
+  for (auto c : {tile(128, 64, 8, 3), tile(128, 128, 8, 3), tile(128, 64, 4, 3),
+                 tile(128, 32, 8, 3), tile(64, 64, 4, 3), tile(128, 64, 8, 2), tile(128, 128, 8, 2),
+                 tile(128, 64, 8, 4), tile(128, 64, 4, 4), tile(64, 64, 4, 4)})
     if (c["BLOCK_N"] <= head_dim)
       out.push_back(c);
   return out;

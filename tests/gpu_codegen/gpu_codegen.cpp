@@ -472,6 +472,23 @@ TEST_CASE("sm_90a: a dot's a computed in registers (attention's P) is wgmma's a 
   check_ptxas(nv.assembly, "sm_90a");
 }
 
+TEST_CASE("sm_90a: attention's second wgmma stays in flight into the next iteration from four "
+          "stages on") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), ptr_arg(), int_arg(), const_arg(64)};
+  auto f = lang::trace(gpu_test::attention_loop, "attention_loop", s);
+  for (int stages : {3, 4}) {
+    CAPTURE(stages);
+    gpu::GpuTarget t;
+    t.arch = "sm_90a";
+    CompileOptions o;
+    o.num_warps = 4;
+    o.num_stages = stages;
+    const std::string ptx = gpu::compile_for_gpu(*f, t, o).assembly;
+    CHECK((ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos) == (stages == 4));
+    check_ptxas(ptx, "sm_90a");
+  }
+}
+
 TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(128)};
   auto f = lang::trace(gpu_test::mul_add, "mul_add", s);
