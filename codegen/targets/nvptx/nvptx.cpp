@@ -83,66 +83,59 @@ public:
   std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& in,
                                        const SmemMatrix& a, const SmemMatrix& bm,
                                        const std::vector<llvm::Value*>& c) override {
-    const int n = in.n;
-    const int regs = n / 2;
-    if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32)
-      throw Error("NVPTX: wgmma accumulator of the wrong shape (internal)");
-    const char* t = in.a.kind == ir::ScalarKind::BF16 ? "bf16" : "f16";
-    std::string text = fmt::format("{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
-                                   "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{",
-                                   regs + 2, n, t, t);
-    for (int i = 0; i < regs; ++i)
-      text += fmt::format("{}${}", i ? ", " : "", i);
-    text += fmt::format("}}, ${}, ${}, p, 1, 1, {}, {};\n}}", regs, regs + 1, a.k_major ? 0 : 1,
-                        bm.k_major ? 0 : 1);
-    std::string cons;
-    for (int i = 0; i < regs; ++i)
-      cons += "=f,";
-    cons += "l,l,r";
-    for (int i = 0; i < regs; ++i)
-      cons += fmt::format(",{}", i);
-    std::vector<llvm::Type*> outs(regs, b.getFloatTy());
-    auto* ret = llvm::StructType::get(b.getContext(), outs);
-    std::vector<llvm::Value*> args{descriptor(b, a), descriptor(b, bm), b.getInt32(1)};
-    args.insert(args.end(), c.begin(), c.end());
-    std::vector<llvm::Type*> arg_types;
-    for (auto* v : args)
-      arg_types.push_back(v->getType());
-    auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(ret, arg_types, false), text, cons,
-                                        /*hasSideEffects=*/true);
-    llvm::Value* r = b.CreateCall(asm_fn, args);
-    std::vector<llvm::Value*> d;
-    for (int i = 0; i < regs; ++i)
-      d.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
-    return d;
+    return wgmma(b, in, {descriptor(b, a)}, bm, c, fmt::format(", {}", a.k_major ? 0 : 1));
   }
   std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& in,
                                             const std::vector<llvm::Value*>& a_words,
                                             const SmemMatrix& bm,
                                             const std::vector<llvm::Value*>& c) override {
-    const int n = in.n;
-    const int regs = n / 2;
-    if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32 ||
-        a_words.size() != 4)
+    if (a_words.size() != 4)
       throw Error("NVPTX: wgmma with a in registers of the wrong shape (internal)");
+    return wgmma(b, in, a_words, bm, c, "");
+  }
+  void mma_shared_fence(llvm::IRBuilder<>& b) override { ptx(b, "wgmma.fence.sync.aligned;"); }
+  void mma_shared_commit(llvm::IRBuilder<>& b) override {
+    ptx(b, "wgmma.commit_group.sync.aligned;");
+  }
+  void mma_shared_wait(llvm::IRBuilder<>& b, int pending) override {
+    ptx(b, fmt::format("wgmma.wait_group.sync.aligned {};", pending));
+  }
+  void fence_shared_for_async(llvm::IRBuilder<>& b) override {
+    if (arch_ == "sm_90a") // only wgmma reads through the async proxy
+      ptx(b, "fence.proxy.async.shared::cta;");
+  }
+  // One wgmma: operands d (the accumulator registers), a (a descriptor, or four registers
+  // in braces), b's descriptor, scale-d, the scales, the transposition flags (a's only with a
+  // in shared memory: `trans_a`, empty otherwise); c is tied to d.
+  std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const MmaInstr& in,
+                                  const std::vector<llvm::Value*>& a, const SmemMatrix& bm,
+                                  const std::vector<llvm::Value*>& c, const std::string& trans_a) {
+    const int regs = in.n / 2;
+    if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32)
+      throw Error("NVPTX: wgmma accumulator of the wrong shape (internal)");
+    const int na = static_cast<int>(a.size());
     const char* t = in.a.kind == ir::ScalarKind::BF16 ? "bf16" : "f16";
-    // Operands: d (regs), a (4), b's descriptor, scale-d; then c tied to d.
     std::string text = fmt::format("{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
                                    "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{",
-                                   regs + 5, n, t, t);
-    for (int i = 0; i < regs; ++i)
-      text += fmt::format("{}${}", i ? ", " : "", i);
-    text += fmt::format("}}, {{${}, ${}, ${}, ${}}}, ${}, p, 1, 1, {};\n}}", regs, regs + 1,
-                        regs + 2, regs + 3, regs + 4, bm.k_major ? 0 : 1);
+                                   regs + na + 1, in.n, t, t);
     std::string cons;
-    for (int i = 0; i < regs; ++i)
+    for (int i = 0; i < regs; ++i) {
+      text += fmt::format("{}${}", i ? ", " : "", i);
       cons += "=f,";
-    cons += "r,r,r,r,l,r";
+    }
+    std::string a_text;
+    for (int i = 0; i < na; ++i)
+      a_text += fmt::format("{}${}", i ? ", " : "", regs + i);
+    if (na > 1)
+      a_text = "{" + a_text + "}";
+    text += fmt::format("}}, {}, ${}, p, 1, 1{}, {};\n}}", a_text, regs + na, trans_a,
+                        bm.k_major ? 0 : 1);
+    cons += na > 1 ? "r,r,r,r,l,r" : "l,l,r";
     for (int i = 0; i < regs; ++i)
       cons += fmt::format(",{}", i);
     std::vector<llvm::Type*> outs(regs, b.getFloatTy());
     auto* ret = llvm::StructType::get(b.getContext(), outs);
-    std::vector<llvm::Value*> args(a_words.begin(), a_words.end());
+    std::vector<llvm::Value*> args(a.begin(), a.end());
     args.push_back(descriptor(b, bm));
     args.push_back(b.getInt32(1));
     args.insert(args.end(), c.begin(), c.end());
@@ -157,17 +150,7 @@ public:
       d.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
     return d;
   }
-  void mma_shared_fence(llvm::IRBuilder<>& b) override { ptx(b, "wgmma.fence.sync.aligned;"); }
-  void mma_shared_commit(llvm::IRBuilder<>& b) override {
-    ptx(b, "wgmma.commit_group.sync.aligned;");
-  }
-  void mma_shared_wait(llvm::IRBuilder<>& b, int pending) override {
-    ptx(b, fmt::format("wgmma.wait_group.sync.aligned {};", pending));
-  }
-  void fence_shared_for_async(llvm::IRBuilder<>& b) override {
-    if (arch_ == "sm_90a") // only wgmma reads through the async proxy
-      ptx(b, "fence.proxy.async.shared::cta;");
-  }
+
   // A side-effecting PTX statement without operands.
   static void ptx(llvm::IRBuilder<>& b, const std::string& text) {
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
