@@ -82,11 +82,19 @@ void Lowering::convert_layout(const ir::Op& op) {
 // result register read from the source element its coordinate maps to.
 void Lowering::through_smem(const ir::Op& op) {
   ti_.barrier(b_); // earlier readers of shared memory are done
+  // A 2-D conversion pads each row by 16 bytes: a warp that writes (or reads) a column's
+  // worth of rows — an accumulator's lanes hold 8 rows of one column pair — then meets 8
+  // banks, not one, and 16-byte vectors along the rows stay aligned.
+  const ir::Value* src0 = op.operand(0);
+  int64_t pad = 0;
+  if (op.kind == OpKind::ConvertLayout && src0->type.rank() == 2 &&
+      src0->type.shape[1] * mem_bytes(src0->type.elem) >= 128)
+    pad = 16 / mem_bytes(src0->type.elem);
   int64_t off = 0;
   std::vector<int64_t> offsets;
   for (const ir::Value* v : op.operands) {
     offsets.push_back(off);
-    off += to_smem(v, get(v), off);
+    off += to_smem(v, get(v), off, pad);
   }
   need_shared(off);
   ti_.barrier(b_);
@@ -138,7 +146,7 @@ void Lowering::through_smem(const ir::Op& op) {
         continue;
       }
       default: // reshape, expand_dims, convert_layout: the same row-major index
-        idx = linear(c, rs);
+        idx = padded_index(c, rs, pad);
         break;
       }
       out.push_back(from_smem(src->type.elem, idx, offsets[0] + base));

@@ -71,7 +71,9 @@ private:
     shared_bytes_ = std::max(shared_bytes_, scratch_base_ + bytes);
   }
   static int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
-  int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset);
+  int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset, int64_t row_pad = 0);
+  // Row-major index of coordinates `c` in `shape`, rows `row_pad` elements longer (rank 2).
+  LV* padded_index(const Regs& c, const std::vector<int64_t>& shape, int64_t row_pad);
   LV* from_smem(ir::DType e, LV* index, int64_t byte_offset);
 
   // --- blocks, dispatch and control flow (lower.cpp) -------------------------------------

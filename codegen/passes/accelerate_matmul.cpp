@@ -33,6 +33,25 @@ std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_war
   return {wm, wn};
 }
 
+// Whether `v` is computed elementwise from another dot's result (attention's P): then it is
+// in that dot's accumulator registers already, and as wgmma's a in registers costs a renaming.
+// (An a computed from loaded data, as the fused MLP's x * w, goes through shared memory either
+// way, and the swizzled tile wgmma reads from there is the cheaper path.)
+bool from_dot(const ir::Value* v, int depth = 0) {
+  const ir::Op* d = v->def;
+  if (!d || depth > 16)
+    return false;
+  if (d->kind == ir::OpKind::Dot)
+    return depth > 0;
+  if (d->kind != ir::OpKind::ConvertLayout && d->kind != ir::OpKind::Broadcast &&
+      !ir::is_elementwise(d->kind))
+    return false;
+  for (const ir::Value* o : d->operands)
+    if (from_dot(o, depth + 1))
+      return true;
+  return false;
+}
+
 // wgmma's conditions beyond the element types: whole warpgroups, tiles of 64 rows per
 // warpgroup and 32, 64, 128 or 256 columns (or a multiple of 64), K in steps of 16, f32
 // accumulation. (A 32-column tile, attention's BLOCK_N = 32, fell back to mma.sync and its
@@ -96,12 +115,10 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
     };
     for (int i = 0; i < 2; ++i) {
       ir::Value* v = dot.operands[i];
-      // An a computed in registers (attention's P = exp2(...) as f16) is read from registers
-      // (wgmma's A in registers, the accumulator's fragments repacked in place) instead of
-      // being stored to shared memory and fenced in every iteration; loaded tiles stay in
-      // shared memory, where the pipeliner copies them.
-      if (i == 0 && v->def && v->def->kind != ir::OpKind::Load &&
-          ir::is_elementwise(v->def->kind)) {
+      // An a computed from another dot's result (attention's P = exp2(...) as f16) is read
+      // from registers (wgmma's a in registers, the accumulator's fragments renamed in place)
+      // instead of being stored to shared memory and fenced in every iteration.
+      if (i == 0 && from_dot(v)) {
         dot.operands[0] =
             convert_to(f, blk, at, v, dot_operand_layout(0, mma, instr->k_width), dot.loc);
         continue;

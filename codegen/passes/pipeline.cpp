@@ -75,9 +75,7 @@ public:
     // flight while the next iteration starts: then the copies go one slot further back, to
     // the slot the dot before it read, D = S - 2 ahead. Measured on an H200 (bench_gemm,
     // 4096^3): worth it from four stages on; with three, prefetching two tiles wins.
-    ir::Op* async_dot = nullptr;
-    if (stages_ >= 4)
-      async_dot = chained_wgmma(loads) ? chained_wgmma(loads) : last_wgmma_in_flight();
+    ir::Op* async_dot = stages_ >= 4 ? chained_wgmma(loads) : nullptr;
     if (async_dot)
       async_dot->attrs["wgmma_pending"] = int64_t{1};
     const int D = async_dot ? stages_ - 2 : stages_ - 1;
@@ -220,52 +218,6 @@ private:
     if (y != body.terminator() || y->operands[acc->index - 1] != dot->result() ||
         only_user_of(f_, acc, f_.entry()) != dot)
       return nullptr;
-    return dot;
-  }
-
-  // Attention's second dot: acc' = dot(p, v, f(acc)), the last wgmma of the body, its result
-  // only carried to the next iteration, where every use of it comes after an earlier wgmma
-  // of the body (q k^T), whose wait for all groups also waits for this one. It may stay in
-  // flight over the next iteration's copies and the issue of that first dot.
-  ir::Op* last_wgmma_in_flight() {
-    ir::Block& body = loop_.body();
-    auto wgmma = [](const ir::Op& op) {
-      auto* m = op.kind == OpKind::Dot
-                    ? dynamic_cast<const MmaLayout*>(op.result()->type.layout.get())
-                    : nullptr;
-      return m && m->unit == MatrixUnit::Wgmma;
-    };
-    size_t first = body.ops.size(), last = body.ops.size();
-    for (size_t i = 0; i < body.ops.size(); ++i)
-      if (wgmma(*body.ops[i])) {
-        if (first == body.ops.size())
-          first = i;
-        last = i;
-      }
-    if (last == body.ops.size() || first == last || body.ops[first]->has_attr("wgmma_pending"))
-      return nullptr;
-    ir::Op* dot = body.ops[last].get();
-    ir::Op* y = only_user(*dot);
-    if (y != body.terminator())
-      return nullptr;
-    size_t k = 0;
-    while (k < y->operands.size() && y->operands[k] != dot->result())
-      ++k;
-    const ir::Value* arg = body.args[k + 1];
-    // Every use of the carried value sits in an op after the first dot.
-    for (size_t i = 0; i <= first; ++i) {
-      bool uses = false;
-      std::function<void(const ir::Op&)> scan = [&](const ir::Op& op) {
-        for (const ir::Value* v : op.operands)
-          uses = uses || v == arg;
-        for (const auto& r : op.regions)
-          for (const auto& o : r->block->ops)
-            scan(*o);
-      };
-      scan(*body.ops[i]);
-      if (uses)
-        return nullptr;
-    }
     return dot;
   }
 

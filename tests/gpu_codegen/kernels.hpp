@@ -116,22 +116,6 @@ inline void chained_dots(tl::ptr<tl::f16> q, tl::ptr<tl::f16> k, tl::ptr<tl::f16
   tl::store(o + rm[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}], tl::dot(p, vt));
 }
 
-// Attention's loop in small: acc rescaled after the first dot, then acc = dot(p, v, acc).
-inline void attention_loop(tl::ptr<tl::f16> q, tl::ptr<tl::f16> k, tl::ptr<tl::f16> v,
-                           tl::ptr<float> o, tl::i32 n, tl::constexpr_<int> B) {
-  auto rb = tl::arange(0, B);
-  auto tile = rb[{tl::_, tl::None}] * B + rb[{tl::None, tl::_}];
-  auto qt = tl::load(q + tile);
-  auto acc = tl::zeros<float>({B, B});
-  for (auto start : tl::range(0, n, B)) {
-    auto kt = tl::load(k + start * B + tile);
-    auto p = tl::exp2(tl::dot(qt, kt)).to<tritium::half>();
-    acc = acc * 0.5f;
-    acc = tl::dot(p, tl::load(v + start * B + tile), acc);
-  }
-  tl::store(o + tile, acc);
-}
-
 // GEMM with a K loop and the fused epilogue of the seeds: relu(a @ b + bias), masked.
 inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float> bias,
                            tl::ptr<tl::f16> c, tl::i32 M, tl::i32 N, tl::i32 K,
