@@ -121,8 +121,54 @@ void KernelLowering::run() {
         fmt::format("cpu backend: kernel '{}' lowered to invalid LLVM IR: {}", f_.name, os.str()));
 }
 
+// LLVM 19's cost model prices masked loads and stores of f16 (and the f16 <-> f32 conversions)
+// as if scalarized at 8 and 16 lanes, so loops over f16 memory were vectorized 4 lanes wide
+// (128 bits of a 512-bit machine) while the same loop over f32 got 16; at 16 lanes they compile
+// to one masked vmovdqu16 and one vcvtph2ps per 16 elements. A fused elementwise loop is the
+// case the vectorizer handles best, so its width is fixed to the f32 lanes of a register,
+// unless the body calls a function that has no vector version at that width (a libm call, a
+// math intrinsic LLVM would scalarize, a host function): forcing those would call the scalar
+// function once per lane where the cost model picks a narrower library version.
+llvm::MDNode* KernelLowering::full_width_hint(llvm::BasicBlock* first) {
+  const int lanes = target_.vector_bits / 32;
+  const std::string at_width = fmt::format("_ZGV_LLVM_N{}", lanes);
+  for (auto bb = first->getIterator(); bb != fn_->end(); ++bb)
+    for (const llvm::Instruction& inst : *bb) {
+      const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
+      if (!call)
+        continue;
+      const llvm::Function* callee = call->getCalledFunction();
+      if (!callee || !callee->isIntrinsic())
+        return nullptr;
+      if (call->getFnAttr("vector-function-abi-variant").getValueAsString().contains(at_width))
+        continue;
+      switch (callee->getIntrinsicID()) {
+      case llvm::Intrinsic::exp:
+      case llvm::Intrinsic::exp2:
+      case llvm::Intrinsic::exp10:
+      case llvm::Intrinsic::log:
+      case llvm::Intrinsic::log2:
+      case llvm::Intrinsic::log10:
+      case llvm::Intrinsic::sin:
+      case llvm::Intrinsic::cos:
+      case llvm::Intrinsic::tan:
+      case llvm::Intrinsic::pow:
+        return nullptr;
+      default:
+        break;
+      }
+    }
+  llvm::Metadata* width[] = {
+      llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
+      llvm::ConstantAsMetadata::get(builder_.getInt32(static_cast<uint32_t>(lanes)))};
+  llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx_, width)};
+  llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
+  id->replaceOperandWith(0, id); // a loop id refers to itself
+  return id;
+}
+
 void KernelLowering::loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
-                          const std::function<void(llvm::Value*)>& body) {
+                          const std::function<void(llvm::Value*)>& body, bool full_width) {
   auto& b = builder_;
   llvm::BasicBlock* pre = b.GetInsertBlock();
   auto* exit = llvm::BasicBlock::Create(ctx_, "loop.exit", fn_);
@@ -134,21 +180,28 @@ void KernelLowering::loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
   body(iv);
   llvm::Value* next = b.CreateAdd(iv, i64(step), "i.next", true, true);
   iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, hi), first, exit);
+  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, hi), first, exit);
+  if (full_width)
+    if (llvm::MDNode* hint = full_width_hint(first))
+      latch->setMetadata(llvm::LLVMContext::MD_loop, hint);
   b.SetInsertPoint(exit);
 }
 
 void KernelLowering::loop_nest(const std::vector<int64_t>& shape,
-                               const std::function<void(const std::vector<llvm::Value*>&)>& body) {
+                               const std::function<void(const std::vector<llvm::Value*>&)>& body,
+                               bool full_width) {
   std::vector<llvm::Value*> idx;
   std::function<void(size_t)> level = [&](size_t d) {
     if (d == shape.size())
       return body(idx);
-    loop(i64(0), i64(shape[d]), 1, [&](llvm::Value* i) {
-      idx.push_back(i);
-      level(d + 1);
-      idx.pop_back();
-    });
+    loop(
+        i64(0), i64(shape[d]), 1,
+        [&](llvm::Value* i) {
+          idx.push_back(i);
+          level(d + 1);
+          idx.pop_back();
+        },
+        full_width && d + 1 == shape.size());
   };
   level(0);
 }
@@ -396,7 +449,7 @@ void KernelLowering::flush() {
   }
   std::vector<int64_t> space = flat ? std::vector<int64_t>{numel(g.shape)} : g.shape;
 
-  loop_nest(space, [&](const std::vector<llvm::Value*>& idx) {
+  auto element = [&](const std::vector<llvm::Value*>& idx) {
     auto& b = builder_;
     llvm::Value* fl = flat ? idx[0] : nullptr;
     std::unordered_map<const ir::Value*, llvm::Value*> in;
@@ -468,7 +521,8 @@ void KernelLowering::flush() {
       llvm::Value* p = fl ? b.CreateInBoundsGEP(buf.ty, buf.base, fl) : element_ptr(buf, idx);
       b.CreateStore(to_scratch(in.at(v), v->type.elem), p);
     }
-  });
+  };
+  loop_nest(space, element, flat);
   for (auto& [v, buf] : outputs)
     set_view(v, buf);
 }

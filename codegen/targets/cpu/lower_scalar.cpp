@@ -10,7 +10,12 @@
 //  * user memory holds f16/bf16 as 16 bits and i1 as a byte.
 #include "lowering.hpp"
 
+#include "target.hpp"
+
+#include <fmt/format.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/VFABIDemangler.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 namespace tritium::cpu {
 
@@ -77,6 +82,28 @@ static llvm::Intrinsic::ID vectorizable(OpKind k) {
   }
 }
 
+// Names the target's extra vector versions of an f32 math intrinsic on the call, as LLVM's
+// InjectTLIMappings does for the functions in its tables (which keeps both sets), so that the
+// loop vectorizer can call them at those widths.
+void KernelLowering::add_vector_variants(llvm::CallInst* call) {
+  llvm::Function* scalar_fn = call->getCalledFunction();
+  std::vector<std::string> names;
+  for (const CpuTarget::VectorVariant& v : target_.vector_variants) {
+    if (v.intrinsic != scalar_fn->getIntrinsicID())
+      continue;
+    auto* vec = llvm::FixedVectorType::get(call->getType(), v.lanes);
+    auto callee = module_.getOrInsertFunction(v.name, llvm::FunctionType::get(vec, {vec}, false));
+    auto* fn = llvm::cast<llvm::Function>(callee.getCallee());
+    fn->copyAttributesFrom(scalar_fn);
+    // Kept until the vectorizer runs, which is what calls it.
+    llvm::appendToCompilerUsed(module_, {fn});
+    names.push_back(
+        fmt::format("_ZGV_LLVM_N{}v_{}({})", v.lanes, scalar_fn->getName().str(), v.name));
+  }
+  if (!names.empty())
+    llvm::VFABI::setVectorVariantNames(call, names);
+}
+
 llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::Value*>& args,
                                   const ir::Op& op) {
   auto& b = builder_;
@@ -86,7 +113,8 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
   // below is five times slower. An op with the attribute rn = 1 keeps the double path.
   if ((kind == OpKind::Exp || kind == OpKind::Log) && t.kind != ScalarKind::F64 &&
       !op.int_attr("rn", 0)) {
-    llvm::Value* r = b.CreateUnaryIntrinsic(vectorizable(kind), args[0]);
+    llvm::CallInst* r = b.CreateUnaryIntrinsic(vectorizable(kind), args[0]);
+    add_vector_variants(r);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
   }
   auto* d = b.getDoubleTy();

@@ -1,0 +1,58 @@
+// What the CPU backend's memory-bound loops compile to, read from the optimized LLVM IR that
+// TRITIUM_DUMP keeps: the roofline kernels (bench/roofline) depend on it.
+#include <support/devices.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+namespace tl = tritium::tl;
+
+namespace {
+
+template <class T>
+void scale_kernel(tl::ptr<T> x, tl::ptr<T> y, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask).template to<float>();
+  tl::store(y + offs, (v * 2.f).template to<T>(), mask);
+}
+
+// The lane counts of the masked loads of `elem` ("f32", "f16") in the kernel's optimized IR.
+std::set<int> masked_load_widths(const std::string& ll, const std::string& elem) {
+  std::set<int> widths;
+  std::regex load("llvm\\.masked\\.load\\.v([0-9]+)" + elem);
+  for (auto it = std::sregex_iterator(ll.begin(), ll.end(), load); it != std::sregex_iterator();
+       ++it)
+    widths.insert(std::stoi((*it)[1]));
+  return widths;
+}
+
+template <class T>
+std::string optimized_ir(const char* name) {
+  auto dev = tritium::device("cpu");
+  auto x = dev.alloc<T>(4096), y = dev.alloc<T>(4096);
+  auto k = tritium::jit(scale_kernel<T>, name);
+  return k.compiled(x, y, 4096, 1024).artifact("ll.opt");
+}
+
+} // namespace
+
+TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
+  // LLVM's cost model alone picked 4 lanes for f16 where it picked 16 for f32 (AVX-512).
+  auto dir = std::filesystem::temp_directory_path() / ("tritium-width-" + std::to_string(getpid()));
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  std::string f32 = optimized_ir<float>("scale_f32");
+  std::string f16 = optimized_ir<tritium::half>("scale_f16");
+  ::unsetenv("TRITIUM_DUMP");
+  std::filesystem::remove_all(dir);
+  std::set<int> w32 = masked_load_widths(f32, "f32"), w16 = masked_load_widths(f16, "f16");
+  REQUIRE(w32.size() == 1);
+  CHECK(*w32.begin() >= 4);
+  CHECK(w16 == w32);
+}
