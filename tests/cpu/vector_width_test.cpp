@@ -3,6 +3,7 @@
 #include <support/devices.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace tl = tritium::tl;
 
@@ -21,6 +23,15 @@ void scale_kernel(tl::ptr<T> x, tl::ptr<T> y, tl::i32 n, tl::constexpr_<int> BLO
   auto mask = offs < n;
   auto v = tl::load(x + offs, mask).template to<float>();
   tl::store(y + offs, (v * 2.f).template to<T>(), mask);
+}
+
+// A load and a store under different masks, either of which may be a prefix of the block or
+// not: the loop split at the leading lanes where every mask holds must keep each lane's result.
+void two_masks_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, tl::i32 m, tl::i32 hole,
+                      tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto v = tl::load(x + offs, offs < n, -1.f);
+  tl::store(y + offs, v * 2.f + 1.f, (offs < m) & (offs != hole));
 }
 
 // The lane counts of the masked loads of `elem` ("f32", "f16") in the kernel's optimized IR.
@@ -55,4 +66,33 @@ TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
   REQUIRE(w32.size() == 1);
   CHECK(*w32.begin() >= 4);
   CHECK(w16 == w32);
+  // The leading lanes where the mask holds load without one (see the test below).
+  CHECK(f16.find(fmt::format("load <{} x half>", *w32.begin())) != std::string::npos);
+}
+
+TEST_CASE("cpu: masked lanes keep their results where the loop runs the leading lanes unmasked") {
+  const int block = 256, total = 2 * block;
+  auto dev = tritium::device("cpu");
+  auto k = tritium::jit(two_masks_kernel, "two_masks_kernel");
+  struct Case {
+    int n, m, hole;
+  };
+  // full blocks, prefixes ending inside the first or second block, a mask with a hole (not a
+  // prefix), a load mask shorter than the store mask, an empty mask.
+  for (Case c : {Case{total, total, -1}, Case{300, total, -1}, Case{total, 100, -1},
+                 Case{total, total, 17}, Case{40, 290, 260}, Case{0, total, -1}}) {
+    CAPTURE(c.n);
+    CAPTURE(c.m);
+    CAPTURE(c.hole);
+    std::vector<float> hx(total), want(total, 7.f);
+    for (int i = 0; i < total; ++i) {
+      hx[i] = static_cast<float>(i);
+      if (i < c.m && i != c.hole)
+        want[i] = (i < c.n ? hx[i] : -1.f) * 2.f + 1.f;
+    }
+    auto x = dev.from_host(hx);
+    auto y = dev.from_host(std::vector<float>(total, 7.f));
+    k[{total / block}](x, y, c.n, c.m, c.hole, block);
+    CHECK(y.to_host() == want);
+  }
 }

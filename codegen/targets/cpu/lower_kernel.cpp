@@ -382,6 +382,37 @@ KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*
   return from_scratch(builder_.CreateLoad(w.ty, p), v->type.elem);
 }
 
+// How many leading lanes of [0, n) every one of the (rematerializable, 1-D) masks holds for,
+// when the lanes where all hold are such a prefix (`offs < n`), else 0. Two sums, which the
+// loop vectorizer vectorizes (a min reduction over the lane index it did not): the count c of
+// lanes where all masks hold and the sum of their indices, which equals c (c - 1) / 2 only for
+// the lanes 0 .. c-1 (the least sum of c distinct lane indices).
+llvm::Value* KernelLowering::leading_true_lanes(const std::vector<const ir::Value*>& masks,
+                                                int64_t n) {
+  auto& b = builder_;
+  llvm::Type* i64_ty = b.getInt64Ty();
+  llvm::AllocaInst* count = entry_builder_.CreateAlloca(i64_ty, nullptr, "lanes.count");
+  llvm::AllocaInst* sum = entry_builder_.CreateAlloca(i64_ty, nullptr, "lanes.sum");
+  b.CreateStore(i64(0), count);
+  b.CreateStore(i64(0), sum);
+  loop(
+      i64(0), i64(n), 1,
+      [&](llvm::Value* i) {
+        std::unordered_map<const ir::Value*, llvm::Value*> in;
+        llvm::Value* all = b.getTrue();
+        for (const ir::Value* m : masks)
+          all = b.CreateAnd(all, remat(m, {i}, true, in));
+        llvm::Value* one = b.CreateZExt(all, i64_ty);
+        b.CreateStore(b.CreateAdd(b.CreateLoad(i64_ty, count), one), count);
+        b.CreateStore(b.CreateAdd(b.CreateLoad(i64_ty, sum), b.CreateMul(one, i)), sum);
+      },
+      true);
+  llvm::Value* c = b.CreateLoad(i64_ty, count);
+  llvm::Value* prefix = b.CreateICmpEQ(b.CreateLoad(i64_ty, sum),
+                                       b.CreateLShr(b.CreateMul(c, b.CreateSub(c, i64(1))), 1));
+  return b.CreateSelect(prefix, c, i64(0));
+}
+
 // Whether lower_op puts `op` into a fusion group (see fuse), where a value it reads is
 // recomputed from the launch rather than read back from a buffer.
 static bool fusible(const Op& op) {
@@ -449,6 +480,26 @@ void KernelLowering::flush() {
   }
   std::vector<int64_t> space = flat ? std::vector<int64_t>{numel(g.shape)} : g.shape;
 
+  // A masked vector load of memory that is not in cache costs several times a plain one (an
+  // AMD Zen 5: a fused f16 row copy with `cols < n` masks moved 10 GB/s where the same loop
+  // without masks moved 40). Where every mask of a 1-D group is recomputed from the launch
+  // (`offs < n`), the loop is split after the leading lanes where all masks hold: those load
+  // and store unconditionally, the rest as before (none, for a full block).
+  std::vector<const ir::Value*> masks;
+  bool split = flat && g.shape.size() == 1;
+  for (const Op* op : g.ops) {
+    const auto& o = op->operands;
+    const ir::Value* mask = op->kind == OpKind::Load && o.size() > 1    ? o[1]
+                            : op->kind == OpKind::Store && o.size() > 2 ? o[2]
+                                                                        : nullptr;
+    if (!mask)
+      continue;
+    masks.push_back(mask);
+    split = split && rematerializable(mask);
+  }
+  split = split && !masks.empty();
+  bool masks_true = false; // lanes of the split's first loop
+
   auto element = [&](const std::vector<llvm::Value*>& idx) {
     auto& b = builder_;
     llvm::Value* fl = flat ? idx[0] : nullptr;
@@ -470,7 +521,7 @@ void KernelLowering::flush() {
         break;
       case OpKind::Load: {
         llvm::Value* p = get(o[0]);
-        if (o.size() == 1) {
+        if (o.size() == 1 || masks_true) {
           r = load_user(p, t);
           break;
         }
@@ -494,7 +545,7 @@ void KernelLowering::flush() {
       case OpKind::Store: {
         llvm::Value* p = get(o[0]);
         llvm::Value* v = get(o[1]);
-        if (o.size() == 2) {
+        if (o.size() == 2 || masks_true) {
           store_user(p, v, t);
           break;
         }
@@ -522,7 +573,17 @@ void KernelLowering::flush() {
       b.CreateStore(to_scratch(in.at(v), v->type.elem), p);
     }
   };
-  loop_nest(space, element, flat);
+  if (!split) {
+    loop_nest(space, element, flat);
+  } else {
+    llvm::Value* n = i64(space[0]);
+    llvm::Value* k = leading_true_lanes(masks, space[0]);
+    auto flat_element = [&](llvm::Value* i) { element({i}); };
+    masks_true = true;
+    loop(i64(0), k, 1, flat_element, true);
+    masks_true = false;
+    loop(k, n, 1, flat_element, true);
+  }
   for (auto& [v, buf] : outputs)
     set_view(v, buf);
 }
