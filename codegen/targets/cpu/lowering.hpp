@@ -122,6 +122,7 @@ private:
                     const ir::Op& op) override;
 
   void add_vector_variants(llvm::CallInst* call);
+  llvm::Value* exp_f32(llvm::Value* x);
   llvm::MDNode* full_width_hint(llvm::BasicBlock* first);
   void lower_op(const ir::Op& op);
   void fuse(const ir::Op& op);

@@ -22,12 +22,12 @@ struct CpuTarget {
   llvm::TargetLibraryInfoImpl::VectorLibrary vector_library =
       llvm::TargetLibraryInfoImpl::NoLibrary;
   // Vector versions of f32 math intrinsics that LLVM's table for vector_library lacks but the
-  // loaded library has: LLVM 19 maps expf to libmvec's 4- and 8-lane functions only, so with
-  // 512-bit registers a full-width loop would call expf once per lane.
+  // loaded library has: LLVM 19 maps logf to libmvec's 4- and 8-lane functions only, so with
+  // 512-bit registers a full-width loop would call logf once per lane.
   struct VectorVariant {
-    llvm::Intrinsic::ID intrinsic; // on float: llvm.exp.f32, llvm.log.f32
+    llvm::Intrinsic::ID intrinsic; // on float: llvm.log.f32
     int lanes;
-    std::string name; // e.g. _ZGVeN16v_expf
+    std::string name; // e.g. _ZGVeN16v_logf
   };
   std::vector<VectorVariant> vector_variants;
   std::unique_ptr<llvm::TargetMachine> machine;
