@@ -10,7 +10,12 @@
 //  * user memory holds f16/bf16 as 16 bits and i1 as a byte.
 #include "lowering.hpp"
 
+#include "target.hpp"
+
+#include <fmt/format.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/VFABIDemangler.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 namespace tritium::cpu {
 
@@ -77,16 +82,79 @@ static llvm::Intrinsic::ID vectorizable(OpKind k) {
   }
 }
 
+// Names the target's extra vector versions of an f32 math intrinsic on the call, as LLVM's
+// InjectTLIMappings does for the functions in its tables (which keeps both sets), so that the
+// loop vectorizer can call them at those widths.
+void KernelLowering::add_vector_variants(llvm::CallInst* call) {
+  llvm::Function* scalar_fn = call->getCalledFunction();
+  std::vector<std::string> names;
+  for (const CpuTarget::VectorVariant& v : target_.vector_variants) {
+    if (v.intrinsic != scalar_fn->getIntrinsicID())
+      continue;
+    auto* vec = llvm::FixedVectorType::get(call->getType(), v.lanes);
+    auto callee = module_.getOrInsertFunction(v.name, llvm::FunctionType::get(vec, {vec}, false));
+    auto* fn = llvm::cast<llvm::Function>(callee.getCallee());
+    fn->copyAttributesFrom(scalar_fn);
+    // Kept until the vectorizer runs, which is what calls it.
+    llvm::appendToCompilerUsed(module_, {fn});
+    names.push_back(
+        fmt::format("_ZGV_LLVM_N{}v_{}({})", v.lanes, scalar_fn->getName().str(), v.name));
+  }
+  if (!names.empty())
+    llvm::VFABI::setVectorVariantNames(call, names);
+}
+
+// e^x of an f32 as straight-line arithmetic, which the loop vectorizer widens like any other:
+// as a call (libmvec's expf) it was most of silu_mul's loop, with every live vector register
+// spilled around it. x = k ln2 + r with k = round(x / ln2), |r| <= ln2 / 2 (Cody and Waite:
+// ln2 in two parts, the first with 16 significant bits so that k * ln2_hi is exact), e^r by
+// its Taylor polynomial of degree 7 (truncation below 0.1 ulp), then scaled by 2^k in two
+// exact powers of two so that the one rounding of a subnormal result happens last. Within
+// 3 ulp of the correctly rounded value over all f32 (tests/cpu/reduce_math_test.cpp).
+llvm::Value* KernelLowering::exp_f32(llvm::Value* x) {
+  auto& b = builder_;
+  llvm::Type* f = b.getFloatTy();
+  llvm::Type* i32 = b.getInt32Ty();
+  auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
+  // Below -104 the result rounds to 0, above 89 to infinity. No compare of x: LLVM narrows a
+  // compare of an f16 widened to f32 back to f16, which has no vector compare without
+  // AVX512-FP16 (every lane became a scalar ucomiss). maximum/minimum keep a NaN, which flows
+  // through the arithmetic below into the result.
+  llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, c(-104.0));
+  xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, xc, c(89.0));
+  // Round to nearest by adding 1.5 * 2^23 (|k| <= 151): k's bits are then the low bits of the
+  // sum's, read as an integer (no conversion of a NaN to an integer, which would be poison).
+  llvm::Value* shifter = c(12582912.0);
+  llvm::Value* kv = b.CreateFAdd(b.CreateFMul(xc, c(1.4426950408889634)), shifter);
+  llvm::Value* k = b.CreateFSub(kv, shifter);
+  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(k, c(0.693145751953125)));
+  r = b.CreateFSub(r, b.CreateFMul(k, c(1.428606765330187045e-06)));
+  llvm::Value* p = c(1.0 / 5040);
+  for (double coef : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
+    p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f}, {p, r, c(coef)});
+  llvm::Value* ki = b.CreateSub(b.CreateBitCast(kv, i32), b.CreateBitCast(shifter, i32));
+  llvm::Value* k1 = b.CreateAShr(ki, 1);
+  llvm::Value* k2 = b.CreateSub(ki, k1);
+  auto pow2 = [&](llvm::Value* e) { // 2^e for -126 <= e <= 127
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), f);
+  };
+  return b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
+}
+
 llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::Value*>& args,
                                   const ir::Op& op) {
   auto& b = builder_;
-  // f32, f16 and bf16 exp and log: the f32 function of the vector math library (glibc's
-  // libmvec, 8 lanes per call with AVX2), within 3 ulp (exp) and 4 ulp (log) of the correctly
+  // f32, f16 and bf16 exp: exp_f32; log: the f32 function of the vector math library (glibc's
+  // libmvec, 8 lanes per call with AVX2). Within 3 ulp (exp) and 4 ulp (log) of the correctly
   // rounded result the interpreter computes, measured over every f32 input; the double path
   // below is five times slower. An op with the attribute rn = 1 keeps the double path.
-  if ((kind == OpKind::Exp || kind == OpKind::Log) && t.kind != ScalarKind::F64 &&
-      !op.int_attr("rn", 0)) {
-    llvm::Value* r = b.CreateUnaryIntrinsic(vectorizable(kind), args[0]);
+  if (kind == OpKind::Exp && t.kind != ScalarKind::F64 && !op.int_attr("rn", 0)) {
+    llvm::Value* r = exp_f32(args[0]);
+    return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
+  }
+  if (kind == OpKind::Log && t.kind != ScalarKind::F64 && !op.int_attr("rn", 0)) {
+    llvm::CallInst* r = b.CreateUnaryIntrinsic(vectorizable(kind), args[0]);
+    add_vector_variants(r);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
   }
   auto* d = b.getDoubleTy();

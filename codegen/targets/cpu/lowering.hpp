@@ -13,8 +13,8 @@
 // representable value (they are only 16 bits wide in user memory).
 #pragma once
 
-#include "llvm/scalar.hpp"
 #include "runtime_abi.hpp"
+#include "llvm/scalar.hpp"
 
 #include <tritium/ir/ir.hpp>
 
@@ -72,10 +72,13 @@ public:
 
   // --- loops and views (lower_kernel.cpp) ---
   // Emits for (i = lo; i < hi; i += step) body(i) with i64 induction, constant step.
+  // full_width: the loop vectorizer is told to use whole vector registers of f32 (see
+  // full_width_hint) where the body allows it.
   void loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
-            const std::function<void(llvm::Value*)>& body);
+            const std::function<void(llvm::Value*)>& body, bool full_width = false);
   void loop_nest(const std::vector<int64_t>& shape,
-                 const std::function<void(const std::vector<llvm::Value*>&)>& body);
+                 const std::function<void(const std::vector<llvm::Value*>&)>& body,
+                 bool full_width = false);
   llvm::Value* element_ptr(const View& v, const std::vector<llvm::Value*>& idx);
   View new_buffer(ir::DType t, const std::vector<int64_t>& shape);
   void copy(const View& src, const View& dst, ir::DType t);
@@ -118,6 +121,9 @@ private:
   llvm::Value* math(ir::OpKind kind, ir::DType t, const std::vector<llvm::Value*>& args,
                     const ir::Op& op) override;
 
+  void add_vector_variants(llvm::CallInst* call);
+  llvm::Value* exp_f32(llvm::Value* x);
+  llvm::MDNode* full_width_hint(llvm::BasicBlock* first);
   void lower_op(const ir::Op& op);
   void fuse(const ir::Op& op);
   void lower_view_op(const ir::Op& op);
@@ -131,6 +137,7 @@ private:
                              llvm::Value* flat,
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   bool rematerializable(const ir::Value* v);
+  llvm::Value* leading_true_lanes(const std::vector<const ir::Value*>& masks, int64_t n);
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
                      std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.

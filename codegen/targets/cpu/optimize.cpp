@@ -5,12 +5,28 @@
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/DiagnosticHandler.h>
+#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/Passes/PassBuilder.h>
 
 namespace tritium::cpu {
+namespace {
+
+// Fused loops carry a vector width (lower_kernel.cpp's full_width_hint), and the loop
+// vectorizer reports why it could not vectorize such a loop as a remark that is always
+// printed (to stderr, from inside a user's program). The kernel is correct either way: remarks
+// are dropped, everything else takes LLVM's default path.
+struct DropRemarks : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo& di) override {
+    return di.getSeverity() == llvm::DS_Remark;
+  }
+};
+
+} // namespace
 
 void optimize_module(llvm::Module& m, const CpuTarget& target) {
+  m.getContext().setDiagnosticHandler(std::make_unique<DropRemarks>());
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -59,8 +59,17 @@ CpuTarget make_cpu_target(const std::string& cpu) {
   // glibc's libmvec names are x86-64 only in LLVM 19's tables; elsewhere math stays scalar.
   llvm::Triple triple(t.triple);
   if (triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
-      !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1"))
+      !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1")) {
     t.vector_library = llvm::TargetLibraryInfoImpl::LIBMVEC_X86;
+    // The x86 vector function ABI's "e" functions take 512-bit registers (16 floats).
+    // (exp is computed inline: lower_scalar.cpp's exp_f32.)
+    const std::pair<llvm::Intrinsic::ID, const char*> wide[] = {
+        {llvm::Intrinsic::log, "_ZGVeN16v_logf"}};
+    if (t.vector_bits >= 512)
+      for (const auto& [id, name] : wide)
+        if (llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(name))
+          t.vector_variants.push_back({id, 16, name});
+  }
   return t;
 }
 

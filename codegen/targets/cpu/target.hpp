@@ -3,10 +3,12 @@
 #pragma once
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tritium::cpu {
 
@@ -19,6 +21,15 @@ struct CpuTarget {
   // libmvec on x86-64 Linux, loaded into the process), or NoLibrary.
   llvm::TargetLibraryInfoImpl::VectorLibrary vector_library =
       llvm::TargetLibraryInfoImpl::NoLibrary;
+  // Vector versions of f32 math intrinsics that LLVM's table for vector_library lacks but the
+  // loaded library has: LLVM 19 maps logf to libmvec's 4- and 8-lane functions only, so with
+  // 512-bit registers a full-width loop would call logf once per lane.
+  struct VectorVariant {
+    llvm::Intrinsic::ID intrinsic; // on float: llvm.log.f32
+    int lanes;
+    std::string name; // e.g. _ZGVeN16v_logf
+  };
+  std::vector<VectorVariant> vector_variants;
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 

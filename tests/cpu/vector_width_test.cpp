@@ -1,0 +1,125 @@
+// What the CPU backend's memory-bound loops compile to, read from the optimized LLVM IR that
+// TRITIUM_DUMP keeps: the roofline kernels (bench/roofline) depend on it.
+#include <support/devices.hpp>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace tl = tritium::tl;
+
+namespace {
+
+template <class T>
+void scale_kernel(tl::ptr<T> x, tl::ptr<T> y, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask).template to<float>();
+  tl::store(y + offs, (v * 2.f).template to<T>(), mask);
+}
+
+// A load and a store under different masks, either of which may be a prefix of the block or
+// not: the loop split at the leading lanes where every mask holds must keep each lane's result.
+void two_masks_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, tl::i32 m, tl::i32 hole,
+                      tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto v = tl::load(x + offs, offs < n, -1.f);
+  tl::store(y + offs, v * 2.f + 1.f, (offs < m) & (offs != hole));
+}
+
+void add_one_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  tl::store(y + offs, tl::load(x + offs) + 1.f);
+}
+
+// The lane counts of the masked loads of `elem` ("f32", "f16") in the kernel's optimized IR.
+std::set<int> masked_load_widths(const std::string& ll, const std::string& elem) {
+  std::set<int> widths;
+  std::regex load("llvm\\.masked\\.load\\.v([0-9]+)" + elem);
+  for (auto it = std::sregex_iterator(ll.begin(), ll.end(), load); it != std::sregex_iterator();
+       ++it)
+    widths.insert(std::stoi((*it)[1]));
+  return widths;
+}
+
+template <class T>
+std::string optimized_ir(const char* name) {
+  auto dev = tritium::device("cpu");
+  auto x = dev.alloc<T>(4096), y = dev.alloc<T>(4096);
+  auto k = tritium::jit(scale_kernel<T>, name);
+  return k.compiled(x, y, 4096, 1024).artifact("ll.opt");
+}
+
+} // namespace
+
+TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
+  // LLVM's cost model alone picked 4 lanes for f16 where it picked 16 for f32 (AVX-512).
+  auto dir = std::filesystem::temp_directory_path() / ("tritium-width-" + std::to_string(getpid()));
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  std::string f32 = optimized_ir<float>("scale_f32");
+  std::string f16 = optimized_ir<tritium::half>("scale_f16");
+  ::unsetenv("TRITIUM_DUMP");
+  std::filesystem::remove_all(dir);
+  std::set<int> w32 = masked_load_widths(f32, "f32"), w16 = masked_load_widths(f16, "f16");
+  REQUIRE(w32.size() == 1);
+  CHECK(*w32.begin() >= 4);
+  CHECK(w16 == w32);
+  // The leading lanes where the mask holds load without one (see the test below).
+  CHECK(f16.find(fmt::format("load <{} x half>", *w32.begin())) != std::string::npos);
+}
+
+TEST_CASE("cpu: masked lanes keep their results where the loop runs the leading lanes unmasked") {
+  const int block = 256, total = 2 * block;
+  auto dev = tritium::device("cpu");
+  auto k = tritium::jit(two_masks_kernel, "two_masks_kernel");
+  struct Case {
+    int n, m, hole;
+  };
+  // full blocks, prefixes ending inside the first or second block, a mask with a hole (not a
+  // prefix), a load mask shorter than the store mask, an empty mask.
+  for (Case c : {Case{total, total, -1}, Case{300, total, -1}, Case{total, 100, -1},
+                 Case{total, total, 17}, Case{40, 290, 260}, Case{0, total, -1}}) {
+    CAPTURE(c.n);
+    CAPTURE(c.m);
+    CAPTURE(c.hole);
+    std::vector<float> hx(total), want(total, 7.f);
+    for (int i = 0; i < total; ++i) {
+      hx[i] = static_cast<float>(i);
+      if (i < c.m && i != c.hole)
+        want[i] = (i < c.n ? hx[i] : -1.f) * 2.f + 1.f;
+    }
+    auto x = dev.from_host(hx);
+    auto y = dev.from_host(std::vector<float>(total, 7.f));
+    k[{total / block}](x, y, c.n, c.m, c.hole, block);
+    CHECK(y.to_host() == want);
+  }
+}
+
+TEST_CASE("cpu: a loop the vectorizer leaves scalar prints nothing") {
+  // 8 lanes that may alias: too few for the vectorizer's runtime checks, which it reported on
+  // stderr for loops that carry a vector width.
+  auto dev = tritium::device("cpu");
+  auto x = dev.from_host(std::vector<float>(8, 1.f));
+  auto y = dev.alloc<float>(8);
+  auto k = tritium::jit(add_one_kernel, "add_one_kernel");
+  std::fflush(stderr);
+  std::FILE* capture = std::tmpfile();
+  REQUIRE(capture);
+  int saved = ::dup(2);
+  ::dup2(::fileno(capture), 2);
+  k[{1}](x, y, 8);
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  CHECK(std::ftell(capture) == 0);
+  std::fclose(capture);
+  CHECK(y.to_host() == std::vector<float>(8, 2.f));
+}
