@@ -24,6 +24,11 @@ endfunction()
 
 set(_configure ${CMAKE_COMMAND} -S ${_consumer} -B ${WORK}/build -G Ninja
     -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release)
+# A sanitizer build of tritium (tools/sanitize.sh) installs a library that needs the
+# sanitizer's runtime: the consumer links it as a user of such a build would.
+if(SANITIZE)
+  list(APPEND _configure "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE}")
+endif()
 if(MODE STREQUAL "package")
   run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix)
   run(${_configure} -DCMAKE_PREFIX_PATH=${WORK}/prefix)
