@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/TargetSelect.h>
@@ -370,7 +371,14 @@ public:
       llvm::InitializeNativeTarget();
       llvm::InitializeNativeTargetAsmPrinter();
     });
-    auto jit = llvm::orc::LLJITBuilder().create();
+    // The host, without its f32 -> bf16 instructions: they flush subnormals to zero, where a
+    // GPU's cvt.rn.bf16.f32 (and the interpreter) round them (random kernels, seed 9515).
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!host)
+      throw Error("GPU emulation: cannot describe the host: " + llvm::toString(host.takeError()));
+    host->getFeatures().AddFeature("avx512bf16", false);
+    host->getFeatures().AddFeature("avxneconvert", false);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*host)).create();
     if (!jit)
       throw Error("GPU emulation: cannot create a JIT: " + llvm::toString(jit.takeError()));
     jit_ = std::move(*jit);
