@@ -163,57 +163,50 @@ public:
   std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& instr,
                                        const SmemMatrix& a, const SmemMatrix& bm,
                                        const std::vector<llvm::Value*>& c) override {
-    llvm::Function* fn = b.GetInsertBlock()->getParent();
-    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    auto* params = entry.CreateAlloca(b.getInt64Ty(), b.getInt32(11));
-    auto* in = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
-    auto* out = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
-    auto put = [&](int i, llvm::Value* v) {
-      b.CreateStore(v, b.CreateConstGEP1_32(b.getInt64Ty(), params, i));
-    };
-    int i = 0;
-    for (const SmemMatrix* m : {&a, &bm}) {
-      put(i++, b.CreatePtrToInt(m->addr, b.getInt64Ty()));
-      put(i++, b.getInt64(m->swizzle));
-      put(i++, b.getInt64(m->k_major ? 1 : 0));
-      put(i++, b.getInt64(m->lbo));
-      put(i++, b.getInt64(m->sbo));
-    }
-    put(i, b.getInt64(instr.n));
-    for (size_t k = 0; k < c.size(); ++k)
-      b.CreateStore(c[k], b.CreateConstGEP1_32(b.getFloatTy(), in, static_cast<unsigned>(k)));
-    call(b, "tritium_emu_wgmma", b.getVoidTy(), {b.getInt32(mma_kind(instr)), params, in, out});
-    std::vector<llvm::Value*> d;
-    for (size_t k = 0; k < c.size(); ++k)
-      d.push_back(b.CreateLoad(
-          b.getFloatTy(), b.CreateConstGEP1_32(b.getFloatTy(), out, static_cast<unsigned>(k))));
-    return d;
+    return wgmma(b, instr, {}, {&a, &bm}, c);
   }
   std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& instr,
                                             const std::vector<llvm::Value*>& a_words,
                                             const SmemMatrix& bm,
                                             const std::vector<llvm::Value*>& c) override {
+    return wgmma(b, instr, a_words, {&bm}, c);
+  }
+  // One wgmma through tritium_emu_wgmma (or _rs with a in registers): the shared-memory
+  // operands' descriptor fields (five each) and N in an i64 array, a's words in an i32 array,
+  // c in and d out through f32 arrays.
+  std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const MmaInstr& instr,
+                                  const std::vector<llvm::Value*>& a_words,
+                                  const std::vector<const SmemMatrix*>& mats,
+                                  const std::vector<llvm::Value*>& c) {
     llvm::Function* fn = b.GetInsertBlock()->getParent();
     llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    auto* params = entry.CreateAlloca(b.getInt64Ty(), b.getInt32(6));
-    auto* aw = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(4));
+    const unsigned np = static_cast<unsigned>(5 * mats.size() + 1);
+    auto* params = entry.CreateAlloca(b.getInt64Ty(), b.getInt32(np));
     auto* in = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
     auto* out = entry.CreateAlloca(b.getFloatTy(), b.getInt32(128));
-    auto put = [&](int i, llvm::Value* v) {
-      b.CreateStore(v, b.CreateConstGEP1_32(b.getInt64Ty(), params, i));
+    unsigned i = 0;
+    auto put = [&](llvm::Value* v) {
+      b.CreateStore(v, b.CreateConstGEP1_32(b.getInt64Ty(), params, i++));
     };
-    put(0, b.CreatePtrToInt(bm.addr, b.getInt64Ty()));
-    put(1, b.getInt64(bm.swizzle));
-    put(2, b.getInt64(bm.k_major ? 1 : 0));
-    put(3, b.getInt64(bm.lbo));
-    put(4, b.getInt64(bm.sbo));
-    put(5, b.getInt64(instr.n));
-    for (unsigned k = 0; k < a_words.size(); ++k)
-      b.CreateStore(a_words[k], b.CreateConstGEP1_32(b.getInt32Ty(), aw, k));
+    for (const SmemMatrix* m : mats) {
+      put(b.CreatePtrToInt(m->addr, b.getInt64Ty()));
+      put(b.getInt64(m->swizzle));
+      put(b.getInt64(m->k_major ? 1 : 0));
+      put(b.getInt64(m->lbo));
+      put(b.getInt64(m->sbo));
+    }
+    put(b.getInt64(instr.n));
     for (size_t k = 0; k < c.size(); ++k)
       b.CreateStore(c[k], b.CreateConstGEP1_32(b.getFloatTy(), in, static_cast<unsigned>(k)));
-    call(b, "tritium_emu_wgmma_rs", b.getVoidTy(),
-         {b.getInt32(mma_kind(instr)), aw, params, in, out});
+    std::vector<llvm::Value*> args{b.getInt32(mma_kind(instr))};
+    if (!a_words.empty()) {
+      auto* aw = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(4));
+      for (unsigned k = 0; k < a_words.size(); ++k)
+        b.CreateStore(a_words[k], b.CreateConstGEP1_32(b.getInt32Ty(), aw, k));
+      args.push_back(aw);
+    }
+    args.insert(args.end(), {params, in, out});
+    call(b, a_words.empty() ? "tritium_emu_wgmma" : "tritium_emu_wgmma_rs", b.getVoidTy(), args);
     std::vector<llvm::Value*> d;
     for (size_t k = 0; k < c.size(); ++k)
       d.push_back(b.CreateLoad(

@@ -86,6 +86,13 @@ struct SharedLayout final : ir::Layout {
   bool equals(const ir::Layout& other) const override;
 };
 
+// Bytes a tile of `t` takes in shared memory as the lowering places tiles (1 KiB aligned: the
+// 128-byte swizzle of wgmma and TMA needs it); the pipeliner budgets with the same number.
+inline int64_t shared_tile_bytes(const ir::Type& t) {
+  const int64_t eb = t.elem.is_bool() ? 1 : t.elem.bits() / 8;
+  return (t.numel() * eb + 1023) / 1024 * 1024;
+}
+
 // The swizzle for a [rows, cols] tile (cols contiguous) of `elem_bytes` elements: 16-byte
 // chunks, rows of 128 bytes (or what the tile has) swizzled over 8 phases. `atoms`: rows longer
 // than 128 bytes are cut into 128-byte blocks (what wgmma reads).

@@ -62,8 +62,7 @@ void Lowering::plan_buffers() {
       if (ring || (op->kind == OpKind::ConvertLayout &&
                    dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()))) {
         const ir::Type& t = op->result()->type;
-        spans.push_back(
-            {op, ring, pos, pos, (t.numel() * mem_bytes(t.elem) + 1023) / 1024 * 1024, 0});
+        spans.push_back({op, ring, pos, pos, shared_tile_bytes(t), 0});
       }
       for (const auto& r : op->regions)
         walk(*r->block, pos);

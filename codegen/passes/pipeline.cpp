@@ -172,8 +172,7 @@ private:
           std::find(loads.begin(), loads.end(), c.operands[0]->def) != loads.end() ||
           !seen.insert(&c).second)
         return;
-      const ir::Type& t = c.result()->type;
-      bytes += (t.numel() * std::max(1, t.elem.bits() / 8) + 1023) / 1024 * 1024;
+      bytes += shared_tile_bytes(c.result()->type);
     };
     std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
       for (const auto& op : b.ops) {
