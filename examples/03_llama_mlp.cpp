@@ -66,12 +66,16 @@ void rmsnorm_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> w_ptr, tl::ptr<tl::
 }
 
 // C (M x N) = A (M x K) @ B (K x N), row-major, fp16 in and out, f32 accumulation.
-// Program (pid_n, pid_m) computes one BLOCK_M x BLOCK_N block.
+// Program (pid_n, pid_m) of a 2-D grid computes one BLOCK_M x BLOCK_N block.
 void matmul_kernel(tl::ptr<tl::f16> a_ptr, tl::ptr<tl::f16> b_ptr, tl::ptr<tl::f16> c_ptr,
                    tl::i32 M, tl::i32 N, tl::i32 K, tl::constexpr_<int> BLOCK_M,
                    tl::constexpr_<int> BLOCK_N, tl::constexpr_<int> BLOCK_K) {
-  auto offs_m = tl::program_id(1) * BLOCK_M + tl::arange(0, BLOCK_M);
-  auto offs_n = tl::program_id(0) * BLOCK_N + tl::arange(0, BLOCK_N);
+  // Grouped ordering (tl::swizzle2d, as in tutorial 02): programs launched together walk 8
+  // rows of blocks column by column, so that they share rows of A and columns of B in L2.
+  auto [pid_m, pid_n] = tl::swizzle2d(tl::program_id(1), tl::program_id(0), tl::cdiv(M, BLOCK_M),
+                                      tl::cdiv(N, BLOCK_N), 8);
+  auto offs_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto offs_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
   auto offs_k = tl::arange(0, BLOCK_K);
   auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
   for (auto k : tl::range(0, K, BLOCK_K)) {
@@ -93,8 +97,10 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
                             tl::i32 M, tl::i32 N, tl::i32 K, tl::f32 eps,
                             tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
                             tl::constexpr_<int> BLOCK_K) {
-  auto offs_m = tl::program_id(1) * BLOCK_M + tl::arange(0, BLOCK_M);
-  auto offs_n = tl::program_id(0) * BLOCK_N + tl::arange(0, BLOCK_N);
+  auto [pid_m, pid_n] = tl::swizzle2d(tl::program_id(1), tl::program_id(0), tl::cdiv(M, BLOCK_M),
+                                      tl::cdiv(N, BLOCK_N), 8);
+  auto offs_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
+  auto offs_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
   auto offs_k = tl::arange(0, BLOCK_K);
   auto m_mask = offs_m[{_, None}] < M;
   auto n_mask = offs_n[{None, _}] < N;
@@ -153,7 +159,8 @@ std::vector<tritium::Config> configs_for(const tritium::Device& dev) {
     return {tile(16, 32, 128, 4, 4),  tile(16, 32, 256, 4, 3),  tile(16, 64, 64, 4, 4),
             tile(16, 64, 128, 4, 4),  tile(16, 64, 256, 4, 3),  tile(16, 128, 64, 4, 4),
             tile(16, 128, 128, 4, 3), tile(64, 128, 64, 4, 4),  tile(128, 128, 64, 8, 4),
-            tile(128, 256, 64, 8, 3), tile(128, 128, 32, 4, 4), tile(64, 64, 64, 4, 3)};
+            tile(128, 256, 64, 8, 3), tile(128, 256, 64, 8, 4), tile(128, 128, 32, 4, 4),
+            tile(64, 64, 64, 4, 3)};
   return {tile(16, 64, 64, 4, 3)};
 }
 

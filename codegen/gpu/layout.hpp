@@ -93,6 +93,22 @@ inline int64_t shared_tile_bytes(const ir::Type& t) {
   return (t.numel() * eb + 1023) / 1024 * 1024;
 }
 
+// The row padding, in elements, of a 2-D layout conversion through shared memory (0 for other
+// shapes): 16 bytes on rows of 128 bytes or more. An accumulator's lanes hold 8 rows of one
+// column pair; padded, a warp writing (or reading) a column's worth of rows meets 8 banks, not
+// one, and 16-byte vectors along the rows stay aligned.
+inline int64_t conversion_row_pad(const ir::Type& src) {
+  const int64_t eb = src.elem.is_bool() ? 1 : src.elem.bits() / 8;
+  return src.rank() == 2 && src.shape[1] * eb >= 128 ? 16 / eb : 0;
+}
+// The scratch bytes such a conversion of a value of type `src` takes.
+inline int64_t conversion_scratch_bytes(const ir::Type& src) {
+  const int64_t eb = src.elem.is_bool() ? 1 : src.elem.bits() / 8;
+  const int64_t pad = conversion_row_pad(src);
+  const int64_t n = pad ? src.shape[0] * (src.shape[1] + pad) : src.numel();
+  return (n * eb + 15) / 16 * 16;
+}
+
 // The swizzle for a [rows, cols] tile (cols contiguous) of `elem_bytes` elements: 16-byte
 // chunks, rows of 128 bytes (or what the tile has) swizzled over 8 phases. `atoms`: rows longer
 // than 128 bytes are cut into 128-byte blocks (what wgmma reads).

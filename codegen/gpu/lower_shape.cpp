@@ -82,14 +82,9 @@ void Lowering::convert_layout(const ir::Op& op) {
 // result register read from the source element its coordinate maps to.
 void Lowering::through_smem(const ir::Op& op) {
   ti_.barrier(b_); // earlier readers of shared memory are done
-  // A 2-D conversion pads each row by 16 bytes: a warp that writes (or reads) a column's
-  // worth of rows — an accumulator's lanes hold 8 rows of one column pair — then meets 8
-  // banks, not one, and 16-byte vectors along the rows stay aligned.
-  const ir::Value* src0 = op.operand(0);
-  int64_t pad = 0;
-  if (op.kind == OpKind::ConvertLayout && src0->type.rank() == 2 &&
-      src0->type.shape[1] * mem_bytes(src0->type.elem) >= 128)
-    pad = 16 / mem_bytes(src0->type.elem);
+  // A 2-D conversion pads its rows (conversion_row_pad).
+  const int64_t pad =
+      op.kind == OpKind::ConvertLayout ? conversion_row_pad(op.operand(0)->type) : 0;
   int64_t off = 0;
   std::vector<int64_t> offsets;
   for (const ir::Value* v : op.operands) {

@@ -206,7 +206,14 @@ private:
       r.divisibility = a.divisibility;
       r.constancy = a.constancy;
       r.contiguity.insert(r.contiguity.begin() + axis, 1);
-      r.divisibility.insert(r.divisibility.begin() + axis, a.divisibility[0]);
+      // Along the new dimension each element is a run of its own: what divides every element
+      // (a contiguous run's first element only is a multiple of its divisibility).
+      int64_t every = kMaxDiv;
+      for (size_t d = 0; d < a.divisibility.size(); ++d)
+        every = gcd(every, a.contiguity[d] > 1 ? 1 : a.divisibility[d]);
+      if (a.constant)
+        every = a.divisibility[0];
+      r.divisibility.insert(r.divisibility.begin() + axis, every);
       r.constancy.insert(r.constancy.begin() + axis, 1);
       r.constant = a.constant;
       return r;
@@ -254,7 +261,14 @@ private:
     case OpKind::Mul: {
       const AxisInfo &a = in(0), &b = in(1);
       for (int d = 0; d < n; ++d) {
-        r.divisibility[d] = std::min(kMaxDiv, a.divisibility[d] * b.divisibility[d]);
+        // Divisibility is the first element's of each contiguous run; once multiplied (by
+        // anything but 1), every element is a run of its own, and the other elements of a
+        // run [x, x+1, ...] are odd or even whatever x is: count such a factor as 1 (as
+        // Triton does). B's row offsets k * stride_bk with stride_bk = 300 are multiples of 4,
+        // not of k's 32.
+        const int64_t a_div = a.contiguity[d] > 1 && b.constant != 1 ? 1 : a.divisibility[d];
+        const int64_t b_div = b.contiguity[d] > 1 && a.constant != 1 ? 1 : b.divisibility[d];
+        r.divisibility[d] = std::min(kMaxDiv, a_div * b_div);
         r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
         if (b.constant == 1)
           r.contiguity[d] = a.contiguity[d];
@@ -279,7 +293,8 @@ private:
         r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
       if (op.kind == OpKind::Shl && b.constant && *b.constant >= 0 && *b.constant < 31)
         for (int d = 0; d < n; ++d)
-          r.divisibility[d] = std::min(kMaxDiv, a.divisibility[d] << *b.constant);
+          r.divisibility[d] = std::min(
+              kMaxDiv, (a.contiguity[d] > 1 ? int64_t{1} : a.divisibility[d]) << *b.constant);
       // x / y and x % y over a contiguous run of x aligned to a divisor of y (y the same over
       // the run): constant resp. contiguous, as y's multiples can only fall at a run's start.
       // (Like Triton's, this assumes x >= 0.)

@@ -46,9 +46,10 @@ bool defined_in(const ir::Value* v, const ir::Block& body) {
 
 class Pipeliner {
 public:
-  Pipeliner(ir::Function& f, ir::Op& loop, int stages, const GpuFeatures& t, int64_t& used)
-      : f_(f), loop_(loop), stages_(stages), max_shared_(t.max_shared_bytes), used_(used),
-        k_fast_(t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma) {}
+  Pipeliner(ir::Function& f, ir::Op& loop, const ir::Op& top, int stages, const GpuFeatures& t,
+            int64_t& used)
+      : f_(f), loop_(loop), top_(top), stages_(stages), max_shared_(t.max_shared_bytes),
+        used_(used), k_fast_(t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma) {}
 
   void run() {
     ir::Block& body = loop_.body();
@@ -64,7 +65,7 @@ public:
     int64_t per_stage = 0;
     for (ir::Op* l : loads)
       per_stage += l->result()->type.numel() * std::max(1, l->result()->type.elem.bits() / 8);
-    const int64_t tiles = tile_bytes(loads);
+    const int64_t tiles = tile_bytes(loads) + outer_scratch_bytes();
     while (stages_ > 2 && used_ + tiles + stages_ * per_stage > max_shared_)
       --stages_;
     if (used_ + tiles + stages_ * per_stage > max_shared_)
@@ -185,6 +186,29 @@ private:
       }
     };
     walk(loop_.body());
+    return bytes;
+  }
+
+  // Scratch that conversions outside the loop but inside the same top-level op take while the
+  // rings are live (a persistent kernel's epilogue between its K loops): the lowering places
+  // it above them.
+  int64_t outer_scratch_bytes() {
+    int64_t bytes = 0;
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
+      for (const auto& op : b.ops) {
+        if (op.get() == &loop_)
+          continue;
+        if (op->kind == OpKind::ConvertLayout && op->result()->type.rank() == 2 &&
+            !dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
+            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get()))
+          bytes = std::max(bytes, conversion_scratch_bytes(op->operands[0]->type));
+        for (const auto& r : op->regions)
+          walk(*r->block);
+      }
+    };
+    if (&top_ != &loop_)
+      for (const auto& r : top_.regions)
+        walk(*r->block);
     return bytes;
   }
 
@@ -520,6 +544,7 @@ private:
 
   ir::Function& f_;
   ir::Op& loop_;
+  const ir::Op& top_; // the top-level op the loop is in (or the loop)
   int64_t stages_;
   int64_t max_shared_;
   int64_t& used_; // shared memory the loops pipelined so far take
@@ -551,7 +576,7 @@ void pipeline(ir::Function& f, const GpuFeatures& t) {
       top = top->parent->parent->parent; // op -> block -> region -> op
     int stages = static_cast<int>(loop->int_attr("num_stages", t.num_stages));
     if (stages >= 2)
-      Pipeliner(f, *loop, stages, t, used[top]).run();
+      Pipeliner(f, *loop, *top, stages, t, used[top]).run();
   }
 }
 

@@ -173,12 +173,16 @@ private:
     // the top level) goes through shared memory instead, into the store's coalesced layout:
     // 16-byte vectors along the rows (Triton's epilogue does the same). Measured on the H200
     // (bench_gemm f16, same command): 4096^3 228.4 -> 215.7 us, 8192^3 1825.9 -> 1763.9 us.
-    // Stores inside loops (persistent kernels) keep the accumulator's layout: there the
-    // scratch would sit above the loop's live rings.
+    // So does a tile stored inside a loop (a persistent kernel's): its scratch then sits above
+    // the K loop's rings, and the pipeliner counts it in its shared-memory budget.
     // (wgmma only: on mma.sync, MFMA and WMMA the direct store was not measured slower, and on
     // gfx1100 the scratch tile's registers spill.)
+    // Only where the store's own layout has wider vectors than the accumulator's pairs (the
+    // pointers' alignment known: not so for a grouped GEMM's pointers read from a table).
     auto* mma = dynamic_cast<const MmaLayout*>(x->type.layout.get());
-    if (x->type.rank() == 2 && mma && mma->unit == MatrixUnit::Wgmma && &b == &f_.entry())
+    auto* want = dynamic_cast<const BlockedLayout*>(op.operands[1]->type.layout.get());
+    if (x->type.rank() == 2 && mma && mma->unit == MatrixUnit::Wgmma && want &&
+        want->size_per_thread[want->order[0]] * x->type.elem.bits() > 32)
       return;
     for (size_t k = 0; k < op.operands.size(); ++k)
       if (k != 1 && !cheap(op.operands[k], accelerator_layout(x->type.layout)))

@@ -462,6 +462,29 @@ TEST_CASE("matmul on sm_90a: wgmma from shared-memory descriptors; blocks wgmma 
   }
 }
 
+TEST_CASE("sm_90a: a persistent GEMM stores each tile through shared memory, its scratch "
+          "counted in the K loop's pipeline budget") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(),      ptr_arg(),      int_arg(),     int_arg(),
+                       int_arg(), const_arg(128), const_arg(256), const_arg(64), const_arg(132)};
+  auto f = lang::trace(gpu_test::persistent_gemm, "persistent_gemm", s);
+  for (int stages : {3, 4}) {
+    CAPTURE(stages);
+    gpu::GpuTarget t;
+    t.arch = "sm_90a";
+    CompileOptions o;
+    o.num_warps = 8;
+    o.num_stages = stages;
+    auto nv = gpu::compile_for_gpu(*f, t, o);
+    // The tile store inside the tile loop: 16-byte vectors, not the accumulator's pairs.
+    CHECK(nv.assembly.find("st.global.v4.b32") != std::string::npos);
+    // Three rings of (128 + 256) x 64 halves and the 128 x 256 tile with its rows padded by 16
+    // bytes fit in the 227 KiB of an H100 or H200; four rings and the tile would not, so four
+    // stages become three.
+    CHECK(nv.shared_bytes == 3 * (128 + 256) * 64 * 2 + 128 * (256 + 8) * 2);
+    check_ptxas(nv.assembly, "sm_90a");
+  }
+}
+
 TEST_CASE("sm_90a: a dot's a computed in registers (attention's P) is wgmma's a in registers, "
           "not a tile stored to shared memory") {
   lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),     ptr_arg(),    ptr_arg(),

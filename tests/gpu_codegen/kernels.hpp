@@ -137,6 +137,34 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
   tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(out), mask);
 }
 
+// A persistent GEMM (tutorial 09's): each program walks tiles tile_id, tile_id + programs, ...
+// with its K loop inside and the tile's store in the tile loop. Rows and columns past the edge
+// read row / column 0, hinted contiguous as the tutorial does.
+inline void persistent_gemm(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c, tl::i32 M,
+                            tl::i32 N, tl::i32 K, tl::constexpr_<int> BM, tl::constexpr_<int> BN,
+                            tl::constexpr_<int> BK, tl::constexpr_<int> PROGRAMS) {
+  auto tiles_n = tl::cdiv(N, BN);
+  auto tiles = tl::cdiv(M, BM) * tiles_n;
+  for (auto t : tl::range(tl::program_id(0), tiles, PROGRAMS)) {
+    auto rm = (t / tiles_n) * BM + tl::arange(0, BM);
+    auto rn = (t % tiles_n) * BN + tl::arange(0, BN);
+    auto rm_in = tl::max_contiguous(tl::multiple_of(tl::where(rm < M, rm, 0), BM), BM);
+    auto rn_in = tl::max_contiguous(tl::multiple_of(tl::where(rn < N, rn, 0), BN), BN);
+    auto acc = tl::zeros<float>({BM, BN});
+    for (auto k : tl::range(0, tl::cdiv(K, BK))) {
+      auto rk = k * BK + tl::arange(0, BK);
+      auto x = tl::load(a + tl::expand_dims(rm_in, 1) * K + tl::expand_dims(rk, 0),
+                        tl::expand_dims(rk, 0) < K, 0.0f);
+      auto y = tl::load(b + tl::expand_dims(rk, 1) * N + tl::expand_dims(rn_in, 0),
+                        tl::expand_dims(rk, 1) < K, 0.0f);
+      acc = tl::dot(x, y, acc);
+    }
+    auto mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N);
+    tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(acc),
+              mask);
+  }
+}
+
 inline void atomics(tl::ptr<float> x, tl::ptr<int32_t> counter, tl::ptr<float> out, tl::i32 n,
                     tl::constexpr_<int> B) {
   auto offs = tl::program_id(0) * B + tl::arange(0, B);
