@@ -76,15 +76,23 @@ public:
     // flight while the next iteration starts: then the copies go one slot further back, to
     // the slot the dot before it read, D = S - 2 ahead. Measured on an H200 (bench_gemm,
     // 4096^3): worth it from four stages on; with three, prefetching two tiles wins.
-    ir::Op* async_dot = stages_ >= 4 ? chained_wgmma(loads) : nullptr;
+    // Inside a loop marked flatten (a persistent kernel's loop over tiles), the ring runs across
+    // its iterations: it is filled once, before the tile loop, and the last iterations of one
+    // tile's K loop issue the copies for the next tile's first ones.
+    // (Where copies have no asynchronous form, AMD's: each branch of the loop's choice would
+    // store its copies at once, not after the body.)
+    tiles_ = k_fast_ ? nullptr : across_tiles(loads);
+    // (Not across tiles: there nothing after the K loop would wait for the dot in flight
+    // before the tile's epilogue reads its result.)
+    ir::Op* async_dot = stages_ >= 4 && !tiles_ ? chained_wgmma(loads) : nullptr;
     if (async_dot)
       async_dot->attrs["wgmma_pending"] = int64_t{1};
     const int D = async_dot ? stages_ - 2 : stages_ - 1;
-    ir::Block& outer = *loop_.parent;
+    ir::Block& outer = tiles_ ? *tiles_->parent : *loop_.parent;
     const ir::SourceLoc loc = loop_.loc;
 
-    // Buffers and the prologue, before the loop.
-    size_t at = index_in_block(loop_);
+    // Buffers and the prologue, before the loop (the tile loop).
+    size_t at = index_in_block(tiles_ ? *tiles_ : loop_);
     std::vector<ir::Value*> bufs;
     for (ir::Op* l : loads) {
       const ir::Type& t = l->result()->type;
@@ -94,7 +102,15 @@ public:
       bt.layout = dynamic_cast<const SharedLayout*>(want.get()) ? want : shared_for(*l, k_fast_);
       bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
     }
-    for (int j = 0; j < D; ++j) {
+    if (tiles_)
+      count_iterations(outer, at);
+    for (int j = 0; j < D && tiles_; ++j) {
+      ir::Value* slot = constant_i32(outer, at, j);
+      issue_global(outer, at, loads, bufs, slot,
+                   constant_of(outer, at, loop_.operands[0]->type, j));
+      insert_op(f_, outer, at++, OpKind::AsyncCommit, {}, {}, loc);
+    }
+    for (int j = 0; j < D && !tiles_; ++j) {
       Bindings pro{loop_.operands[0], {}};
       for (size_t k = 0; k < body.args.size() - 1; ++k)
         pro.args[body.args[k + 1]] = loop_.operands[3 + k];
@@ -108,6 +124,10 @@ public:
     // Ring positions carried by the loop: read slot r (init 0), write slot w (init D).
     ir::Value* r_init = constant_i32(outer, at, 0);
     ir::Value* w_init = constant_i32(outer, at, D);
+    if (tiles_) { // the tile loop carries them from one K loop to the next
+      r_init = carry(*tiles_, r_init);
+      w_init = carry(*tiles_, w_init);
+    }
     loop_.operands.push_back(r_init);
     loop_.operands.push_back(w_init);
     ir::Value* r = f_.new_value(ir::Type(ir::ScalarKind::I32));
@@ -144,18 +164,62 @@ public:
     Bindings ahead{body.args[0], {}};
     for (size_t k = 1; k + 2 < body.args.size(); ++k)
       ahead.args[body.args[k]] = body.args[k];
-    for (size_t n = 0; n < loads.size(); ++n) {
-      ir::Value* slot = index_buffer(body, b_at, bufs[n], w);
-      issue_copy(body, b_at, *loads[n], slot, ahead, D);
+    if (tiles_) {
+      // The iteration D ahead is in this tile's K loop, or (the last D) in a later tile's.
+      ir::Type i1(ir::ScalarKind::I1);
+      ir::Value* iv = body.args[0];
+      ir::Value* dv = constant_of(body, b_at, iv->type, D);
+      ir::Value* delta =
+          insert_op(f_, body, b_at++, OpKind::Mul, {dv, bound_[2]}, {iv->type}, loc).result();
+      ir::Value* next =
+          insert_op(f_, body, b_at++, OpKind::Add, {iv, delta}, {iv->type}, loc).result();
+      ir::Op& here = insert_op(f_, body, b_at++, OpKind::Cmp, {next, bound_[1]}, {i1}, loc);
+      here.attrs["pred"] = ir::CmpPred::Lt;
+      ir::Op& branch = insert_if(body, b_at++, here.result());
+      size_t t_at = 0, e_at = 0;
+      for (size_t n = 0; n < loads.size(); ++n) {
+        ir::Value* slot = index_buffer(branch.body(0), t_at, bufs[n], w);
+        issue_copy(branch.body(0), t_at, *loads[n], slot, ahead, D);
+      }
+      // Global iteration g + D, with g = tile * n_in + k: the tile's and K's indices from the
+      // induction variables.
+      ir::Block& eb = branch.body(1);
+      const ir::Type& t = iv->type;
+      auto index = [&](ir::Value* v, ir::Value* lb, ir::Value* step) {
+        ir::Value* off = insert_op(f_, eb, e_at++, OpKind::Sub, {v, lb}, {t}, loc).result();
+        return insert_op(f_, eb, e_at++, OpKind::Div, {off, step}, {t}, loc).result();
+      };
+      ir::Value* tile = index(tiles_->body().args[0], tiles_->operands[0], tiles_->operands[2]);
+      ir::Value* k = index(iv, bound_[0], bound_[2]);
+      ir::Value* g = insert_op(f_, eb, e_at++, OpKind::Mul, {tile, n_safe_}, {t}, loc).result();
+      g = insert_op(f_, eb, e_at++, OpKind::Add, {g, k}, {t}, loc).result();
+      g = insert_op(f_, eb, e_at++, OpKind::Add, {g, constant_of(eb, e_at, t, D)}, {t}, loc)
+              .result();
+      issue_global(eb, e_at, loads, bufs, w, g);
+      // Each branch commits its copies (a copy through registers stores at its commit, which
+      // must see the branch's values).
+      insert_op(f_, branch.body(0), t_at, OpKind::AsyncCommit, {}, {}, loc);
+      insert_op(f_, eb, e_at, OpKind::AsyncCommit, {}, {}, loc);
+    } else {
+      for (size_t n = 0; n < loads.size(); ++n) {
+        ir::Value* slot = index_buffer(body, b_at, bufs[n], w);
+        issue_copy(body, b_at, *loads[n], slot, ahead, D);
+      }
     }
     // Commit at the end of the body; advance the ring positions.
     ir::Op& yield = *body.terminator();
     size_t y_at = body.ops.size() - 1;
-    insert_op(f_, body, y_at++, OpKind::AsyncCommit, {}, {}, loc);
+    if (!tiles_)
+      insert_op(f_, body, y_at++, OpKind::AsyncCommit, {}, {}, loc);
     yield.operands.push_back(next_slot(body, y_at, r));
     yield.operands.push_back(next_slot(body, y_at, w));
-    // Drain before anything after the loop touches shared memory.
-    size_t after = index_in_block(loop_) + 1;
+    if (tiles_) {
+      ir::Op& tile_yield = *tiles_->body().terminator();
+      tile_yield.operands.push_back(loop_.results[loop_.results.size() - 2]);
+      tile_yield.operands.push_back(loop_.results.back());
+    }
+    // Drain before anything after the loop (the tile loop) touches shared memory.
+    size_t after = index_in_block(tiles_ ? *tiles_ : loop_) + 1;
     ir::Op& drain = insert_op(f_, outer, after, OpKind::AsyncWait, {}, {}, loc);
     drain.attrs["pending"] = int64_t{0};
     erase_dead_ops(f_);
@@ -187,6 +251,174 @@ private:
     };
     walk(loop_.body());
     return bytes;
+  }
+
+  static bool positive_constant(const ir::Value* v) {
+    const ir::Op* d = v->def;
+    if (!d || d->kind != OpKind::Constant)
+      return false;
+    const auto* i = std::get_if<int64_t>(&d->attrs.at("value"));
+    return i && *i > 0;
+  }
+
+  // The tile loop the ring runs across: the loop around this one, marked flatten (Triton's
+  // flatten: the nest as one loop), when the loads' addresses are pure functions of the two
+  // induction variables and of values fixed for the nest, both steps positive constants, and
+  // this loop's bounds the same for every tile (pure functions of values from before the tile
+  // loop). Else null.
+  ir::Op* across_tiles(const std::vector<ir::Op*>& loads) {
+    ir::Region* region = loop_.parent->parent;
+    ir::Op* o = region ? region->parent : nullptr;
+    if (!o || o->kind != OpKind::For || !o->int_attr("flatten", 0) ||
+        !positive_constant(o->operands[2]) || !positive_constant(loop_.operands[2]) ||
+        o->operands[0]->type != loop_.operands[0]->type)
+      return nullptr;
+    std::function<bool(const ir::Value*, int)> fixed = [&](const ir::Value* v, int depth) {
+      if (!defined_in(v, o->body()))
+        return true;
+      const ir::Op* d = v->def;
+      if (!d || depth > 16 || d->parent != &o->body() || !d->regions.empty() || !is_pure(*d) ||
+          d->kind == OpKind::Load)
+        return false;
+      for (const ir::Value* x : d->operands)
+        if (!fixed(x, depth + 1))
+          return false;
+      return true;
+    };
+    for (int i = 0; i < 3; ++i)
+      if (!fixed(loop_.operands[i], 0))
+        return nullptr;
+    std::function<bool(const ir::Value*, int)> tiled = [&](const ir::Value* v, int depth) {
+      if (!defined_in(v, o->body()) || v == o->body().args[0] || v == loop_.body().args[0])
+        return true;
+      const ir::Op* d = v->def;
+      if (!d || depth > 48 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load ||
+          (d->parent != &o->body() && d->parent != &loop_.body()))
+        return false;
+      for (const ir::Value* x : d->operands)
+        if (!tiled(x, depth + 1))
+          return false;
+      return true;
+    };
+    for (const ir::Op* l : loads)
+      for (size_t k = 0; k < std::min<size_t>(2, l->operands.size()); ++k)
+        if (!tiled(l->operands[k], 0))
+          return nullptr;
+    return o;
+  }
+
+  // Before the tile loop: this loop's bounds there, its trip count n_in (at least 1, for the
+  // divisions; the copies of a nest without K iterations are masked off) and the nest's.
+  void count_iterations(ir::Block& b, size_t& at) {
+    const ir::Type t = loop_.operands[0]->type;
+    std::unordered_map<const ir::Value*, ir::Value*> memo;
+    for (int i = 0; i < 3; ++i) // the same for every tile: computed here
+      bound_[i] = rebind(b, at, loop_.operands[i], memo);
+    auto trips = [&](ir::Value* lb, ir::Value* ub, ir::Value* step) {
+      ir::Value* span = insert_op(f_, b, at++, OpKind::Sub, {ub, lb}, {t}, loop_.loc).result();
+      ir::Value* one = constant_of(b, at, t, 1);
+      ir::Value* up = insert_op(f_, b, at++, OpKind::Sub, {step, one}, {t}, loop_.loc).result();
+      up = insert_op(f_, b, at++, OpKind::Add, {span, up}, {t}, loop_.loc).result();
+      ir::Value* n = insert_op(f_, b, at++, OpKind::Div, {up, step}, {t}, loop_.loc).result();
+      ir::Value* zero = constant_of(b, at, t, 0);
+      ir::Op& pos = insert_op(f_, b, at++, OpKind::Cmp, {span, zero},
+                              {ir::Type(ir::ScalarKind::I1)}, loop_.loc);
+      pos.attrs["pred"] = ir::CmpPred::Gt;
+      return insert_op(f_, b, at++, OpKind::Select, {pos.result(), n, zero}, {t}, loop_.loc)
+          .result();
+    };
+    ir::Value* n_in = trips(bound_[0], bound_[1], bound_[2]);
+    ir::Value* n_out = trips(tiles_->operands[0], tiles_->operands[1], tiles_->operands[2]);
+    total_ = insert_op(f_, b, at++, OpKind::Mul, {n_out, n_in}, {t}, loop_.loc).result();
+    ir::Value* one = constant_of(b, at, t, 1);
+    n_safe_ = insert_op(f_, b, at++, OpKind::Max, {n_in, one}, {t}, loop_.loc).result();
+  }
+
+  // The copies of global iteration g of the nest (tile g / n_in, K step g % n_in) into ring
+  // slot `slot`, masked off past the nest's last iteration.
+  void issue_global(ir::Block& b, size_t& at, const std::vector<ir::Op*>& loads,
+                    const std::vector<ir::Value*>& bufs, ir::Value* slot, ir::Value* g) {
+    const ir::Type t = g->type;
+    const ir::SourceLoc& loc = loop_.loc;
+    ir::Value* o = insert_op(f_, b, at++, OpKind::Div, {g, n_safe_}, {t}, loc).result();
+    ir::Value* ko = insert_op(f_, b, at++, OpKind::Mul, {o, n_safe_}, {t}, loc).result();
+    ir::Value* k = insert_op(f_, b, at++, OpKind::Sub, {g, ko}, {t}, loc).result();
+    std::unordered_map<const ir::Value*, ir::Value*> memo;
+    ir::Value* step_o =
+        insert_op(f_, b, at++, OpKind::Mul, {o, tiles_->operands[2]}, {t}, loc).result();
+    memo[tiles_->body().args[0]] =
+        insert_op(f_, b, at++, OpKind::Add, {tiles_->operands[0], step_o}, {t}, loc).result();
+    ir::Value* step_k = insert_op(f_, b, at++, OpKind::Mul, {k, bound_[2]}, {t}, loc).result();
+    memo[loop_.body().args[0]] =
+        insert_op(f_, b, at++, OpKind::Add, {bound_[0], step_k}, {t}, loc).result();
+    ir::Op& exists =
+        insert_op(f_, b, at++, OpKind::Cmp, {g, total_}, {ir::Type(ir::ScalarKind::I1)}, loc);
+    exists.attrs["pred"] = ir::CmpPred::Lt;
+    for (size_t n = 0; n < loads.size(); ++n) {
+      const ir::Op& load = *loads[n];
+      ir::Value* ptrs = rebind(b, at, load.operands[0], memo);
+      ir::Type mt(ir::ScalarKind::I1, ptrs->type.shape);
+      mt.layout = ptrs->type.layout;
+      ir::Value* mask =
+          insert_op(f_, b, at++, OpKind::Splat, {exists.result()}, {mt}, load.loc).result();
+      if (load.operands.size() > 1)
+        mask = insert_op(f_, b, at++, OpKind::And, {rebind(b, at, load.operands[1], memo), mask},
+                         {mt}, load.loc)
+                   .result();
+      ir::Value* dst = index_buffer(b, at, bufs[n], slot);
+      insert_op(f_, b, at++, OpKind::AsyncCopy, {dst, ptrs, mask}, {}, load.loc);
+    }
+  }
+
+  // `v` recomputed at `at` from the induction variables `memo` binds (values of the nest are
+  // copied; values from before it are themselves).
+  ir::Value* rebind(ir::Block& b, size_t& at, ir::Value* v,
+                    std::unordered_map<const ir::Value*, ir::Value*>& memo) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    if (!defined_in(v, tiles_->body()))
+      return v;
+    const ir::Op& def = *v->def;
+    std::vector<ir::Value*> ops;
+    for (ir::Value* x : def.operands)
+      ops.push_back(rebind(b, at, x, memo));
+    std::vector<ir::Type> types;
+    for (ir::Value* r : def.results)
+      types.push_back(r->type);
+    ir::Op& c = insert_op(f_, b, at++, def.kind, ops, types, def.loc);
+    c.attrs = def.attrs;
+    for (size_t i = 0; i < def.results.size(); ++i)
+      memo[def.results[i]] = c.results[i];
+    return memo.at(v);
+  }
+
+  // A new carried value of `loop`, `init` on entry; returns its argument in the body (yielded
+  // by the caller).
+  ir::Value* carry(ir::Op& loop, ir::Value* init) {
+    loop.operands.push_back(init);
+    ir::Block& b = loop.body();
+    ir::Value* arg = f_.new_value(init->type);
+    arg->block = &b;
+    arg->index = static_cast<unsigned>(b.args.size());
+    b.args.push_back(arg);
+    ir::Value* res = f_.new_value(init->type);
+    res->def = &loop;
+    res->index = static_cast<unsigned>(loop.results.size());
+    loop.results.push_back(res);
+    return arg;
+  }
+
+  // if (cond) {} else {}, inserted at `at`; both regions end with a yield.
+  ir::Op& insert_if(ir::Block& b, size_t at, ir::Value* cond) {
+    ir::Op& op = insert_op(f_, b, at, OpKind::If, {cond}, {}, loop_.loc);
+    for (int i = 0; i < 2; ++i) {
+      auto r = std::make_unique<ir::Region>();
+      r->parent = &op;
+      r->block->parent = r.get();
+      insert_op(f_, *r->block, 0, OpKind::Yield, {}, {}, loop_.loc);
+      op.regions.push_back(std::move(r));
+    }
+    return op;
   }
 
   // Scratch that conversions outside the loop but inside the same top-level op take while the
@@ -550,6 +782,12 @@ private:
   int64_t& used_; // shared memory the loops pipelined so far take
   bool k_fast_;
   std::unordered_map<const ir::Value*, ir::Op*> steps_;
+  // Across tiles: the tile loop, this loop's bounds before it, the nest's iteration count and
+  // max(n_in, 1).
+  ir::Op* tiles_ = nullptr;
+  ir::Value* bound_[3] = {};
+  ir::Value* total_ = nullptr;
+  ir::Value* n_safe_ = nullptr;
 };
 
 void collect(ir::Block& b, std::vector<ir::Op*>& loops) {

@@ -454,15 +454,23 @@ TEST_CASE("emulated matrix instructions: a persistent GEMM, its tile stored insi
   // M = 200, N = 100, K = 72, as launch-time specialization describes them (multiples of 8, 4
   // and 8): B's rows start every 200 bytes, so its loads are 8-byte vectors at most (a 16-byte
   // one faults on a GPU and in the emulator).
-  lang::ArgSpec s[] = {ptr_arg(),  ptr_arg(),     ptr_arg(),     int_arg(8),    int_arg(4),
-                       int_arg(8), const_arg(64), const_arg(64), const_arg(32), const_arg(3)};
-  auto f = lang::trace(gpu_test::persistent_gemm, "persistent_gemm", s);
-  // 4 x 2 tiles over 3 programs.
-  const int M = 200, N = 100, K = 72;
-  for (const Unit& u : kUnits)
-    for (int warps : {4, 8})
-      differential(*f, {3},
-                   {buffer(values<uint16_t>(M * K, 1)), buffer(values<uint16_t>(K * N, 2)),
-                    buffer(std::vector<uint16_t>(M * N)), scalar(M), scalar(N), scalar(K)},
-                   warps, u.warp_size, 0, 0, u.unit);
+  // 4 x 2 tiles over 3 programs; flattened (the ring of copies runs across tiles) and not; K
+  // with 3 steps (more than the copies in flight), 1 step (fewer) and none (zeros stored).
+  const int M = 200, N = 100;
+  for (bool flatten : {false, true})
+    for (int K : {72, 24, 0}) {
+      CAPTURE(flatten);
+      CAPTURE(K);
+      lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),    ptr_arg(),         int_arg(8),
+                           int_arg(4),    int_arg(8),   const_arg(64),     const_arg(64),
+                           const_arg(32), const_arg(3), const_arg(flatten)};
+      auto f = lang::trace(gpu_test::persistent_gemm, "persistent_gemm", s);
+      for (const Unit& u : kUnits)
+        for (int warps : {4, 8})
+          differential(*f, {3},
+                       {buffer(values<uint16_t>(M * K + 1, 1)),
+                        buffer(values<uint16_t>(K * N + 1, 2)), buffer(values<uint16_t>(M * N, 3)),
+                        scalar(M), scalar(N), scalar(K)},
+                       warps, u.warp_size, 0, 0, u.unit);
+    }
 }

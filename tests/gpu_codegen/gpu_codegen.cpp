@@ -464,8 +464,9 @@ TEST_CASE("matmul on sm_90a: wgmma from shared-memory descriptors; blocks wgmma 
 
 TEST_CASE("sm_90a: a persistent GEMM stores each tile through shared memory, its scratch "
           "counted in the K loop's pipeline budget") {
-  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(),      ptr_arg(),      int_arg(),     int_arg(),
-                       int_arg(), const_arg(128), const_arg(256), const_arg(64), const_arg(132)};
+  lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),      ptr_arg(),       int_arg(),
+                       int_arg(),     int_arg(),      const_arg(128),  const_arg(256),
+                       const_arg(64), const_arg(132), const_arg(false)};
   auto f = lang::trace(gpu_test::persistent_gemm, "persistent_gemm", s);
   for (int stages : {3, 4}) {
     CAPTURE(stages);
@@ -482,6 +483,33 @@ TEST_CASE("sm_90a: a persistent GEMM stores each tile through shared memory, its
     // stages become three.
     CHECK(nv.shared_bytes == 3 * (128 + 256) * 64 * 2 + 128 * (256 + 8) * 2);
     check_ptxas(nv.assembly, "sm_90a");
+  }
+}
+
+TEST_CASE("pipeline: with flatten, a persistent GEMM's ring is filled once, before the tile "
+          "loop, and drained after it") {
+  for (bool flatten : {false, true}) {
+    CAPTURE(flatten);
+    lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),    ptr_arg(),         int_arg(),
+                         int_arg(),     int_arg(),    const_arg(64),     const_arg(64),
+                         const_arg(32), const_arg(4), const_arg(flatten)};
+    auto f = lang::trace(gpu_test::persistent_gemm, "persistent_gemm", s);
+    auto g = gpu::prepare_gpu_ir(*f, {4, 32, gpu::MatrixUnit::Wgmma, 3, 227 * 1024}, nullptr);
+    // Where the rings and the final drain are: the top level (across tiles) or the tile
+    // loop's body (a fresh ring per tile).
+    int top_allocs = 0, top_drains = 0, ifs_in_k_loop = 0;
+    for (const auto& op : g->entry().ops) {
+      top_allocs += op->kind == ir::OpKind::LocalAlloc;
+      top_drains += op->kind == ir::OpKind::AsyncWait && op->int_attr("pending") == 0;
+    }
+    ir::walk(g->entry(), [&](ir::Op& op) {
+      const ir::Op* owner = op.parent->parent ? op.parent->parent->parent : nullptr;
+      if (op.kind == ir::OpKind::If && owner && owner->kind == ir::OpKind::For)
+        ++ifs_in_k_loop; // copies for this tile's next K step, or for the next tile's
+    });
+    CHECK(top_allocs == (flatten ? 2 : 0));
+    CHECK(top_drains == (flatten ? 1 : 0));
+    CHECK(ifs_in_k_loop == (flatten ? 1 : 0));
   }
 }
 

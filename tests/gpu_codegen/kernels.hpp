@@ -139,13 +139,15 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
 
 // A persistent GEMM (tutorial 09's): each program walks tiles tile_id, tile_id + programs, ...
 // with its K loop inside and the tile's store in the tile loop. Rows and columns past the edge
-// read row / column 0, hinted contiguous as the tutorial does.
+// read row / column 0, hinted contiguous as the tutorial does. FLATTEN: the tutorial's
+// flatten=True (the K loop's copy ring runs across tiles).
 inline void persistent_gemm(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c, tl::i32 M,
                             tl::i32 N, tl::i32 K, tl::constexpr_<int> BM, tl::constexpr_<int> BN,
-                            tl::constexpr_<int> BK, tl::constexpr_<int> PROGRAMS) {
+                            tl::constexpr_<int> BK, tl::constexpr_<int> PROGRAMS,
+                            tl::constexpr_<bool> FLATTEN) {
   auto tiles_n = tl::cdiv(N, BN);
   auto tiles = tl::cdiv(M, BM) * tiles_n;
-  for (auto t : tl::range(tl::program_id(0), tiles, PROGRAMS)) {
+  for (auto t : tl::range(tl::program_id(0), tiles, PROGRAMS, {.flatten = FLATTEN})) {
     auto rm = (t / tiles_n) * BM + tl::arange(0, BM);
     auto rn = (t % tiles_n) * BN + tl::arange(0, BN);
     auto rm_in = tl::max_contiguous(tl::multiple_of(tl::where(rm < M, rm, 0), BM), BM);
