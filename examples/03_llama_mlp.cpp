@@ -77,14 +77,19 @@ void matmul_kernel(tl::ptr<tl::f16> a_ptr, tl::ptr<tl::f16> b_ptr, tl::ptr<tl::f
   auto offs_m = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
   auto offs_n = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
   auto offs_k = tl::arange(0, BLOCK_K);
+  // As in tutorial 02: rows and columns past the edge wrap around (% M, % N) and compute
+  // values the masked store drops, so only K needs a mask; the pointers advance by one block
+  // of K per step instead of being recomputed.
+  auto a_ptrs = a_ptr + (offs_m % M)[{_, None}] * K + offs_k[{None, _}];
+  auto b_ptrs = b_ptr + offs_k[{_, None}] * N + (offs_n % N)[{None, _}];
   auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  for (auto k : tl::range(0, K, BLOCK_K)) {
-    auto ks = k + offs_k;
-    auto a = tl::load(a_ptr + offs_m[{_, None}] * K + ks[{None, _}],
-                      (offs_m[{_, None}] < M) && (ks[{None, _}] < K), 0.0);
-    auto b = tl::load(b_ptr + ks[{_, None}] * N + offs_n[{None, _}],
-                      (ks[{_, None}] < K) && (offs_n[{None, _}] < N), 0.0);
+  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
+    auto k_left = K - k * BLOCK_K;
+    auto a = tl::load(a_ptrs, offs_k[{None, _}] < k_left, 0.0);
+    auto b = tl::load(b_ptrs, offs_k[{_, None}] < k_left, 0.0);
     acc = tl::dot(a, b, acc);
+    a_ptrs += BLOCK_K;
+    b_ptrs += BLOCK_K * N;
   }
   auto mask = (offs_m[{_, None}] < M) && (offs_n[{None, _}] < N);
   tl::store(c_ptr + offs_m[{_, None}] * N + offs_n[{None, _}], acc.to<half>(), mask);
@@ -113,19 +118,24 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
   auto sum_sq = tl::zeros<float>({BLOCK_M});
   auto acc_g = tl::zeros<float>({BLOCK_M, BLOCK_N});
   auto acc_u = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  for (auto k : tl::range(0, K, BLOCK_K)) {
-    auto ks = k + offs_k;
-    auto k_mask = ks < K;
-    auto x =
-        tl::load(x_ptr + offs_m[{_, None}] * K + ks[{None, _}], m_mask && k_mask[{None, _}], 0.0)
-            .to<float>();
+  // Rows and columns past the edge wrap around, as in matmul_kernel: only K is masked.
+  auto x_ptrs = x_ptr + (offs_m % M)[{_, None}] * K + offs_k[{None, _}];
+  auto w_ptrs = norm_w_ptr + offs_k;
+  auto b_offs = offs_k[{_, None}] * N + (offs_n % N)[{None, _}];
+  auto g_ptrs = g_ptr + b_offs;
+  auto u_ptrs = u_ptr + b_offs;
+  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
+    auto k_mask = offs_k < K - k * BLOCK_K;
+    auto x = tl::load(x_ptrs, k_mask[{None, _}], 0.0).to<float>();
     sum_sq += tl::sum(x * x, 1);
-    auto w = tl::load(norm_w_ptr + ks, k_mask, 0.0).to<float>();
+    auto w = tl::load(w_ptrs, k_mask, 0.0).to<float>();
     auto xw = (x * w[{None, _}]).to<half>();
-    auto b_offs = ks[{_, None}] * N + offs_n[{None, _}];
-    auto b_mask = k_mask[{_, None}] && n_mask;
-    acc_g = tl::dot(xw, tl::load(g_ptr + b_offs, b_mask, 0.0), acc_g);
-    acc_u = tl::dot(xw, tl::load(u_ptr + b_offs, b_mask, 0.0), acc_u);
+    acc_g = tl::dot(xw, tl::load(g_ptrs, k_mask[{_, None}], 0.0), acc_g);
+    acc_u = tl::dot(xw, tl::load(u_ptrs, k_mask[{_, None}], 0.0), acc_u);
+    x_ptrs += BLOCK_K;
+    w_ptrs += BLOCK_K;
+    g_ptrs += BLOCK_K * N;
+    u_ptrs += BLOCK_K * N;
   }
   auto rstd = tl::rsqrt(sum_sq / K + eps)[{_, None}];
   acc_g = acc_g * rstd;
