@@ -378,18 +378,23 @@ private:
       return it->second;
     if (!defined_in(v, tiles_->body()))
       return v;
-    const ir::Op& def = *v->def;
     std::vector<ir::Value*> ops;
-    for (ir::Value* x : def.operands)
+    for (ir::Value* x : v->def->operands)
       ops.push_back(rebind(b, at, x, memo));
+    copy_op(b, at, *v->def, ops, memo);
+    return memo.at(v);
+  }
+
+  // A copy of `def` at `at` on `operands`; `memo` maps def's results to the copy's.
+  void copy_op(ir::Block& b, size_t& at, const ir::Op& def, const std::vector<ir::Value*>& operands,
+               std::unordered_map<const ir::Value*, ir::Value*>& memo) {
     std::vector<ir::Type> types;
     for (ir::Value* r : def.results)
       types.push_back(r->type);
-    ir::Op& c = insert_op(f_, b, at++, def.kind, ops, types, def.loc);
+    ir::Op& c = insert_op(f_, b, at++, def.kind, operands, types, def.loc);
     c.attrs = def.attrs;
     for (size_t i = 0; i < def.results.size(); ++i)
       memo[def.results[i]] = c.results[i];
-    return memo.at(v);
   }
 
   // A new carried value of `loop`, `init` on entry; returns its argument in the body (yielded
@@ -647,18 +652,11 @@ private:
       out = d == 0 ? base
                    : insert_op(f_, b, at++, it->second->kind, {base, inc}, {v->type}, loc).result();
     } else {
-      const ir::Op& def = *v->def;
       std::vector<ir::Value*> ops;
-      for (ir::Value* o : def.operands)
+      for (ir::Value* o : v->def->operands)
         ops.push_back(ahead(b, at, o, bind, d, memo));
-      std::vector<ir::Type> types;
-      for (ir::Value* r : def.results)
-        types.push_back(r->type);
-      ir::Op& c = insert_op(f_, b, at++, def.kind, ops, types, def.loc);
-      c.attrs = def.attrs;
-      for (size_t i = 0; i < def.results.size(); ++i)
-        memo[def.results[i]] = c.results[i];
-      out = c.results[v->index];
+      copy_op(b, at, *v->def, ops, memo);
+      out = memo.at(v);
     }
     memo[v] = out;
     return out;
