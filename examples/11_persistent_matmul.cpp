@@ -13,6 +13,9 @@
 // You will learn:
 //   * tl::range(start_pid, num_tiles, NUM_SMS) as the outer loop of a persistent kernel, with
 //     an inner tl::range over K and a fresh accumulator per tile;
+//   * {.flatten = true} on the outer loop (Triton's flatten=True): the K loop's pipeline of
+//     copies then runs across tiles, so the next tile's first blocks are on their way while
+//     this one finishes (on NVIDIA GPUs; elsewhere the option changes nothing);
 //   * a helper function computing (pid_m, pid_n) from a tile id (GROUP_SIZE_M ordering);
 //   * Device::num_compute_units() for the grid (Triton's NUM_SMS).
 //
