@@ -15,6 +15,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -156,6 +157,18 @@ public:
   HostEmuTarget(int warp_size, MatrixUnit matrix, std::string dl)
       : ws_(warp_size), matrix_(matrix), dl_(std::move(dl)) {}
   MatrixUnit matrix_unit() const override { return matrix_; }
+  // An empty asm statement that hands the bits back. x86 has no bf16 registers: LLVM holds a
+  // bfloat as an f32 and stores it by rounding, which turns NaN patterns into the canonical NaN.
+  // Where every user of an i16 load is a store or a bitcast to bfloat, InstCombine makes it a
+  // bfloat load, and the stored i16 values that look like NaNs came back as 0xffc0 (random
+  // kernel seed 2078: every negative i16 joined and split became -64).
+  llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) override {
+    if (!bits->getType()->isIntegerTy(16))
+      return bits;
+    auto* fn = llvm::InlineAsm::get(
+        llvm::FunctionType::get(b.getInt16Ty(), {b.getInt16Ty()}, false), "", "=r,0", false);
+    return b.CreateCall(fn, {bits});
+  }
   // As NVIDIA sm_80 (sm_90a) where mma.sync (wgmma) is emulated.
   bool has_ldmatrix() const override {
     return matrix_ == MatrixUnit::MmaSync || matrix_ == MatrixUnit::Wgmma;

@@ -401,9 +401,11 @@ Value* Emitter::bitcast(Value* a, DType from, DType to) {
   if (from == to || (from.is_ptr() && to.is_ptr()))
     return a;
   Value* bits = to_bits(a, from);
-  // f16 <-> bf16: LLVM folds the two bitcasts through i16 into one, f16 = bitcast bf16, which
-  // LLVM 19's NVPTX backend cannot select (it aborts); the target keeps them apart.
-  if (from.is_float() && to.is_float() && from.bits() == 16 && to.bits() == 16)
+  // 16-bit floats: f16 <-> bf16 folds into one bitcast, f16 = bitcast bf16, which LLVM 19's
+  // NVPTX backend cannot select (it aborts); and an i16 load whose users are stores and a
+  // bitcast to bfloat becomes a bfloat load, whose stores round on hosts without bf16 (the
+  // gpu-emulator's x86). The target keeps the bits apart.
+  if ((from.is_float() && from.bits() == 16) || (to.is_float() && to.bits() == 16))
     bits = target_.opaque_bits(bits);
   return from_bits(bits, to);
 }

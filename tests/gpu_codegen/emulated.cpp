@@ -317,6 +317,23 @@ TEST_CASE("emulated GPU lowering: bytes, shorts, booleans and halves through mem
                  4, ws);
 }
 
+TEST_CASE("emulated GPU lowering: shorts that are also read as bf16 keep their bits through "
+          "shared memory") {
+  // Every negative i16 is a bf16 NaN pattern; the x86 JIT once stored them as bfloats,
+  // rounding each to the canonical NaN (0xffc0, -64).
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), int_arg(1), const_arg(64)};
+  auto f = lang::trace(gpu_test::shorts_as_bf16, "shorts_as_bf16", s);
+  const int n = 200;
+  std::vector<int16_t> shorts(n);
+  for (int i = 0; i < n; ++i)
+    shorts[i] = static_cast<int16_t>(i % 2 ? -i : i * 157);
+  for (int ws : {32, 64})
+    differential(*f, {4},
+                 {buffer(shorts), buffer(std::vector<int32_t>(n)), buffer(std::vector<int32_t>(n)),
+                  scalar(n)},
+                 4, ws);
+}
+
 TEST_CASE("emulated GPU lowering: reductions with keep_dims") {
   for (int ws : {32, 64})
     for (auto [m, n] : {std::pair{4, 8}, std::pair{32, 64}}) {

@@ -137,6 +137,19 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
   tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(out), mask);
 }
 
+// 16-bit integers read as bf16 too (a bitcast) and moved through shared memory (join, split):
+// the moved values must keep their bits, NaN patterns included.
+inline void shorts_as_bf16(tl::ptr<int16_t> x, tl::ptr<int32_t> moved, tl::ptr<int32_t> ordered,
+                           tl::i32 n, tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask);
+  auto f = tl::bitcast<tl::bf16>(v);
+  tl::store(ordered + offs, (f == f).to<int32_t>(), mask); // false for NaN patterns
+  auto [a, b] = tl::split(tl::join(v, v));
+  tl::store(moved + offs, a.to<int32_t>(), mask);
+}
+
 // A persistent GEMM (tutorial 09's): each program walks tiles tile_id, tile_id + programs, ...
 // with its K loop inside and the tile's store in the tile loop. Rows and columns past the edge
 // read row / column 0, hinted contiguous as the tutorial does. FLATTEN: the tutorial's
