@@ -86,11 +86,15 @@ struct SharedLayout final : ir::Layout {
   bool equals(const ir::Layout& other) const override;
 };
 
+// Bytes an element of `t` takes in memory (booleans: one).
+inline int64_t elem_bytes(ir::DType t) {
+  return t.is_bool() ? 1 : t.bits() / 8;
+}
+
 // Bytes a tile of `t` takes in shared memory as the lowering places tiles (1 KiB aligned: the
 // 128-byte swizzle of wgmma and TMA needs it); the pipeliner budgets with the same number.
 inline int64_t shared_tile_bytes(const ir::Type& t) {
-  const int64_t eb = t.elem.is_bool() ? 1 : t.elem.bits() / 8;
-  return (t.numel() * eb + 1023) / 1024 * 1024;
+  return (t.numel() * elem_bytes(t.elem) + 1023) / 1024 * 1024;
 }
 
 // The row padding, in elements, of a 2-D layout conversion through shared memory (0 for other
@@ -98,15 +102,14 @@ inline int64_t shared_tile_bytes(const ir::Type& t) {
 // column pair; padded, a warp writing (or reading) a column's worth of rows meets 8 banks, not
 // one, and 16-byte vectors along the rows stay aligned.
 inline int64_t conversion_row_pad(const ir::Type& src) {
-  const int64_t eb = src.elem.is_bool() ? 1 : src.elem.bits() / 8;
+  const int64_t eb = elem_bytes(src.elem);
   return src.rank() == 2 && src.shape[1] * eb >= 128 ? 16 / eb : 0;
 }
 // The scratch bytes such a conversion of a value of type `src` takes.
 inline int64_t conversion_scratch_bytes(const ir::Type& src) {
-  const int64_t eb = src.elem.is_bool() ? 1 : src.elem.bits() / 8;
   const int64_t pad = conversion_row_pad(src);
   const int64_t n = pad ? src.shape[0] * (src.shape[1] + pad) : src.numel();
-  return (n * eb + 15) / 16 * 16;
+  return (n * elem_bytes(src.elem) + 15) / 16 * 16;
 }
 
 // The swizzle for a [rows, cols] tile (cols contiguous) of `elem_bytes` elements: 16-byte

@@ -48,7 +48,7 @@ private:
   llvm::Type* type(ir::DType t) { return scalar_.type(t); }
   // In memory, i1 is a byte.
   llvm::Type* mem_type(ir::DType t) { return t.is_bool() ? b_.getInt8Ty() : type(t); }
-  static int64_t mem_bytes(ir::DType t) { return t.is_bool() ? 1 : t.bits() / 8; }
+  static int64_t mem_bytes(ir::DType t) { return elem_bytes(t); }
   LV* to_mem(LV* v, ir::DType t) { return t.is_bool() ? b_.CreateZExt(v, b_.getInt8Ty()) : v; }
   LV* from_mem(LV* v, ir::DType t) { return t.is_bool() ? b_.CreateTrunc(v, b_.getInt1Ty()) : v; }
   const Regs& get(const ir::Value* v);

@@ -64,7 +64,7 @@ public:
     // and the tiles the loop reads or writes besides its rings (attention's Q and P).
     int64_t per_stage = 0;
     for (ir::Op* l : loads)
-      per_stage += l->result()->type.numel() * std::max(1, l->result()->type.elem.bits() / 8);
+      per_stage += l->result()->type.numel() * elem_bytes(l->result()->type.elem);
     const int64_t tiles = tile_bytes(loads) + outer_scratch_bytes();
     while (stages_ > 2 && used_ + tiles + stages_ * per_stage > max_shared_)
       --stages_;
@@ -128,23 +128,8 @@ public:
       r_init = carry(*tiles_, r_init);
       w_init = carry(*tiles_, w_init);
     }
-    loop_.operands.push_back(r_init);
-    loop_.operands.push_back(w_init);
-    ir::Value* r = f_.new_value(ir::Type(ir::ScalarKind::I32));
-    r->block = &body;
-    r->index = static_cast<unsigned>(body.args.size());
-    body.args.push_back(r);
-    ir::Value* w = f_.new_value(ir::Type(ir::ScalarKind::I32));
-    w->block = &body;
-    w->index = static_cast<unsigned>(body.args.size());
-    body.args.push_back(w);
-    for (ir::Value* v : {r, w}) {
-      ir::Value* res = f_.new_value(ir::Type(ir::ScalarKind::I32));
-      res->def = &loop_;
-      res->index = static_cast<unsigned>(loop_.results.size());
-      loop_.results.push_back(res);
-      (void)v;
-    }
+    ir::Value* r = carry(loop_, r_init);
+    ir::Value* w = carry(loop_, w_init);
 
     // The body: wait, read this iteration's tiles, issue the copies D ahead.
     size_t b_at = 0;
@@ -273,20 +258,8 @@ private:
         !positive_constant(o->operands[2]) || !positive_constant(loop_.operands[2]) ||
         o->operands[0]->type != loop_.operands[0]->type)
       return nullptr;
-    std::function<bool(const ir::Value*, int)> fixed = [&](const ir::Value* v, int depth) {
-      if (!defined_in(v, o->body()))
-        return true;
-      const ir::Op* d = v->def;
-      if (!d || depth > 16 || d->parent != &o->body() || !d->regions.empty() || !is_pure(*d) ||
-          d->kind == OpKind::Load)
-        return false;
-      for (const ir::Value* x : d->operands)
-        if (!fixed(x, depth + 1))
-          return false;
-      return true;
-    };
     for (int i = 0; i < 3; ++i)
-      if (!fixed(loop_.operands[i], 0))
+      if (!invariant_in(loop_.operands[i], o->body(), 0))
         return nullptr;
     std::function<bool(const ir::Value*, int)> tiled = [&](const ir::Value* v, int depth) {
       if (!defined_in(v, o->body()) || v == o->body().args[0] || v == loop_.body().args[0])
@@ -503,14 +476,16 @@ private:
 
   // Whether `v` is the same in every iteration: defined outside the loop, or by pure ops on such
   // values.
-  bool invariant(const ir::Value* v, int depth = 0) {
-    if (!defined_in(v, loop_.body()))
+  bool invariant(const ir::Value* v) { return invariant_in(v, loop_.body(), 0); }
+  // ... in every iteration of the loop whose body is `scope`.
+  static bool invariant_in(const ir::Value* v, const ir::Block& scope, int depth) {
+    if (!defined_in(v, scope))
       return true;
     const ir::Op* d = v->def;
     if (!d || depth > 32 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load)
       return false;
     for (const ir::Value* o : d->operands)
-      if (!invariant(o, depth + 1))
+      if (!invariant_in(o, scope, depth + 1))
         return false;
     return true;
   }
@@ -593,8 +568,7 @@ private:
       int k_dim = op && op->op_idx == 1 ? 0 : 1;
       order = {k_dim, 1 - k_dim};
     }
-    const int elem_bytes = std::max(1, t.elem.bits() / 8);
-    return shared_layout(t.shape[order[0]], elem_bytes, order);
+    return shared_layout(t.shape[order[0]], static_cast<int>(elem_bytes(t.elem)), order);
   }
 
   ir::Value* constant_i32(ir::Block& b, size_t& at, int64_t v) {
@@ -755,16 +729,7 @@ private:
       next.args[body.args[k]] = body.args[k];
     ir::Op& yield = *body.terminator();
     for (ir::Op* l : loads) {
-      ir::Value* first = issue_load(outer, at, *l, pro, 0);
-      loop_.operands.push_back(first);
-      ir::Value* arg = f_.new_value(l->result()->type);
-      arg->block = &body;
-      arg->index = static_cast<unsigned>(body.args.size());
-      body.args.push_back(arg);
-      ir::Value* res = f_.new_value(l->result()->type);
-      res->def = &loop_;
-      res->index = static_cast<unsigned>(loop_.results.size());
-      loop_.results.push_back(res);
+      ir::Value* arg = carry(loop_, issue_load(outer, at, *l, pro, 0));
       f_.replace_all_uses(l->result(), arg);
       size_t y_at = body.ops.size() - 1;
       yield.operands.push_back(issue_load(body, y_at, *l, next, 1));
