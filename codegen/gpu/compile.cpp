@@ -87,7 +87,7 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
   std::unique_ptr<ir::Function> g =
       prepare_gpu_ir(f,
                      GpuFeatures{warps, ti->warp_size(), ti->matrix_unit(), options.num_stages,
-                                 ti->max_shared_bytes()},
+                                 ti->max_shared_bytes(), ti->has_tma()},
                      [&](const std::string& pass, const ir::Function& h) {
                        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
                      });
@@ -95,8 +95,8 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
 
   // make_llir: LLVM IR, device libraries, O3.
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m =
-      lower_to_llvm(*g, *ti, ctx, warps, options.enable_fp_fusion, &out.shared_bytes);
+  std::unique_ptr<llvm::Module> m = lower_to_llvm(*g, *ti, ctx, warps, options.enable_fp_fusion,
+                                                  &out.shared_bytes, &out.global_scratch_bytes);
   if (out.shared_bytes > ti->max_shared_bytes())
     throw Error(fmt::format("kernel '{}': needs {} bytes of shared memory on {}, more than the {} "
                             "a block may use (smaller blocks, or fewer values live across "

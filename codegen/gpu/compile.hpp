@@ -12,6 +12,11 @@
 // metadata lists each offset; `kernarg_size` includes the hidden arguments of code object
 // v5 that the HIP runtime fills itself). NVPTX: cuLaunchKernel's kernelParams holds one
 // pointer per parameter, to a value of the size above.
+// One exception: a kernel with global_scratch_bytes > 0 (TMA descriptors, sm_90a) takes one
+// more, last parameter: a 64-bit global pointer to grid.x * grid.y * grid.z *
+// global_scratch_bytes bytes, 128-byte aligned, that no other kernel running at the same time
+// uses (program p's part starts at p * global_scratch_bytes, p the linear program id
+// x + grid.x * (y + grid.y * z)); its contents on entry are undefined.
 // Launch: blockDim = (num_threads, 1, 1); gridDim = the launch grid (program_id(axis) is
 // blockIdx.{x,y,z}); dynamic shared memory = shared_bytes (0 if none; NVPTX needs
 // cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) above 48 KiB).
@@ -46,7 +51,9 @@ struct GpuKernelBinary {
   int num_threads = 0;           // threads per block / work-group: num_warps * warp size
   int warp_size = 32;            // 32, or 64 on gfx90a/gfx942
   int shared_bytes = 0;          // dynamic shared memory (LDS) per block
-  std::vector<ir::DType> params; // one per kernel parameter, as described above
+  int global_scratch_bytes = 0;  // per program; > 0: the extra last parameter described above
+  std::vector<ir::DType> params; // one per kernel parameter, as described above (not the
+                                 // scratch pointer)
   // Every stage's artefact in pipeline order ("ir", "ir.<pass>", "ll", "ll.opt", "ptx" or
   // "amdgcn", "hsaco.meta"); keys are the stage names CompiledKernel::artifact() answers.
   std::vector<std::pair<std::string, std::string>> stages;

@@ -142,6 +142,91 @@ void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint
   }
   g_launch->bar->arrive_and_wait();
 }
+// TMA: the emulator's tensor map is its own (the hardware's format is not documented): the
+// fields the copies need, in the map's 128 bytes.
+struct EmuTensorMap {
+  const uint8_t* base;
+  int64_t inner, outer, stride_bytes;
+  int32_t elem_bytes, box_inner, box_outer, swizzle;
+};
+static_assert(sizeof(EmuTensorMap) <= 128);
+void tritium_emu_tma_create(EmuTensorMap* map, const uint8_t* base, int64_t inner, int64_t outer,
+                            int64_t stride_bytes, int32_t elem_bytes, int32_t box_inner,
+                            int32_t box_outer, int32_t swizzle) {
+  *map = {base, inner, outer, stride_bytes, elem_bytes, box_inner, box_outer, swizzle};
+}
+// mbarriers: 8 bytes of shared memory holding the phase (bit 63), the bytes still expected
+// (bits 32-62), the arrivals still expected (bits 16-31) and the arrivals per phase (0-15).
+// One lock for all of them: emulation is slow anyway, and it keeps the phase change atomic.
+std::mutex g_mbar_lock;
+void mbar_update(uint64_t* bar, int arrivals, int64_t tx) {
+  uint64_t v = *bar;
+  int64_t bytes = static_cast<int64_t>((v >> 32) & 0x7fffffff) + tx;
+  int64_t pending = static_cast<int64_t>((v >> 16) & 0xffff) - arrivals;
+  uint64_t phase = v >> 63;
+  const uint64_t count = v & 0xffff;
+  if (bytes < 0 || pending < 0)
+    throw Error("GPU emulation: an mbarrier completed more bytes or arrivals than expected");
+  if (pending == 0 && bytes == 0) { // the phase completes; the next one starts
+    phase ^= 1;
+    pending = static_cast<int64_t>(count);
+  }
+  *bar = phase << 63 | static_cast<uint64_t>(bytes) << 32 | static_cast<uint64_t>(pending) << 16 |
+         count;
+}
+void tritium_emu_mbar_init(uint64_t* bar, int32_t count) {
+  std::lock_guard<std::mutex> lock(g_mbar_lock);
+  *bar = static_cast<uint64_t>(count) << 16 | static_cast<uint64_t>(count);
+}
+void tritium_emu_mbar_expect(uint64_t* bar, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mbar_lock);
+  // expect_tx, then the arrival.
+  uint64_t v = *bar;
+  *bar = (v & ~(uint64_t{0x7fffffff} << 32)) |
+         ((((v >> 32) & 0x7fffffff) + static_cast<uint64_t>(bytes)) << 32);
+  mbar_update(bar, 1, 0);
+}
+void tritium_emu_mbar_wait(uint64_t* bar, int32_t parity) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(g_mbar_lock);
+      if ((*bar >> 63) != static_cast<uint64_t>(parity & 1))
+        return; // the phase of that parity has completed
+    }
+    std::this_thread::yield();
+  }
+}
+// A box copy as the hardware makes it: rows of box_inner elements, box_outer of them, zeros
+// out of bounds, each row's 16-byte chunks swizzled with the row's position in its
+// `swizzle`-byte pattern (address bits 4-6 xor bits 7-9 for 128 bytes; 4-5 / 7-8 for 64;
+// 4 / 7 for 32). The destination must be 1024-byte aligned in shared memory, as on the GPU.
+void tritium_emu_tma_copy(uint8_t* dst, const EmuTensorMap* map, int32_t inner, int32_t outer,
+                          uint64_t* bar) {
+  const uint8_t* smem = g_launch->smem->data();
+  if ((dst - smem) % 1024 != 0)
+    throw Error("GPU emulation: a TMA copy to shared memory not 1024-byte aligned");
+  const int64_t eb = map->elem_bytes;
+  const int64_t row_bytes = map->box_inner * eb;
+  if (map->swizzle && row_bytes != map->swizzle)
+    throw Error("GPU emulation: a TMA box row of " + std::to_string(row_bytes) +
+                " bytes with a swizzle of " + std::to_string(map->swizzle));
+  const int64_t chunks_mask = map->swizzle / 16 - 1;
+  for (int64_t r = 0; r < map->box_outer; ++r)
+    for (int64_t c = 0; c < map->box_inner; ++c) {
+      const int64_t gi = inner + c, go = outer + r;
+      const int64_t off = r * row_bytes + c * eb;
+      int64_t swz = off;
+      if (map->swizzle)
+        swz = (off & ~(chunks_mask << 4)) | ((((off >> 4) ^ (off >> 7)) & chunks_mask) << 4);
+      uint8_t* d = dst + swz;
+      if (gi >= 0 && gi < map->inner && go >= 0 && go < map->outer)
+        std::memcpy(d, map->base + go * map->stride_bytes + gi * eb, static_cast<size_t>(eb));
+      else
+        std::memset(d, 0, static_cast<size_t>(eb));
+    }
+  std::lock_guard<std::mutex> lock(g_mbar_lock);
+  mbar_update(bar, 0, -map->box_inner * map->box_outer * eb);
+}
 // bf16 conversions: LLVM emits libcalls for them on x86 without AVX512-BF16, and the process
 // has no compiler-rt. bf16 travels in an XMM register like _Float16, hence the signatures.
 _Float16 tritium_emu_truncsfbf2(float f) {
@@ -325,6 +410,27 @@ public:
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext&, ir::MemScope) override {
     return llvm::SyncScope::System;
   }
+  // TMA where the emulated matrix unit is sm_90a's.
+  bool has_tma() const override { return matrix_ == MatrixUnit::Wgmma; }
+  void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base, llvm::Value* inner,
+                  llvm::Value* outer, llvm::Value* outer_stride_bytes, const TmaBox& box) override {
+    call(b, "tritium_emu_tma_create", b.getVoidTy(),
+         {map, base, inner, outer, outer_stride_bytes, b.getInt32(box.elem_bytes),
+          b.getInt32(box.box_inner), b.getInt32(box.box_outer), b.getInt32(box.swizzle)});
+  }
+  void tma_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* inner,
+                llvm::Value* outer, llvm::Value* bar) override {
+    call(b, "tritium_emu_tma_copy", b.getVoidTy(), {dst, map, inner, outer, bar});
+  }
+  void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) override {
+    call(b, "tritium_emu_mbar_init", b.getVoidTy(), {bar, b.getInt32(count)});
+  }
+  void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) override {
+    call(b, "tritium_emu_mbar_expect", b.getVoidTy(), {bar, b.getInt64(bytes)});
+  }
+  void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
+    call(b, "tritium_emu_mbar_wait", b.getVoidTy(), {bar, phase});
+  }
   void make_kernel(llvm::Function&, int) override {}
   void prepare_module(llvm::Module&) override {}
   void optimize(llvm::Module&) override {}
@@ -390,11 +496,15 @@ public:
     jit_ = std::move(*jit);
     jit_->getExecutionSession().setErrorReporter(
         [this](llvm::Error e) { jit_errors_ += llvm::toString(std::move(e)) + "\n"; });
-    auto g = prepare_gpu_ir(f, GpuFeatures{warps_, ws_, matrix_, stages_}, nullptr);
+    // Emulating wgmma is emulating sm_90a: its shared memory, its TMA.
+    const bool sm90a = matrix_ == MatrixUnit::Wgmma;
+    auto g = prepare_gpu_ir(
+        f, GpuFeatures{warps_, ws_, matrix_, stages_, (sm90a ? 227 : 48) * 1024, sm90a}, nullptr);
     ir_ = ir::print(*g);
     HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto m = lower_to_llvm(*g, ti, *ctx, warps_, options.enable_fp_fusion, &shared_bytes_);
+    auto m = lower_to_llvm(*g, ti, *ctx, warps_, options.enable_fp_fusion, &shared_bytes_,
+                           &scratch_bytes_);
     add_entry(*m, *m->getFunction(f.name));
     {
       llvm::raw_string_ostream os(ll_);
@@ -417,6 +527,11 @@ public:
     def("tritium_emu_ldmatrix", &tritium_emu_ldmatrix);
     def("tritium_emu_wgmma", &tritium_emu_wgmma);
     def("tritium_emu_wgmma_rs", &tritium_emu_wgmma_rs);
+    def("tritium_emu_tma_create", &tritium_emu_tma_create);
+    def("tritium_emu_tma_copy", &tritium_emu_tma_copy);
+    def("tritium_emu_mbar_init", &tritium_emu_mbar_init);
+    def("tritium_emu_mbar_expect", &tritium_emu_mbar_expect);
+    def("tritium_emu_mbar_wait", &tritium_emu_mbar_wait);
     def("__truncsfbf2", &tritium_emu_truncsfbf2);
     def("__truncdfbf2", &tritium_emu_truncdfbf2);
     if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))
@@ -441,6 +556,16 @@ public:
     std::vector<uint8_t> smem(static_cast<size_t>(shared_bytes_) + 16);
     std::vector<uint32_t> xchg(threads);
     std::vector<uint32_t> frags(static_cast<size_t>(threads) * kFragWords);
+    // The global scratch (compile.hpp): one part per program, after the kernel's arguments.
+    std::vector<ArgSlot> with_scratch;
+    std::vector<uint8_t> scratch;
+    if (scratch_bytes_ > 0) {
+      scratch.resize(static_cast<size_t>(grid.x * grid.y * grid.z * scratch_bytes_) + 128);
+      with_scratch.assign(slots.begin(), slots.end());
+      with_scratch.push_back(
+          static_cast<ArgSlot>((reinterpret_cast<uintptr_t>(scratch.data()) + 127) / 128 * 128));
+      slots = with_scratch;
+    }
     for (int64_t z = 0; z < grid.z; ++z)
       for (int64_t y = 0; y < grid.y; ++y)
         for (int64_t x = 0; x < grid.x; ++x) {
@@ -469,6 +594,7 @@ private:
   int warps_, stages_, ws_;
   MatrixUnit matrix_;
   int shared_bytes_ = 0;
+  int scratch_bytes_ = 0; // global scratch per program (TMA maps): one more, last parameter
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::string jit_errors_, ir_, ll_;
   void (*entry_)(const uint64_t*) = nullptr;

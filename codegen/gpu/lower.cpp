@@ -21,7 +21,7 @@ using ir::DType;
 using ir::OpKind;
 using ir::ScalarKind;
 
-std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes) {
+std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes, int* global_scratch_bytes) {
   auto m = std::make_unique<llvm::Module>(f_.name, ctx_);
   m->setTargetTriple(ti_.triple());
   m->setDataLayout(ti_.data_layout());
@@ -35,6 +35,11 @@ std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes) {
   std::vector<llvm::Type*> params;
   for (const ir::Value* a : f_.args())
     params.push_back(a->type.elem.is_bool() ? b_.getInt8Ty() : type(a->type.elem));
+  const int scratch = tma_scratch_bytes();
+  if (scratch > 0) // compile.hpp: the global scratch's pointer, last
+    params.push_back(llvm::PointerType::get(ctx_, ti_.global_address_space()));
+  if (global_scratch_bytes)
+    *global_scratch_bytes = scratch;
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f_.name, m_);
   ti_.make_kernel(*fn_, num_warps_ * ws_);
@@ -50,6 +55,14 @@ std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes) {
   tid_ = ti_.thread_id(b_);
   lane_ = b_.CreateURem(tid_, b_.getInt32(ws_), "lane");
   warp_ = b_.CreateUDiv(tid_, b_.getInt32(ws_), "warp");
+  if (scratch > 0) {
+    // Program x + nx (y + ny z)'s part.
+    LV* pid = ti_.program_id(b_, 2);
+    for (int axis : {1, 0})
+      pid = b_.CreateAdd(b_.CreateMul(pid, ti_.num_programs(b_, axis)), ti_.program_id(b_, axis));
+    LV* off = b_.CreateMul(b_.CreateZExt(pid, b_.getInt64Ty()), b_.getInt64(scratch));
+    program_scratch_ = b_.CreateGEP(b_.getInt8Ty(), fn_->getArg(fn_->arg_size() - 1), off);
+  }
   plan_buffers();
   block(f_.entry());
   b_.CreateRetVoid();
@@ -246,8 +259,15 @@ void Lowering::lower(const ir::Op& op) {
   case ir::OpCategory::Ternary:
   case ir::OpCategory::Select:
   case ir::OpCategory::Convert:
-  case ir::OpCategory::Hint:
     return elementwise(op);
+  case ir::OpCategory::Hint:
+    switch (ir::as<ir::HintOp>(op.kind)) {
+    case ir::HintOp::Hint:
+      return elementwise(op);
+    case ir::HintOp::DescHint:
+      return; // not taken by the pipeliner: the load computes the block itself
+    }
+    return;
   case ir::OpCategory::Source:
     switch (ir::as<ir::SourceOp>(op.kind)) {
     case ir::SourceOp::ProgramId:
@@ -317,6 +337,14 @@ void Lowering::lower(const ir::Op& op) {
       return async_wait(op);
     case ir::SharedOp::LocalLoad:
       return local_load(op);
+    case ir::SharedOp::TmaCreate:
+      return tma_create(op);
+    case ir::SharedOp::TmaCopy:
+      return tma_copy(op);
+    case ir::SharedOp::MbarInit:
+      return mbar_init(op);
+    case ir::SharedOp::MbarWait:
+      return mbar_wait(op);
     }
     return;
   case ir::OpCategory::Collective:
@@ -540,8 +568,8 @@ void Lowering::while_loop(const ir::Op& op) {
 
 std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Function& f, TargetInfo& ti,
                                             llvm::LLVMContext& ctx, int num_warps, bool fp_fusion,
-                                            int* shared_bytes) {
-  return Lowering(f, ti, ctx, num_warps, fp_fusion).run(shared_bytes);
+                                            int* shared_bytes, int* global_scratch_bytes) {
+  return Lowering(f, ti, ctx, num_warps, fp_fusion).run(shared_bytes, global_scratch_bytes);
 }
 
 } // namespace tritium::gpu

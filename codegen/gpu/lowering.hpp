@@ -36,7 +36,7 @@ public:
       : f_(f), ti_(ti), ctx_(ctx), b_(ctx), num_warps_(num_warps), ws_(ti.warp_size()),
         fp_fusion_(fp_fusion) {}
 
-  std::unique_ptr<llvm::Module> run(int* shared_bytes);
+  std::unique_ptr<llvm::Module> run(int* shared_bytes, int* global_scratch_bytes);
 
 private:
   [[noreturn]] void fail(const ir::Op& op, const std::string& what) const {
@@ -176,6 +176,15 @@ private:
   Regs operand_regs(const ir::Value* v, int r, int n);
   Regs shared_run(const ir::Op& op, int r0);
 
+  // --- TMA copies and mbarriers (lower_tma.cpp) -------------------------------------------
+  int tma_scratch_bytes() const;
+  void tma_create(const ir::Op& op);
+  void tma_copy(const ir::Op& op);
+  void mbar_init(const ir::Op& op);
+  void mbar_wait(const ir::Op& op);
+  // Runs `body` in thread 0 of the block only.
+  void in_thread0(const std::function<void()>& body);
+
   // --- dot (lower_dot.cpp) ---------------------------------------------------------------
   LV* round_tf32(LV* x);
   void dot(const ir::Op& op);
@@ -219,7 +228,8 @@ private:
     Regs regs; // filled as loaded
   };
   std::unordered_map<const ir::Value*, Lazy> lazy_;
-  bool wgmma_in_flight_ = false; // a dot left wgmma groups running (drained by async_wait 0)
+  bool wgmma_in_flight_ = false;  // a dot left wgmma groups running (drained by async_wait 0)
+  LV* program_scratch_ = nullptr; // this program's part of the global scratch (TMA maps)
 };
 
 } // namespace tritium::gpu

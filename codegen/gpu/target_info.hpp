@@ -97,6 +97,33 @@ public:
     return {};
   }
 
+  // TMA (the Tensor Memory Accelerator, sm_90a): a tensor map describes a 2-D global tensor
+  // and the box one copy moves; a copy lands in shared memory in the hardware's swizzle of
+  // `swizzle` bytes (the 128-, 64- and 32-byte patterns wgmma reads) and completes on an
+  // mbarrier, counting its bytes. Out-of-bounds parts of a box read zeros.
+  virtual bool has_tma() const { return false; }
+  // Writes, from this thread, the tensor map at `map` (a global pointer, 128 bytes, 128-byte
+  // aligned) of the tensor at `base` (global) with elements of `elem_bytes`: `inner` x `outer`
+  // elements (i64), the outer stride `outer_stride_bytes` (i64), boxes of box_inner x box_outer;
+  // the map is ready for this thread's copies after it returns.
+  struct TmaBox {
+    int elem_bytes, box_inner, box_outer, swizzle;
+  };
+  virtual void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base,
+                          llvm::Value* inner, llvm::Value* outer, llvm::Value* outer_stride_bytes,
+                          const TmaBox& box) {}
+  // Copies the box at (inner, outer) (i32 element coordinates) to `dst` (shared, 1024-byte
+  // aligned) and completes its bytes on the mbarrier `bar` (shared). One thread issues it.
+  virtual void tma_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map,
+                        llvm::Value* inner, llvm::Value* outer, llvm::Value* bar) {}
+  // mbarriers (8 bytes of shared memory each): init to expect `count` arrivals (one thread;
+  // made visible to the other threads and to TMA by the barrier after); one arrival that also
+  // expects `bytes` of copies; waiting (every thread) until the phase of parity `phase` (i32,
+  // 0 or 1) has completed.
+  virtual void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) {}
+  virtual void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) {}
+  virtual void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) {}
+
   // Index of this thread in the block (0 .. num_threads-1), i32.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) = 0;
   // program_id(axis) and num_programs(axis), i32.
@@ -213,10 +240,12 @@ std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
 
 // Lowers a function whose tensors carry layouts to an LLVM module with one kernel.
-// Returns the dynamic shared memory the kernel needs in *shared_bytes.
+// Returns the dynamic shared memory the kernel needs in *shared_bytes, and in
+// *global_scratch_bytes (when given) the global scratch per program (compile.hpp: then the
+// kernel takes its pointer as one more, last parameter).
 // fp_fusion: CompileOptions::enable_fp_fusion.
 std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Function& f, TargetInfo& ti,
                                             llvm::LLVMContext& ctx, int num_warps, bool fp_fusion,
-                                            int* shared_bytes);
+                                            int* shared_bytes, int* global_scratch_bytes = nullptr);
 
 } // namespace tritium::gpu

@@ -460,6 +460,8 @@ Value* Emitter::elementwise(const ir::Op& op, const std::vector<Value*>& a) {
     switch (ir::as<ir::HintOp>(op.kind)) {
     case ir::HintOp::Hint:
       return a[0];
+    case ir::HintOp::DescHint:
+      break;
     }
     break;
   case ir::OpCategory::Memory:

@@ -35,6 +35,7 @@ struct GpuFeatures {
   MatrixUnit matrix = MatrixUnit::None;
   int num_stages = 3; // the kernel's; a loop's own num_stages option wins
   int max_shared_bytes = 48 * 1024;
+  bool tma = false; // TMA copies and mbarriers (sm_90a)
 };
 
 // make_ttgir: the GPU passes in the order they run (gpu_pipeline.cpp). compile.cpp runs them

@@ -15,6 +15,19 @@
 // A load qualifies when its pointers and mask can be computed D iterations ahead: from values
 // defined before the loop, the induction variable, and loop-carried values advanced by a
 // loop-invariant step each iteration (`p = p + inc`, the GEMM idiom), through pure ops.
+//
+// With TMA (sm_90a), when every load is a tensor descriptor's (a desc_hint describes it) and
+// its tile is a wgmma operand, the ring is filled by TMA instead: a tensor map per descriptor
+// is made before the loop (the loop nest), each slot has an mbarrier, and thread 0 issues one
+// box copy per tile that completes on the slot's barrier:
+//
+//   iteration i:
+//     mbar_wait(bar[i % S], phase); barrier     landed; every thread is past iteration i-1
+//     ... the body reads tile[i % S] ...
+//     tma_copy(tile[(i + D) % S], map, the offsets at iteration i + D, bar[(i + D) % S])
+//
+// The barrier keeps the copy into a slot after every warp's last read of it (a wgmma of an
+// earlier iteration, waited for by then). The phase flips each time the ring wraps.
 #include "gpu/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
@@ -48,7 +61,7 @@ class Pipeliner {
 public:
   Pipeliner(ir::Function& f, ir::Op& loop, const ir::Op& top, int stages, const GpuFeatures& t,
             int64_t& used)
-      : f_(f), loop_(loop), top_(top), stages_(stages), max_shared_(t.max_shared_bytes),
+      : f_(f), t_(t), loop_(loop), top_(top), stages_(stages), max_shared_(t.max_shared_bytes),
         used_(used), k_fast_(t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma) {}
 
   void run() {
@@ -60,6 +73,7 @@ public:
         loads.push_back(op.get());
     if (loads.empty())
       return;
+    loads_ = loads;
     // As many stages as shared memory holds (at least two), beside what is already allocated
     // and the tiles the loop reads or writes besides its rings (attention's Q and P).
     int64_t per_stage = 0;
@@ -90,6 +104,7 @@ public:
     const int D = async_dot ? stages_ - 2 : stages_ - 1;
     ir::Block& outer = tiles_ ? *tiles_->parent : *loop_.parent;
     const ir::SourceLoc loc = loop_.loc;
+    tma_ = t_.tma && !k_fast_ && plan_tma(loads, tiles);
 
     // Buffers and the prologue, before the loop (the tile loop).
     size_t at = index_in_block(tiles_ ? *tiles_ : loop_);
@@ -102,23 +117,24 @@ public:
       bt.layout = dynamic_cast<const SharedLayout*>(want.get()) ? want : shared_for(*l, k_fast_);
       bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
     }
+    if (tma_)
+      make_maps(outer, at, loads, bufs);
     if (tiles_)
       count_iterations(outer, at);
     for (int j = 0; j < D && tiles_; ++j) {
       ir::Value* slot = constant_i32(outer, at, j);
       issue_global(outer, at, loads, bufs, slot,
                    constant_of(outer, at, loop_.operands[0]->type, j));
-      insert_op(f_, outer, at++, OpKind::AsyncCommit, {}, {}, loc);
+      commit(outer, at);
     }
     for (int j = 0; j < D && !tiles_; ++j) {
       Bindings pro{loop_.operands[0], {}};
       for (size_t k = 0; k < body.args.size() - 1; ++k)
         pro.args[body.args[k + 1]] = loop_.operands[3 + k];
-      for (size_t n = 0; n < loads.size(); ++n) {
-        ir::Value* slot = index_buffer(outer, at, bufs[n], constant_i32(outer, at, j));
-        issue_copy(outer, at, *loads[n], slot, pro, j);
-      }
-      insert_op(f_, outer, at++, OpKind::AsyncCommit, {}, {}, loc);
+      ir::Value* slot = constant_i32(outer, at, j);
+      for (size_t n = 0; n < loads.size(); ++n)
+        issue_copy(outer, at, n, bufs[n], slot, pro, j);
+      commit(outer, at);
     }
 
     // Ring positions carried by the loop: read slot r (init 0), write slot w (init D).
@@ -130,11 +146,25 @@ public:
     }
     ir::Value* r = carry(loop_, r_init);
     ir::Value* w = carry(loop_, w_init);
+    // TMA: the parity of the phase slot r waits for (flips as r wraps).
+    ir::Value* phase = nullptr;
+    if (tma_) {
+      ir::Value* p_init = constant_i32(outer, at, 0);
+      if (tiles_)
+        p_init = carry(*tiles_, p_init);
+      phase = carry(loop_, p_init);
+    }
 
     // The body: wait, read this iteration's tiles, issue the copies D ahead.
     size_t b_at = 0;
-    ir::Op& wait = insert_op(f_, body, b_at++, OpKind::AsyncWait, {}, {}, loc);
-    wait.attrs["pending"] = int64_t{D - 1};
+    if (tma_) {
+      ir::Value* bar = index_buffer(body, b_at, bars_, r);
+      insert_op(f_, body, b_at++, OpKind::MbarWait, {bar, phase}, {}, loc);
+      insert_op(f_, body, b_at++, OpKind::Barrier, {}, {}, loc);
+    } else {
+      ir::Op& wait = insert_op(f_, body, b_at++, OpKind::AsyncWait, {}, {}, loc);
+      wait.attrs["pending"] = int64_t{D - 1};
+    }
     for (size_t n = 0; n < loads.size(); ++n) {
       ir::Op* cvt = only_user(*loads[n]);
       ir::Value* slot = index_buffer(body, b_at, bufs[n], r);
@@ -162,10 +192,8 @@ public:
       here.attrs["pred"] = ir::CmpPred::Lt;
       ir::Op& branch = insert_if(body, b_at++, here.result());
       size_t t_at = 0, e_at = 0;
-      for (size_t n = 0; n < loads.size(); ++n) {
-        ir::Value* slot = index_buffer(branch.body(0), t_at, bufs[n], w);
-        issue_copy(branch.body(0), t_at, *loads[n], slot, ahead, D);
-      }
+      for (size_t n = 0; n < loads.size(); ++n)
+        issue_copy(branch.body(0), t_at, n, bufs[n], w, ahead, D);
       // Global iteration g + D, with g = tile * n_in + k: the tile's and K's indices from the
       // induction variables.
       ir::Block& eb = branch.body(1);
@@ -183,25 +211,36 @@ public:
       issue_global(eb, e_at, loads, bufs, w, g);
       // Each branch commits its copies (a copy through registers stores at its commit, which
       // must see the branch's values).
-      insert_op(f_, branch.body(0), t_at, OpKind::AsyncCommit, {}, {}, loc);
-      insert_op(f_, eb, e_at, OpKind::AsyncCommit, {}, {}, loc);
+      commit(branch.body(0), t_at);
+      commit(eb, e_at);
     } else {
-      for (size_t n = 0; n < loads.size(); ++n) {
-        ir::Value* slot = index_buffer(body, b_at, bufs[n], w);
-        issue_copy(body, b_at, *loads[n], slot, ahead, D);
-      }
+      for (size_t n = 0; n < loads.size(); ++n)
+        issue_copy(body, b_at, n, bufs[n], w, ahead, D);
     }
     // Commit at the end of the body; advance the ring positions.
     ir::Op& yield = *body.terminator();
     size_t y_at = body.ops.size() - 1;
     if (!tiles_)
-      insert_op(f_, body, y_at++, OpKind::AsyncCommit, {}, {}, loc);
-    yield.operands.push_back(next_slot(body, y_at, r));
+      commit(body, y_at);
+    ir::Value* r_next = next_slot(body, y_at, r);
+    yield.operands.push_back(r_next);
     yield.operands.push_back(next_slot(body, y_at, w));
+    if (tma_) { // phase ^ (r_next == 0)
+      ir::Value* zero = constant_i32(body, y_at, 0);
+      ir::Op& wrapped = insert_op(f_, body, y_at++, OpKind::Cmp, {r_next, zero},
+                                  {ir::Type(ir::ScalarKind::I1)}, loc);
+      wrapped.attrs["pred"] = ir::CmpPred::Eq;
+      ir::Value* flip =
+          insert_op(f_, body, y_at++, OpKind::Cast, {wrapped.result()}, {phase->type}, loc)
+              .result();
+      yield.operands.push_back(
+          insert_op(f_, body, y_at++, OpKind::Xor, {phase, flip}, {phase->type}, loc).result());
+    }
     if (tiles_) {
       ir::Op& tile_yield = *tiles_->body().terminator();
-      tile_yield.operands.push_back(loop_.results[loop_.results.size() - 2]);
-      tile_yield.operands.push_back(loop_.results.back());
+      const size_t carried = tma_ ? 3 : 2;
+      for (size_t k = loop_.results.size() - carried; k < loop_.results.size(); ++k)
+        tile_yield.operands.push_back(loop_.results[k]);
     }
     // Drain before anything after the loop (the tile loop) touches shared memory.
     size_t after = index_in_block(tiles_ ? *tiles_ : loop_) + 1;
@@ -261,23 +300,27 @@ private:
     for (int i = 0; i < 3; ++i)
       if (!invariant_in(loop_.operands[i], o->body(), 0))
         return nullptr;
-    std::function<bool(const ir::Value*, int)> tiled = [&](const ir::Value* v, int depth) {
-      if (!defined_in(v, o->body()) || v == o->body().args[0] || v == loop_.body().args[0])
-        return true;
-      const ir::Op* d = v->def;
-      if (!d || depth > 48 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load ||
-          (d->parent != &o->body() && d->parent != &loop_.body()))
-        return false;
-      for (const ir::Value* x : d->operands)
-        if (!tiled(x, depth + 1))
-          return false;
-      return true;
-    };
     for (const ir::Op* l : loads)
       for (size_t k = 0; k < std::min<size_t>(2, l->operands.size()); ++k)
-        if (!tiled(l->operands[k], 0))
+        if (!tiled(l->operands[k], o))
           return nullptr;
     return o;
+  }
+
+  // Whether `v` is a pure function of the induction variables of this loop and of the tile loop
+  // `o` around it and of values fixed for the nest.
+  bool tiled(const ir::Value* v, const ir::Op* o = nullptr, int depth = 0) {
+    o = o ? o : tiles_;
+    if (!defined_in(v, o->body()) || v == o->body().args[0] || v == loop_.body().args[0])
+      return true;
+    const ir::Op* d = v->def;
+    if (!d || depth > 48 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load ||
+        (d->parent != &o->body() && d->parent != &loop_.body()))
+      return false;
+    for (const ir::Value* x : d->operands)
+      if (!tiled(x, o, depth + 1))
+        return false;
+    return true;
   }
 
   // Before the tile loop: this loop's bounds there, its trip count n_in (at least 1, for the
@@ -327,7 +370,13 @@ private:
     ir::Op& exists =
         insert_op(f_, b, at++, OpKind::Cmp, {g, total_}, {ir::Type(ir::ScalarKind::I1)}, loc);
     exists.attrs["pred"] = ir::CmpPred::Lt;
-    for (size_t n = 0; n < loads.size(); ++n) {
+    for (size_t n = 0; n < loads.size() && tma_; ++n) {
+      const ir::Op& h = *hints_[n];
+      ir::Value* inner = rebind(b, at, h.operands[5 + fast_[n]], memo);
+      ir::Value* outer = rebind(b, at, h.operands[6 - fast_[n]], memo);
+      tma_copy(b, at, n, bufs[n], slot, inner, outer, exists.result());
+    }
+    for (size_t n = 0; n < loads.size() && !tma_; ++n) {
       const ir::Op& load = *loads[n];
       ir::Value* ptrs = rebind(b, at, load.operands[0], memo);
       ir::Type mt(ir::ScalarKind::I1, ptrs->type.shape);
@@ -642,14 +691,10 @@ private:
     return c.result();
   }
 
-  // The pointers and mask of `load` at iteration +d, masked off where that iteration does not
-  // exist.
-  std::pair<ir::Value*, ir::Value*> address_ahead(ir::Block& b, size_t& at, const ir::Op& load,
-                                                  const Bindings& bind, int d) {
-    std::unordered_map<const ir::Value*, ir::Value*> memo;
-    const ir::SourceLoc& loc = load.loc;
-    ir::Value* ptrs = ahead(b, at, load.operands[0], bind, d, memo);
-    // iteration exists: step > 0 ? iv' < ub : iv' > ub
+  // Whether iteration +d exists: step > 0 ? iv' < ub : iv' > ub.
+  ir::Value* exists_ahead(ir::Block& b, size_t& at, const Bindings& bind, int d,
+                          std::unordered_map<const ir::Value*, ir::Value*>& memo) {
+    const ir::SourceLoc& loc = loop_.loc;
     ir::Value* iv = ahead(b, at, loop_.body().args[0], bind, d, memo);
     ir::Type i1(ir::ScalarKind::I1);
     auto cmp = [&](ir::Value* x, ir::Value* y, ir::CmpPred pred) {
@@ -661,7 +706,17 @@ private:
     ir::Value* up = cmp(loop_.operands[2], zero, ir::CmpPred::Gt);
     ir::Value* lt = cmp(iv, loop_.operands[1], ir::CmpPred::Lt);
     ir::Value* gt = cmp(iv, loop_.operands[1], ir::CmpPred::Gt);
-    ir::Value* exists = insert_op(f_, b, at++, OpKind::Select, {up, lt, gt}, {i1}, loc).result();
+    return insert_op(f_, b, at++, OpKind::Select, {up, lt, gt}, {i1}, loc).result();
+  }
+
+  // The pointers and mask of `load` at iteration +d, masked off where that iteration does not
+  // exist.
+  std::pair<ir::Value*, ir::Value*> address_ahead(ir::Block& b, size_t& at, const ir::Op& load,
+                                                  const Bindings& bind, int d) {
+    std::unordered_map<const ir::Value*, ir::Value*> memo;
+    const ir::SourceLoc& loc = load.loc;
+    ir::Value* ptrs = ahead(b, at, load.operands[0], bind, d, memo);
+    ir::Value* exists = exists_ahead(b, at, bind, d, memo);
     ir::Type mt(ir::ScalarKind::I1, ptrs->type.shape);
     mt.layout = ptrs->type.layout;
     ir::Value* mask = insert_op(f_, b, at++, OpKind::Splat, {exists}, {mt}, loc).result();
@@ -672,11 +727,122 @@ private:
     return {ptrs, mask};
   }
 
-  // async_copy(slot, ptrs and mask at iteration +d, and only while that iteration exists).
-  void issue_copy(ir::Block& b, size_t& at, const ir::Op& load, ir::Value* slot,
+  // Load n's copy at iteration +d into ring slot `slot` of `buf`, only while that iteration
+  // exists: async_copy of its pointers and mask, or the TMA copy of its box.
+  void issue_copy(ir::Block& b, size_t& at, size_t n, ir::Value* buf, ir::Value* slot,
                   const Bindings& bind, int d) {
-    auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
-    insert_op(f_, b, at++, OpKind::AsyncCopy, {slot, ptrs, mask}, {}, load.loc);
+    const ir::Op& load = *loads_[n];
+    if (!tma_) {
+      auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
+      ir::Value* dst = index_buffer(b, at, buf, slot);
+      insert_op(f_, b, at++, OpKind::AsyncCopy, {dst, ptrs, mask}, {}, load.loc);
+      return;
+    }
+    std::unordered_map<const ir::Value*, ir::Value*> memo;
+    ir::Value* exists = exists_ahead(b, at, bind, d, memo);
+    const ir::Op& h = *hints_[n];
+    ir::Value* inner = ahead(b, at, h.operands[5 + fast_[n]], bind, d, memo);
+    ir::Value* outer = ahead(b, at, h.operands[6 - fast_[n]], bind, d, memo);
+    tma_copy(b, at, n, buf, slot, inner, outer, exists);
+  }
+
+  void tma_copy(ir::Block& b, size_t& at, size_t n, ir::Value* buf, ir::Value* slot,
+                ir::Value* inner, ir::Value* outer, ir::Value* pred) {
+    ir::Value* dst = index_buffer(b, at, buf, slot);
+    ir::Value* bar = index_buffer(b, at, bars_, slot);
+    insert_op(f_, b, at++, OpKind::TmaCopy, {dst, maps_[n], inner, outer, bar, pred}, {},
+              loads_[n]->loc);
+  }
+
+  // Closes the copies of one ring slot: a commit group for async copies (TMA copies complete
+  // on the slot's mbarrier instead).
+  void commit(ir::Block& b, size_t& at) {
+    if (!tma_)
+      insert_op(f_, b, at++, OpKind::AsyncCommit, {}, {}, loop_.loc);
+  }
+
+  // TMA for the ring when every load is a descriptor's that TMA can copy (plan above); fills
+  // hints_ and fast_. `bytes`: what the loop takes besides its rings (in used_) and barriers.
+  bool plan_tma(const std::vector<ir::Op*>& loads, int64_t bytes) {
+    if (used_ + bytes + 1024 > max_shared_)
+      return false;
+    std::unordered_map<int64_t, ir::Op*> hints;
+    ir::walk(f_.entry(), [&](ir::Op& op) {
+      if (op.kind == OpKind::DescHint)
+        hints[op.int_attr("desc")] = &op;
+    });
+    const AxisInfoMap info = analyze_axis_info(f_);
+    auto divisible = [&](const ir::Value* v, int64_t by) {
+      auto it = info.find(v);
+      return it != info.end() && it->second.divisibility[0] % by == 0;
+    };
+    auto constant = [&](const ir::Value* v) -> std::optional<int64_t> {
+      auto it = info.find(v);
+      return it == info.end() ? std::nullopt : it->second.constant;
+    };
+    const ir::Block& nest = tiles_ ? tiles_->body() : loop_.body();
+    for (ir::Op* l : loads) {
+      auto it = hints.find(l->int_attr("desc", -1));
+      ir::Op* cvt = only_user(*l);
+      auto* s = dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get());
+      if (it == hints.end() || !s || it->second->parent != l->parent ||
+          it->second->operands.size() != 7)
+        return false;
+      const ir::Op& h = *it->second;
+      const ir::Type& t = l->result()->type;
+      const int64_t eb = elem_bytes(t.elem);
+      // The dimension with stride 1 is the tile's fast one; the other's stride is a multiple of
+      // 16 bytes, the base is 16-byte aligned; base, shape and strides are fixed for the nest.
+      const int fast = constant(h.operands[4]) == 1 ? 1 : constant(h.operands[3]) == 1 ? 0 : -1;
+      if (fast < 0 || s->order[0] != fast || !divisible(h.operands[0], 16) ||
+          !divisible(h.operands[4 - fast], std::max<int64_t>(1, 16 / eb)))
+        return false;
+      for (int k = 0; k < 5; ++k)
+        if (defined_in(h.operands[k], nest))
+          return false;
+      for (int k = 5; k < 7; ++k)
+        if (tiles_ ? !tiled(h.operands[k]) : !predictable(h.operands[k]))
+          return false;
+      // A box row is one swizzle pattern's width (32, 64 or 128 bytes), the layout the
+      // hardware's pattern; at most 256 rows and elements.
+      const int64_t cols = t.shape[fast], rows = t.shape[1 - fast];
+      const int64_t block = s->block_cols ? std::min<int64_t>(s->block_cols, cols) : cols;
+      const int64_t row_bytes = block * eb;
+      if ((row_bytes != 32 && row_bytes != 64 && row_bytes != 128) || rows > 256 ||
+          s->vec * eb != 16 || s->per_phase != 128 / row_bytes || s->max_phase != row_bytes / 16)
+        return false;
+      hints_.push_back(it->second);
+      fast_.push_back(fast);
+    }
+    return true;
+  }
+
+  // Before the nest: a tensor map per load, the slots' mbarriers (one arrival per load).
+  void make_maps(ir::Block& b, size_t& at, const std::vector<ir::Op*>& loads,
+                 const std::vector<ir::Value*>& bufs) {
+    int64_t slot = 0;
+    ir::walk(f_.entry(), [&](ir::Op& op) { slot += op.kind == OpKind::TmaCreate; });
+    for (size_t n = 0; n < loads.size(); ++n) {
+      const ir::Op& h = *hints_[n];
+      const ir::Type& t = bufs[n]->type;
+      const int fast = fast_[n];
+      auto* s = dynamic_cast<const SharedLayout*>(t.layout.get());
+      const int64_t cols = t.shape[1 + fast], rows = t.shape[2 - fast];
+      const int64_t block = s->block_cols ? std::min<int64_t>(s->block_cols, cols) : cols;
+      ir::Op& m = insert_op(
+          f_, b, at++, OpKind::TmaCreate,
+          {h.operands[0], h.operands[1 + fast], h.operands[2 - fast], h.operands[4 - fast]},
+          {h.operands[0]->type}, loads[n]->loc);
+      m.attrs["box"] = std::vector<int64_t>{block, rows};
+      m.attrs["swizzle"] = block * elem_bytes(t.elem);
+      m.attrs["slot"] = slot++;
+      maps_.push_back(m.result());
+    }
+    ir::Type bt(ir::ScalarKind::I64, {stages_, 1, 1});
+    bt.layout = shared_layout(1, 8, {1, 0});
+    bars_ = insert_op(f_, b, at++, OpKind::LocalAlloc, {}, {bt}, loop_.loc).result();
+    ir::Op& init = insert_op(f_, b, at++, OpKind::MbarInit, {bars_}, {}, loop_.loc);
+    init.attrs["count"] = static_cast<int64_t>(loads.size());
   }
 
   // `load` at iteration +d, into registers.
@@ -738,6 +904,7 @@ private:
   }
 
   ir::Function& f_;
+  const GpuFeatures& t_;
   ir::Op& loop_;
   const ir::Op& top_; // the top-level op the loop is in (or the loop)
   int64_t stages_;
@@ -751,6 +918,14 @@ private:
   ir::Value* bound_[3] = {};
   ir::Value* total_ = nullptr;
   ir::Value* n_safe_ = nullptr;
+  // TMA: whether the ring is filled by it; per load its desc_hint, the tile dimension its
+  // rows run along (stride 1) and its tensor map; the mbarriers, one per slot.
+  std::vector<ir::Op*> loads_; // the loads becoming rings
+  bool tma_ = false;
+  std::vector<ir::Op*> hints_;
+  std::vector<int> fast_;
+  std::vector<ir::Value*> maps_;
+  ir::Value* bars_ = nullptr;
 };
 
 void collect(ir::Block& b, std::vector<ir::Op*>& loops) {

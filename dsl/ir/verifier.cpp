@@ -140,8 +140,16 @@ private:
     case OpCategory::Unary:
     case OpCategory::Math:
     case OpCategory::Ternary:
-    case OpCategory::Hint:
       break; // ops.def says it all
+    case OpCategory::Hint:
+      if (op.kind == OpKind::DescHint) {
+        check(o.size() % 3 == 1 && o[0]->type.is_scalar(), op,
+              "takes a base pointer and the shape, strides and offsets of each dimension");
+        for (const Value* v : o)
+          check(v->type.is_scalar(), op, "takes scalars");
+        check(op.has_attr("desc"), op, "needs the id of its load");
+      }
+      break;
     case OpCategory::Extern: {
       // f32 or f64 (the DSL computes f16/bf16 through f32), and a C math function it knows
       // that takes this many operands.
@@ -299,6 +307,23 @@ private:
       break;
     case OpKind::AsyncWait:
       check(op.int_attr("pending", -1) >= 0, op, "needs pending >= 0");
+      break;
+    case OpKind::TmaCreate:
+      for (const Value* v : o)
+        check(v->type.is_scalar(), op, "takes scalars");
+      check(op.result()->type == o[0]->type, op, "gives the map's address as the base's type");
+      check(op.has_attr("box") && op.has_attr("swizzle") && op.has_attr("slot"), op,
+            "needs box, swizzle and slot");
+      break;
+    case OpKind::TmaCopy:
+      check(o[0]->type.rank() == 2 && o[4]->type.rank() >= 1, op,
+            "copies into one tile and signals one mbarrier");
+      for (size_t i = 1; i < 4; ++i)
+        check(o[i]->type.is_scalar(), op, "the map and coordinates are scalars");
+      check(o[5]->type == Type(ScalarKind::I1), op, "the predicate is an i1 scalar");
+      break;
+    case OpKind::MbarWait:
+      check(o[1]->type == Type(ScalarKind::I32), op, "the phase is an i32 scalar");
       break;
     case OpKind::LocalLoad:
       check(op.result()->type.shape == o[0]->type.shape &&

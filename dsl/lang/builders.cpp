@@ -244,8 +244,7 @@ Value* unary(OpKind kind, Value* a, const Loc& loc) {
   return create1(kind, {a}, a->type, loc);
 }
 
-Value* extern_elementwise(std::string_view name, const std::vector<Value*>& args,
-                          const Loc& loc) {
+Value* extern_elementwise(std::string_view name, const std::vector<Value*>& args, const Loc& loc) {
   const ir::ExternMath* f = ir::find_extern_math(name);
   if (!f)
     fail(loc, fmt::format("extern_elementwise: '{}' is none of the C math functions every device "
@@ -352,6 +351,27 @@ Value* load(Value* p, Value* mask, Value* other, const LoadOptions& o, const Loc
     ops.push_back(broadcast_to(cast(other, elem, loc), s, loc));
   }
   return create1(OpKind::Load, ops, Type(elem, s), loc, memory_attrs(o, loc));
+}
+
+void describe_load(Value* loaded, Value* base, const std::vector<Value*>& shape,
+                   const std::vector<Value*>& strides, const std::vector<Value*>& offsets,
+                   const Loc& loc) {
+  ir::Op* ld = loaded->def;
+  if (!ld || ld->kind != OpKind::Load)
+    fail(loc, "internal error: a descriptor's block is not a load");
+  if (!base->type.is_scalar())
+    return; // a block of bases: no one tensor to describe
+  // The id ties hint and load together through the passes; counted per function so that a
+  // kernel traces to the same IR every time.
+  ir::Builder& b = builder(loc);
+  int64_t id = 0;
+  ir::walk(b.function().entry(), [&](ir::Op& op) { id += op.kind == OpKind::DescHint; });
+  ld->attrs["desc"] = id;
+  std::vector<Value*> ops{base};
+  ops.insert(ops.end(), shape.begin(), shape.end());
+  ops.insert(ops.end(), strides.begin(), strides.end());
+  ops.insert(ops.end(), offsets.begin(), offsets.end());
+  debug_op(OpKind::DescHint, std::move(ops), {{"desc", id}}, loc);
 }
 
 void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc) {

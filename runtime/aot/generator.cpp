@@ -276,7 +276,15 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
         gpu::GpuTarget target;
         target.arch = t;
         target.keep_stages = false;
-        b.gpu.emplace_back(t, gpu::compile_for_gpu(*f, target, s.options));
+        gpu::GpuKernelBinary bin = gpu::compile_for_gpu(*f, target, s.options);
+        // The AOT launcher has no per-stream buffer to pass as the extra scratch parameter.
+        if (bin.global_scratch_bytes > 0)
+          throw Error(fmt::format(
+              "kernel '{}' for {}: uses TMA descriptors ({} bytes of global scratch per "
+              "program), which AOT export does not support yet: list sm_90 instead of sm_90a "
+              "in TARGETS (no TMA), or launch it through the JIT",
+              s.kernel->name, t, bin.global_scratch_bytes));
+        b.gpu.emplace_back(t, std::move(bin));
       }
     } catch (const Error& e) {
       throw Error(fmt::format("tritium_add_kernels: SPECIALIZATIONS '{}': {}", s.text, e.what()));

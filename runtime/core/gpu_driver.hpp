@@ -3,9 +3,9 @@
 // modules loaded from an image, and a launch that takes an array of pointers to parameters.
 // Each backend supplies a Driver, the table of those calls over its own dlopen'd library
 // (runtime/cuda/cuda_driver.hpp, runtime/hip/hip_driver.hpp); everything written against the
-// shape is here, once: the device's state, launching with packed parameters, faults that name
-// the last kernel, streams, events, and the Backend on top. The AOT launcher (runtime/aot) uses
-// the same pieces without libtritium.
+// shape is here, once: the device's state, launching with packed parameters (and the per-stream
+// global scratch some kernels take), faults that name the last kernel, streams, events, and the
+// Backend on top. The AOT launcher (runtime/aot) uses the same pieces without libtritium.
 //
 // A Driver provides:
 //   static constexpr std::string_view name;                 "cuda", "hip"
@@ -38,9 +38,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -129,6 +133,100 @@ struct Gpu {
                                              drv.describe(r), launch_blocking) +
                 mark_lost(r));
   }
+
+  // Global scratch (the kernel ABI of codegen/gpu/compile.hpp): one buffer per stream, because
+  // launches on one stream run in order, so they can take turns in one buffer, while kernels of
+  // two streams may overlap. Grow-only and kept for the device's life (a lost device's went with
+  // its context; the fresh Gpu that replaces it starts with none).
+  struct Scratch {
+    // Held from sizing the buffer until the launch using it is queued: another thread growing
+    // it in between would free it under that launch.
+    std::mutex mutex;
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex scratch_mutex; // guards the map; each buffer has its own mutex
+  std::map<Stream, std::unique_ptr<Scratch>> scratch;
+
+  // The scratch entry of `s` (made empty on first use); stable while `s` lives.
+  Scratch& scratch_of(Stream s) {
+    std::lock_guard<std::mutex> lock(scratch_mutex);
+    auto& buf = scratch[s];
+    if (!buf)
+      buf = std::make_unique<Scratch>();
+    return *buf;
+  }
+
+  // Grows `buf`, the scratch of `s` (its mutex held, the device current), to at least `bytes`
+  // for a launch of `kernel`: `programs` programs of `per_program` bytes each.
+  void grow_scratch(Scratch& buf, Stream s, size_t bytes, const std::string& kernel,
+                    uint64_t programs, unsigned per_program) {
+    const size_t old = buf.bytes;
+    if (buf.ptr) {
+      // Kernels queued on `s` earlier may still be using the old buffer.
+      wait(s, fmt::format("growing the global scratch for kernel '{}'", kernel));
+      (void)drv.free(buf.ptr);
+      buf.ptr = nullptr;
+      buf.bytes = 0;
+    }
+    // At least double, so that a grid that creeps upwards waits for its stream a few times,
+    // not at every launch; the exact size when double does not fit.
+    size_t want = old <= SIZE_MAX / 2 ? std::max(bytes, 2 * old) : bytes;
+    void* p = nullptr;
+    Result r = drv.malloc(&p, want);
+    if (r != Driver::success && want > bytes) {
+      want = bytes;
+      r = drv.malloc(&p, want);
+    }
+    if (r != Driver::success)
+      throw Error(fmt::format("kernel '{}': cannot allocate {} bytes of global scratch ({} bytes "
+                              "for each of {} programs) on {}: {}{}",
+                              kernel, bytes, per_program, programs, device_name, drv.describe(r),
+                              mark_lost(r)));
+    // The ABI promises 128-byte alignment; both drivers' allocations are aligned to 256 bytes.
+    if (reinterpret_cast<uintptr_t>(p) % 128 != 0) {
+      (void)drv.free(p);
+      throw Error(fmt::format("kernel '{}': the {} driver returned global scratch at {}, which "
+                              "is not 128-byte aligned",
+                              kernel, Driver::name, p));
+    }
+    buf.ptr = p;
+    buf.bytes = want;
+  }
+
+  // Frees the scratch of `s` before `s` is destroyed: its handle may name the next stream
+  // created, whose kernels must not share the buffer with this one's last ones. Never throws
+  // (called from a stream's destructor); errors surface at the next wait.
+  void release_scratch(Stream s) noexcept {
+    std::unique_ptr<Scratch> buf;
+    {
+      std::lock_guard<std::mutex> lock(scratch_mutex);
+      auto it = scratch.find(s);
+      if (it == scratch.end())
+        return;
+      buf = std::move(it->second);
+      scratch.erase(it);
+    }
+    if (!buf->ptr || lost.load())
+      return;
+    (void)drv.stream_synchronize(s); // its last kernels may still use the buffer
+    (void)drv.free(buf->ptr);
+  }
+
+  // An opened Gpu is never destroyed (see above); one that open_gpu gave up on is, and any
+  // scratch it holds is freed, unless the device was lost (then the memory went with it).
+  ~Gpu() {
+    if (scratch.empty() || lost.load())
+      return;
+    uintptr_t previous = 0;
+    bool switched = drv.get_current(&previous) == Driver::success && previous != drv.key() &&
+                    drv.set_current(drv.key()) == Driver::success;
+    for (auto& [s, buf] : scratch)
+      if (buf->ptr)
+        (void)drv.free(buf->ptr);
+    if (switched)
+      (void)drv.set_current(previous);
+  }
 };
 
 // Makes the device current on this thread for the guard's life and gives the caller's back:
@@ -167,21 +265,52 @@ struct LoadedKernel {
   std::vector<gpu::ParamKind> kinds;
   unsigned threads = 0;
   unsigned shared_bytes = 0;
+  // Global scratch per program (codegen/gpu/compile.hpp); > 0: the launch passes the stream's
+  // scratch buffer as one more, last parameter. Set by the loader that knows it (cuda).
+  unsigned global_scratch_bytes = 0;
 
   void launch(Gpu<Driver>& gpu, const LaunchGrid& g, std::span<const ArgSlot> args,
               void* stream) const {
     gpu::PackedParams params(kinds, args, *name);
     gpu.refuse_if_lost(fmt::format("launch kernel '{}'", *name));
     Current<Driver> current(gpu);
-    auto r =
-        gpu.drv.launch(function, g, threads, shared_bytes, gpu.resolve(stream), params.pointers());
+    auto s = gpu.resolve(stream);
+    auto r = global_scratch_bytes == 0
+                 ? gpu.drv.launch(function, g, threads, shared_bytes, s, params.pointers())
+                 : launch_with_scratch(gpu, g, s, params);
     gpu.last_kernel.store(name, std::memory_order_relaxed);
     if (r != Driver::success) [[unlikely]]
       throw Error(fmt::format("kernel '{}': launch of grid ({}, {}, {}) x {} threads failed: {}{}",
                               *name, g.x, g.y, g.z, threads, gpu.drv.describe(r),
                               gpu.mark_lost(r)));
     if (gpu.launch_blocking) [[unlikely]]
-      gpu.wait(gpu.resolve(stream), fmt::format("running kernel '{}'", *name));
+      gpu.wait(s, fmt::format("running kernel '{}'", *name));
+  }
+
+private:
+  // Out of line: kernels without global scratch, nearly all, keep today's launch path.
+  [[gnu::noinline]] typename Driver::Result launch_with_scratch(Gpu<Driver>& gpu,
+                                                                const LaunchGrid& g,
+                                                                typename Driver::Stream s,
+                                                                gpu::PackedParams& params) const {
+    uint64_t programs = 0;
+    size_t bytes = 0;
+    // A grid with an empty dimension needs none (the driver refuses the launch itself).
+    if (g.x > 0 && g.y > 0 && g.z > 0 &&
+        (__builtin_mul_overflow(static_cast<uint64_t>(g.x), static_cast<uint64_t>(g.y),
+                                &programs) ||
+         __builtin_mul_overflow(programs, static_cast<uint64_t>(g.z), &programs) ||
+         __builtin_mul_overflow(programs, static_cast<uint64_t>(global_scratch_bytes), &bytes)))
+      throw Error(fmt::format("kernel '{}': a grid of ({}, {}, {}) programs with {} bytes of "
+                              "global scratch each needs more memory than can be addressed",
+                              *name, g.x, g.y, g.z, global_scratch_bytes));
+    typename Gpu<Driver>::Scratch& buf = gpu.scratch_of(s);
+    std::lock_guard<std::mutex> lock(buf.mutex);
+    if (buf.bytes < bytes)
+      gpu.grow_scratch(buf, s, bytes, *name, programs, global_scratch_bytes);
+    // The kernel reads the parameter as a 64-bit global address.
+    uint64_t address = reinterpret_cast<uintptr_t>(buf.ptr);
+    return gpu.drv.launch(function, g, threads, shared_bytes, s, params.pointers_with(&address));
   }
 };
 
@@ -350,6 +479,7 @@ public:
   }
   void destroy_stream(void* s) override {
     Current<Driver> current(gpu_);
+    gpu_.release_scratch(static_cast<typename Driver::Stream>(s));
     (void)gpu_.drv.stream_destroy(static_cast<typename Driver::Stream>(s));
   }
   void synchronize_stream(void* s) override {

@@ -80,13 +80,22 @@ public:
         break;
       }
     }
+    size_ = kinds.size();
   }
   void** pointers() { return ptrs_; }
+  // The pointers with one more parameter after the packed ones (the global-scratch address of
+  // codegen/gpu/compile.hpp's kernel ABI), whose value `extra` points to; it must outlive the
+  // launch. The slot is reserved, so the no-scratch path pays nothing for it.
+  void** pointers_with(void* extra) {
+    ptrs_[size_] = extra;
+    return ptrs_;
+  }
 
 private:
-  // Left uninitialized on purpose: only the first kinds.size() entries are written and read.
-  void* ptrs_[kMaxParams];
+  // Left uninitialized on purpose: only the first size_ (+ 1) entries are written and read.
+  void* ptrs_[kMaxParams + 1];
   uint32_t scratch_[kMaxParams];
+  size_t size_ = 0;
 };
 
 // The parameter kinds of a kernel, checked against the launch path's limit.

@@ -90,6 +90,9 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     throw Error(fmt::format("kernel '{}': PTX loads only on a cuda device, not on '{}'", image.name,
                             backend.name()));
   CudaGpu& gpu = cuda->gpu();
+  if (image.global_scratch_bytes < 0)
+    throw Error(fmt::format("kernel '{}': global_scratch_bytes is {}; it must be 0 or more",
+                            image.name, image.global_scratch_bytes));
   driver::Current<CudaDriver> current(gpu);
 
   // Everything that shapes the cubin: the PTX, the chip, the driver's compiler, its options.
@@ -122,6 +125,7 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
                             image.shared_bytes);
   }
   configure_loaded(gpu, k, image.num_threads, image.shared_bytes);
+  k.global_scratch_bytes = static_cast<unsigned>(image.global_scratch_bytes);
   std::vector<std::pair<std::string, std::string>> artifacts = std::move(image.stages);
   artifacts.emplace_back("ptx", std::move(image.ptx));
   artifacts.emplace_back("cache", cache_state); // whether the cubin came from the disk cache

@@ -21,6 +21,10 @@ struct KernelImage {
   std::vector<ir::DType> params; // one per launch argument slot, in order
   // The compiler's stages ("ir", "ll", "ptx", …) for CompiledKernel::artifact().
   std::vector<std::pair<std::string, std::string>> stages;
+  // Global scratch per program (TMA descriptors on sm_90a); > 0: the kernel takes one more,
+  // last .u64 parameter, not in `params`, that the launch fills (codegen/gpu/compile.hpp).
+  // Last, so that positional initializers written before it still mean what they did.
+  int global_scratch_bytes = 0;
 };
 
 // Loads `image` on `backend`, which must be the "cuda" backend: PTX -> cubin through the

@@ -25,6 +25,7 @@ KernelImage compile_ptx(const ir::Function& f, const CompileOptions& options, in
   image.ptx = std::move(bin.assembly);
   image.num_threads = bin.num_threads;
   image.shared_bytes = bin.shared_bytes;
+  image.global_scratch_bytes = bin.global_scratch_bytes;
   image.params = std::move(bin.params);
   image.stages = std::move(bin.stages);
   return image;

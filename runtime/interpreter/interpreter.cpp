@@ -624,6 +624,8 @@ private:
       switch (ir::as<ir::HintOp>(op.kind)) {
       case ir::HintOp::Hint:
         return set(op.result(), get(o[0]));
+      case ir::HintOp::DescHint:
+        return; // the load it describes computes the block itself
       }
       return;
     case ir::OpCategory::Debug:

@@ -129,6 +129,77 @@ constexpr const char* kFaultPtx = R"(
 }
 )";
 
+// A kernel with global scratch (codegen/gpu/compile.hpp's kernel ABI: the last parameter, 256
+// bytes per program here). Thread t of program p stores a value unique to (tag, p, iteration)
+// into word t of p's slot, waits for its block, and reads word t + 1 back, `iters` times;
+// then out[p * 32 + t] = p, or -1 when the slot is not 128-byte aligned, -2 when a value it did
+// not store turned up (another launch, or another program, using the same memory). The accesses
+// are .relaxed.gpu so that a write from another SM is seen, not a stale L1 line. A missing
+// pointer faults; a buffer too small for the grid may only corrupt other memory (run the test
+// under compute-sanitizer to catch that).
+constexpr const char* kScratchPtx = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry scratch_slots(.param .u64 out, .param .u32 tag, .param .u32 iters,
+                              .param .u64 scratch)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [tag];
+  ld.param.u32 %r2, [iters];
+  ld.param.u64 %rd2, [scratch];
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ctaid.y;
+  mov.u32 %r5, %ctaid.z;
+  mov.u32 %r6, %nctaid.x;
+  mov.u32 %r7, %nctaid.y;
+  mad.lo.u32 %r8, %r7, %r5, %r4;
+  mad.lo.u32 %r8, %r8, %r6, %r3;
+  mov.u32 %r9, %tid.x;
+  mul.wide.u32 %rd3, %r8, 256;
+  add.s64 %rd4, %rd2, %rd3;
+  mul.wide.u32 %rd5, %r9, 8;
+  add.s64 %rd6, %rd4, %rd5;
+  add.u32 %r10, %r9, 1;
+  and.b32 %r10, %r10, 31;
+  mul.wide.u32 %rd7, %r10, 8;
+  add.s64 %rd8, %rd4, %rd7;
+  cvt.u32.u64 %r11, %rd4;
+  and.b32 %r11, %r11, 127;
+  setp.ne.u32 %p1, %r11, 0;
+  selp.b32 %r12, -1, %r8, %p1;
+  cvt.u64.u32 %rd9, %r1;
+  shl.b64 %rd9, %rd9, 48;
+  cvt.u64.u32 %rd10, %r8;
+  shl.b64 %rd10, %rd10, 24;
+  or.b64 %rd9, %rd9, %rd10;
+  mov.u32 %r13, 0;
+LOOP:
+  setp.ge.u32 %p2, %r13, %r2;
+  @%p2 bra DONE;
+  cvt.u64.u32 %rd11, %r13;
+  or.b64 %rd11, %rd9, %rd11;
+  st.relaxed.gpu.global.u64 [%rd6], %rd11;
+  bar.sync 0;
+  ld.relaxed.gpu.global.u64 %rd12, [%rd8];
+  setp.ne.u64 %p3, %rd12, %rd11;
+  @%p3 mov.b32 %r12, -2;
+  bar.sync 0;
+  add.u32 %r13, %r13, 1;
+  bra LOOP;
+DONE:
+  shl.b32 %r14, %r8, 5;
+  add.u32 %r14, %r14, %r9;
+  mul.wide.u32 %rd13, %r14, 4;
+  add.s64 %rd14, %rd1, %rd13;
+  st.global.u32 [%rd14], %r12;
+  ret;
+}
+)";
+
 tritium::cuda::KernelImage image(const char* ptx, const char* name, int threads,
                                  std::vector<DType> params, int shared = 0) {
   return {name, ptx, threads, shared, std::move(params), {}};
@@ -263,6 +334,74 @@ TEST_CASE("cuda: more than 48 KiB of dynamic shared memory") {
   CHECK_THROWS_WITH_AS(
       tritium::cuda::load_kernel(*b, image(kBigSharedPtx, "big_shared", 256, params, 1 << 20)),
       doctest::Contains("kernel 'big_shared': needs"), Error);
+}
+
+TEST_CASE("cuda: global scratch: an aligned slot per program, private to its stream, growing") {
+  tritium::Backend* b = cuda_or_skip();
+  if (!b)
+    return;
+  Device dev(b);
+  auto img = image(kScratchPtx, "scratch_slots", 32,
+                   {ptr(ScalarKind::I32), DType(ScalarKind::U32), DType(ScalarKind::U32)});
+  img.global_scratch_bytes = 256;
+  auto k = tritium::cuda::load_kernel(*b, img);
+
+  // Long enough (milliseconds) that launches on two streams overlap.
+  const uint32_t iters = 2000;
+  auto programs = [](const tritium::LaunchGrid& g) { return static_cast<size_t>(g.x * g.y * g.z); };
+  // Every output is allocated before the first launch: a copy waits for the device's own
+  // stream, which would keep the launches from overlapping.
+  auto out_for = [&](const tritium::LaunchGrid& g) {
+    return dev.from_host(std::vector<int32_t>(programs(g) * 32, -999));
+  };
+  auto launch = [&](const tritium::LaunchGrid& g, tritium::Buffer<int32_t>& out, uint32_t tag,
+                    const tritium::Stream& s) {
+    std::array<ArgSlot, 3> args{reinterpret_cast<uintptr_t>(out.data()), ArgSlot{tag},
+                                ArgSlot{iters}};
+    k->launch(g, args, s.launch_handle());
+  };
+  auto check = [&](const tritium::LaunchGrid& g, const tritium::Buffer<int32_t>& out,
+                   std::string what) {
+    CAPTURE(what);
+    auto got = out.to_host();
+    size_t bad = 0;
+    std::string first;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i] != static_cast<int32_t>(i / 32) && bad++ == 0)
+        first = "out[" + std::to_string(i) + "] = " + std::to_string(got[i]);
+    CAPTURE(first);
+    CHECK(got.size() == programs(g) * 32);
+    CHECK(bad == 0);
+  };
+
+  const tritium::LaunchGrid small{40, 3, 1}, medium{50, 4, 2}, large{64, 5, 3};
+  tritium::Stream own = dev.stream();
+  auto out1 = out_for(small), out2 = out_for(medium), out3 = out_for(large), out4 = out_for(small),
+       out5 = out_for(medium);
+  {
+    tritium::Stream other = dev.create_stream();
+    launch(small, out1, 1, own);
+    launch(medium, out2, 2, other); // overlaps the first: its scratch must be another buffer
+    launch(large, out3, 3, own);    // grows the own stream's buffer after the first is done
+    launch(small, out4, 4, other);  // reuses the other stream's, after the second
+    other.synchronize();
+    own.synchronize();
+  } // destroying `other` frees its buffer; a new stream may get its handle
+  tritium::Stream third = dev.create_stream();
+  launch(medium, out5, 5, third);
+  third.synchronize();
+  check(small, out1, "small grid, own stream");
+  check(medium, out2, "medium grid, second stream");
+  check(large, out3, "large grid, own stream, grown");
+  check(small, out4, "small grid, second stream again");
+  check(medium, out5, "medium grid, a stream made after the second was destroyed");
+
+  // The scratch pointer is the runtime's to pass, not one more argument.
+  std::array<ArgSlot, 4> four{reinterpret_cast<uintptr_t>(out1.data()), 1, iters, 0};
+  CHECK_THROWS_WITH_AS(k->launch(small, four),
+                       doctest::Contains("kernel 'scratch_slots': launched with 4 arguments for "
+                                         "3 parameters"),
+                       Error);
 }
 
 // Runs only in a child process (a fault leaves the CUDA context unusable for the rest of the

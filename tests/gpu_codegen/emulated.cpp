@@ -491,3 +491,39 @@ TEST_CASE("emulated matrix instructions: a persistent GEMM, its tile stored insi
                        warps, u.warp_size, 0, 0, u.unit);
     }
 }
+
+TEST_CASE("emulated matrix instructions: tensor-descriptor GEMMs fill their rings with TMA copies "
+          "on sm_90a, boxes partly out of bounds") {
+  // The emulator copies boxes as the hardware places them (its swizzle patterns) and completes
+  // them on emulated mbarriers; with the other units the same kernel copies through pointers.
+  // M and N not multiples of the tiles, K with a partial last box (72), fewer steps than copies
+  // in flight (24) and none (0); B as [K, N] (rows along N, the 64-byte swizzle at BN = 32 is
+  // not used: BN = 64 is one 128-byte box, BN = 128 two) and as [N, K] read transposed.
+  const int M = 100, N = 136;
+  for (bool flatten : {false, true})
+    for (bool bt : {false, true})
+      for (int bn : {64, 128})
+        for (int K : {72, 24, 0}) {
+          CAPTURE(flatten);
+          CAPTURE(bt);
+          CAPTURE(bn);
+          CAPTURE(K);
+          lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),    ptr_arg(),          int_arg(4),
+                               int_arg(8),    int_arg(8),   const_arg(64),      const_arg(bn),
+                               const_arg(32), const_arg(3), const_arg(flatten), const_arg(bt)};
+          auto f = lang::trace(gpu_test::descriptor_gemm, "descriptor_gemm", s);
+          {
+            CompileOptions o;
+            o.num_warps = 4;
+            gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
+            CHECK(k.ir().find("tma_copy(") != std::string::npos);
+            CHECK(k.ir().find("async_copy(") == std::string::npos);
+          }
+          for (const Unit& u : kUnits)
+            differential(*f, {3},
+                         {buffer(values<uint16_t>(M * K + 1, 1)),
+                          buffer(values<uint16_t>(K * N + 1, 2)),
+                          buffer(values<uint16_t>(M * N, 3)), scalar(M), scalar(N), scalar(K)},
+                         bn == 128 ? 8 : 4, u.warp_size, 0, 0, u.unit);
+        }
+}

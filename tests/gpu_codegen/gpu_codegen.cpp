@@ -126,6 +126,12 @@ std::vector<std::pair<std::string, std::unique_ptr<ir::Function>>> op_kernels() 
     k.emplace_back("control", trace(gpu_test::control, "control", s));
   }
   {
+    lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),      ptr_arg(),     int_arg(),
+                         int_arg(),     int_arg(),      const_arg(64), const_arg(128),
+                         const_arg(64), const_arg(132), const_arg(1),  const_arg(1)};
+    k.emplace_back("descriptor_gemm", trace(gpu_test::descriptor_gemm, "descriptor_gemm", s));
+  }
+  {
     lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), const_arg(16)};
     k.emplace_back("tiny", trace(gpu_test::tiny, "tiny", s));
   }
@@ -575,6 +581,12 @@ TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
           lowered += *ir;
       }
     }
+    if (name == "descriptor_gemm") { // TMA: sm_90a only
+      gpu::GpuKernelBinary bin = compile(*f, "sm_90a", 8);
+      check_ptxas(bin.assembly, "sm_90a");
+      if (const std::string* ir = bin.stage("ir.opt"))
+        lowered += *ir;
+    }
   }
   // Ops the passes make (convert_layout, shared memory and async copies) show in the IR they
   // lower.
@@ -722,4 +734,40 @@ TEST_CASE("errors name the kernel") {
   }
   CHECK(compile(*printing, "sm_90").assembly.find("vprintf") != std::string::npos);
   CHECK_THROWS_AS(compile(*f, "sm_70"), Error);
+}
+
+// Tensor-descriptor loads that feed wgmma become TMA copies on sm_90a: a tensor map per
+// descriptor in the program's global scratch (one more kernel parameter), box copies that
+// complete on one mbarrier per ring slot, no cp.async; elsewhere, and where TMA cannot copy the
+// tensor (rows not 16-byte aligned), the same kernel copies through pointers.
+TEST_CASE("TMA: descriptor loads feeding wgmma are TMA copies on sm_90a, cp.async elsewhere") {
+  auto kernel = [](int64_t stride_div) {
+    lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),           ptr_arg(),      int_arg(stride_div),
+                         int_arg(16),   int_arg(stride_div), const_arg(128), const_arg(256),
+                         const_arg(64), const_arg(132),      const_arg(1),   const_arg(1)};
+    return lang::trace(gpu_test::descriptor_gemm, "descriptor_gemm", s);
+  };
+  auto f = kernel(16);
+  gpu::GpuKernelBinary tma = compile(*f, "sm_90a", 8);
+  const std::string& ptx = tma.assembly;
+  CHECK(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") !=
+        std::string::npos);
+  CHECK(ptx.find("tensormap.replace.tile.global_address.global") != std::string::npos);
+  CHECK(ptx.find("tensormap.replace.tile.swizzle_mode.global.b1024.b32 [%rd") != std::string::npos);
+  CHECK(ptx.find("mbarrier.try_wait.parity.shared::cta.b64") != std::string::npos);
+  CHECK(ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64") != std::string::npos);
+  CHECK(ptx.find("cp.async.cg") == std::string::npos);
+  CHECK(ptx.find("wgmma.mma_async") != std::string::npos);
+  CHECK(tma.global_scratch_bytes == 2 * 128); // A's and B's maps
+  CHECK(tma.params.size() == f->args().size());
+  check_ptxas(ptx, "sm_90a");
+  // K = 8 x odd: A's rows are 16-byte aligned but not known to be; pointers instead.
+  gpu::GpuKernelBinary unaligned = compile(*kernel(4), "sm_90a", 8);
+  CHECK(unaligned.assembly.find("cp.async.bulk.tensor") == std::string::npos);
+  CHECK(unaligned.assembly.find("cp.async.c") != std::string::npos); // .ca: 8-byte copies
+  CHECK(unaligned.global_scratch_bytes == 0);
+  // sm_90 (mma.sync): no TMA.
+  gpu::GpuKernelBinary sm90 = compile(*f, "sm_90", 8);
+  CHECK(sm90.assembly.find("cp.async.bulk.tensor") == std::string::npos);
+  CHECK(sm90.global_scratch_bytes == 0);
 }

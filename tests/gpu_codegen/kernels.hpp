@@ -180,6 +180,33 @@ inline void persistent_gemm(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::
   }
 }
 
+// The same through tensor descriptors (tutorial 09's descriptor variant): A [M, K]; B [K, N],
+// or [N, K] read transposed (B_T); TMA copies them on sm_90a.
+inline void descriptor_gemm(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c, tl::i32 M,
+                            tl::i32 N, tl::i32 K, tl::constexpr_<int> BM, tl::constexpr_<int> BN,
+                            tl::constexpr_<int> BK, tl::constexpr_<int> PROGRAMS,
+                            tl::constexpr_<bool> FLATTEN, tl::constexpr_<bool> B_T) {
+  auto a_desc = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {BM, BK});
+  auto b_desc = B_T ? tl::make_tensor_descriptor(b, {N, K}, {K, 1}, {BN, BK})
+                    : tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {BK, BN});
+  auto c_desc = tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {BM, BN});
+  auto tiles_n = tl::cdiv(N, BN);
+  auto tiles = tl::cdiv(M, BM) * tiles_n;
+  for (auto t : tl::range(tl::program_id(0), tiles, PROGRAMS, {.flatten = FLATTEN})) {
+    auto om = (t / tiles_n) * BM;
+    auto on = (t % tiles_n) * BN;
+    auto acc = tl::zeros<float>({BM, BN});
+    for (auto k : tl::range(0, tl::cdiv(K, BK))) {
+      auto x = a_desc.load({om, k * BK});
+      if (B_T)
+        acc = tl::dot(x, tl::trans(b_desc.load({on, k * BK})), acc);
+      else
+        acc = tl::dot(x, b_desc.load({k * BK, on}), acc);
+    }
+    c_desc.store({om, on}, tl::cast<tl::f16>(acc));
+  }
+}
+
 inline void atomics(tl::ptr<float> x, tl::ptr<int32_t> counter, tl::ptr<float> out, tl::i32 n,
                     tl::constexpr_<int> B) {
   auto offs = tl::program_id(0) * B + tl::arange(0, B);

@@ -425,8 +425,9 @@ static bool fusible(const Op& op) {
   case OpCategory::Ternary:
   case OpCategory::Select:
   case OpCategory::Convert:
-  case OpCategory::Hint:
     return true;
+  case OpCategory::Hint:
+    return op.kind == OpKind::Hint;
   case OpCategory::Source:
   case OpCategory::Shape:
   case OpCategory::Memory:
@@ -723,8 +724,15 @@ void KernelLowering::lower_op(const Op& op) {
   case OpCategory::Ternary:
   case OpCategory::Select:
   case OpCategory::Convert:
-  case OpCategory::Hint:
     return fuse(op);
+  case OpCategory::Hint:
+    switch (ir::as<ir::HintOp>(op.kind)) {
+    case ir::HintOp::Hint:
+      return fuse(op);
+    case ir::HintOp::DescHint:
+      return; // the load it describes computes the block itself
+    }
+    return;
   case OpCategory::Source:
     switch (ir::as<ir::SourceOp>(op.kind)) {
     case ir::SourceOp::ProgramId:

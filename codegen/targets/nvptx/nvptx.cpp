@@ -56,8 +56,9 @@ public:
       throw Error(fmt::format("NVPTX: unsupported architecture '{}' (sm_80, sm_86, sm_89, sm_90, "
                               "sm_90a)",
                               arch_));
-    // The lowest PTX ISA that knows the architecture (CUDA 11.0 for sm_80, 11.8 for sm_90).
-    std::string ptx = sm >= 90 ? (arch_ == "sm_90a" ? "+ptx80" : "+ptx78") : "+ptx70";
+    // The lowest PTX ISA that knows the architecture (CUDA 11.0 for sm_80, 11.8 for sm_90);
+    // sm_90a: 8.3, the first with tensormap.replace (TMA maps built on the device).
+    std::string ptx = sm >= 90 ? (arch_ == "sm_90a" ? "+ptx83" : "+ptx78") : "+ptx70";
     tm_ = make_target_machine(triple(), arch_, ptx);
     libdevice_ = find_libdevice();
   }
@@ -103,6 +104,99 @@ public:
   void fence_shared_for_async(llvm::IRBuilder<>& b) override {
     if (arch_ == "sm_90a") // only wgmma reads through the async proxy
       ptx(b, "fence.proxy.async.shared::cta;");
+  }
+
+  // TMA through inline PTX (LLVM 19 has no intrinsics for it). The map is built in global
+  // memory in place: zeroed, each field set with tensormap.replace, then published to the
+  // tensor-map proxy that cp.async.bulk.tensor reads it through.
+  bool has_tma() const override { return arch_ == "sm_90a"; }
+  void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base, llvm::Value* inner,
+                  llvm::Value* outer, llvm::Value* outer_stride_bytes, const TmaBox& box) override {
+    auto* v4 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
+    for (int i = 0; i < 8; ++i)
+      b.CreateAlignedStore(llvm::Constant::getNullValue(v4),
+                           b.CreateGEP(b.getInt8Ty(), map, b.getInt64(16 * i)), llvm::Align(16));
+    auto replace = [&](const std::string& field, const std::string& ord, llvm::Value* v) {
+      const bool wide = v->getType()->isIntegerTy(64) || v->getType()->isPointerTy();
+      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) { // some fields take only immediates
+        std::string text =
+            fmt::format("tensormap.replace.tile.{}.global.b1024.{} [$0], {}{};", field,
+                        wide ? "b64" : "b32", ord.empty() ? "" : ord + ", ", c->getSExtValue());
+        auto* fty = llvm::FunctionType::get(b.getVoidTy(), {map->getType()}, false);
+        b.CreateCall(llvm::InlineAsm::get(fty, text, "l,~{memory}", true), {map});
+        return;
+      }
+      std::string text = fmt::format("tensormap.replace.tile.{}.global.b1024.{} [$0], {}$1;", field,
+                                     wide ? "b64" : "b32", ord.empty() ? "" : ord + ", ");
+      auto* fty = llvm::FunctionType::get(b.getVoidTy(), {map->getType(), v->getType()}, false);
+      b.CreateCall(llvm::InlineAsm::get(fty, text, wide ? "l,l,~{memory}" : "l,r,~{memory}", true),
+                   {map, v});
+    };
+    auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
+    auto dim = [&](llvm::Value* v) { return b.CreateTrunc(v, b.getInt32Ty()); };
+    replace("global_address", "", base);
+    replace("rank", "", i32(1)); // rank - 1
+    replace("box_dim", "0", i32(box.box_inner));
+    replace("box_dim", "1", i32(box.box_outer));
+    replace("global_dim", "0", dim(inner));
+    replace("global_dim", "1", dim(outer));
+    // Bytes between rows, as the PTX ISA says. (Triton shifts them right by 4 for PTX ISA 8.5
+    // and older, a ptxas workaround; with the 580 driver's JIT that reads rows 16 times too
+    // close: measured on an H200, every TMA GEMM and attention wrong.)
+    replace("global_stride", "0", outer_stride_bytes);
+    replace("element_stride", "0", i32(1));
+    replace("element_stride", "1", i32(1));
+    // Elements as raw bits of their width (u8, u16, u32): copies do not convert.
+    replace("elemtype", "", i32(box.elem_bytes == 1 ? 0 : box.elem_bytes == 2 ? 1 : 2));
+    replace("interleave_layout", "", i32(0));
+    replace("swizzle_mode", "",
+            i32(box.swizzle == 128  ? 3
+                : box.swizzle == 64 ? 2
+                : box.swizzle == 32 ? 1
+                                    : 0));
+    replace("fill_mode", "", i32(0)); // zeros out of bounds
+    ptx(b, "fence.proxy.tensormap::generic.release.gpu;");
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {map->getType()}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;",
+                                      "l,~{memory}", true),
+                 {map});
+  }
+  static llvm::Value* shared_u32(llvm::IRBuilder<>& b, llvm::Value* p) {
+    return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), b.getInt32Ty());
+  }
+  void tma_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* inner,
+                llvm::Value* outer, llvm::Value* bar) override {
+    auto* i32 = b.getInt32Ty();
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {i32, map->getType(), i32, i32, i32}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty,
+                                      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                                      "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+                                      "r,l,r,r,r,~{memory}", true),
+                 {shared_u32(b, dst), map, inner, outer, shared_u32(b, bar)});
+  }
+  void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) override {
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty,
+                                      fmt::format("mbarrier.init.shared::cta.b64 [$0], {};", count),
+                                      "r,~{memory}", true),
+                 {shared_u32(b, bar)});
+  }
+  void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) override {
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+    b.CreateCall(llvm::InlineAsm::get(
+                     fty,
+                     fmt::format("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {};", bytes),
+                     "r,~{memory}", true),
+                 {shared_u32(b, bar)});
+  }
+  void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
+    b.CreateCall(llvm::InlineAsm::get(fty,
+                                      "{\n.reg .pred done;\nwait_${:uid}:\n"
+                                      "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+                                      "@!done bra wait_${:uid};\n}",
+                                      "r,r,~{memory}", true),
+                 {shared_u32(b, bar), phase});
   }
   // One wgmma: operands d (the accumulator registers), a (a descriptor, or four registers
   // in braces), b's descriptor, scale-d, the scales, the transposition flags (a's only with a

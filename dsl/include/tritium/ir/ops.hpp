@@ -67,7 +67,7 @@ struct OpSpec {
   std::string_view name;
   OpCategory category;
   uint8_t num_classes;                         // entries of `classes` in use
-  OperandClass classes[4];                     // the last one repeats for further operands
+  OperandClass classes[6];                     // the last one repeats for further operands
   uint8_t min_operands, max_operands, results; // kManyOperands: variadic / op-specific
   uint16_t traits;
 };

@@ -163,7 +163,16 @@ struct tensor_descriptor {
   tensor_descriptor& operator=(const tensor_descriptor&) = default; // see block_ptr
 
   basic_tensor<E> load(std::vector<IntArg> offsets, Loc loc = Loc::current()) const {
-    return lang::load(at(offsets, loc), {.boundary_check = all_dims()}, loc);
+    block_ptr<E> bp = at(offsets, loc);
+    basic_tensor<E> block = lang::load(bp, {.boundary_check = all_dims()}, loc);
+    std::vector<ir::Value*> sh, st, of;
+    for (size_t d = 0; d < block_shape.size(); ++d) {
+      sh.push_back(shape[d].use(loc));
+      st.push_back(strides[d].use(loc));
+      of.push_back(bp.offsets[d].use(loc));
+    }
+    detail::describe_load(block.use(loc), base.use(loc), sh, st, of, loc);
+    return block;
   }
   template <class V>
   void store(std::vector<IntArg> offsets, const V& value, Loc loc = Loc::current()) const {

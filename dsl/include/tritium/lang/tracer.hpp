@@ -85,6 +85,11 @@ ir::Value* add_ptr(ir::Value* p, ir::Value* offset, const Loc& loc);
 ir::Value* load(ir::Value* p, ir::Value* mask, ir::Value* other, const LoadOptions& o,
                 const Loc& loc);
 void store(ir::Value* p, ir::Value* v, ir::Value* mask, const LoadOptions& o, const Loc& loc);
+// Marks `loaded` (a load's result) as a tensor descriptor's block: a desc_hint op records the
+// descriptor's base, shape, strides (i64) and offsets (i32) for targets that copy with TMA.
+void describe_load(ir::Value* loaded, ir::Value* base, const std::vector<ir::Value*>& shape,
+                   const std::vector<ir::Value*>& strides, const std::vector<ir::Value*>& offsets,
+                   const Loc& loc);
 ir::Value* atomic_rmw(ir::AtomicOp op, ir::Value* p, ir::Value* v, ir::Value* mask,
                       std::string_view sem, std::string_view scope, const Loc& loc);
 ir::Value* atomic_cas(ir::Value* p, ir::Value* cmp, ir::Value* v, std::string_view sem,
