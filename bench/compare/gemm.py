@@ -5,7 +5,10 @@
 # around each call, L2 cleared before it, median); host: wall time of one call and its
 # synchronization, median of 50 (what launch cost adds at the small shapes).
 #
-#   python3 gemm.py [--dtype f16|bf16] [--shapes MxKxN,...]
+#   python3 gemm.py [--dtype f16|bf16] [--shapes MxKxN,...] [--descriptor]
+#
+# --descriptor: Triton's kernel reads A and B and stores C through tensor descriptors
+# (tl.make_tensor_descriptor, TMA on sm_90a): bench_gemm --descriptor's source.
 import argparse
 import time
 
@@ -60,6 +63,32 @@ def matmul_kernel(a, b, bias, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
              mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
+@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "EPILOGUE"])
+@triton.jit
+def matmul_desc_kernel(a, b, bias, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr, GM: tl.constexpr, EPILOGUE: tl.constexpr):
+    pid = tl.program_id(0)
+    nm = tl.cdiv(M, BM)
+    nn = tl.cdiv(N, BN)
+    group = GM * nn
+    first = (pid // group) * GM
+    gm = min(nm - first, GM)
+    pm = first + ((pid % group) % gm)
+    pn = (pid % group) // gm
+    a_desc = tl.make_tensor_descriptor(a, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    c_desc = tl.make_tensor_descriptor(c, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = a_desc.load([pm * BM, k * BK])
+        y = b_desc.load([k * BK, pn * BN])
+        acc = tl.dot(x, y, acc)
+    if EPILOGUE:
+        offs_bn = pn * BN + tl.arange(0, BN)
+        acc = tl.maximum(acc + tl.load(bias + offs_bn, mask=offs_bn < N, other=0.0)[None, :], 0.0)
+    c_desc.store([pm * BM, pn * BN], acc.to(c.dtype.element_ty))
+
+
 def timeit(fn, reps=None):
     return triton.testing.do_bench(fn, return_mode="median") * 1e3
 
@@ -82,7 +111,12 @@ def main():
     p.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
     p.add_argument("--shapes", default="64x256x128,128x256x256,1024x1024x1024,4096x4096x4096,"
                    "8192x8192x8192")
+    p.add_argument("--descriptor", action="store_true")
     args = p.parse_args()
+    if args.descriptor:  # device-side descriptors take global scratch from an allocator
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, device="cuda",
+                                                                     dtype=torch.int8))
+    kernel = matmul_desc_kernel if args.descriptor else matmul_kernel
     dt = torch.float16 if args.dtype == "f16" else torch.bfloat16
     print("workload,peer,us,tflops,host_us")
     for shape in args.shapes.split(","):
@@ -96,18 +130,21 @@ def main():
         reps = max(3, min(200, int(2e11 / flop)))
         for epi in (False, True):
             grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
-            run = lambda: matmul_kernel[grid](a, b, bias, c, M, N, K, a.stride(0), a.stride(1),
-                                              b.stride(0), b.stride(1), c.stride(0),
-                                              c.stride(1), EPILOGUE=epi)
+            if args.descriptor:
+                run = lambda: kernel[grid](a, b, bias, c, M, N, K, EPILOGUE=epi)
+            else:
+                run = lambda: kernel[grid](a, b, bias, c, M, N, K, a.stride(0), a.stride(1),
+                                           b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                           EPILOGUE=epi)
             run()
             ref = a.float() @ b.float()
             if epi:
                 ref = torch.relu(ref + bias)
             assert torch.allclose(c.float(), ref, rtol=3e-2, atol=3e-1), "triton wrong"
             name = f"{'gemm_bias_relu' if epi else 'gemm'} {args.dtype} {M}x{K}x{N}"
-            cfg = matmul_kernel.best_config
+            cfg = kernel.best_config
             us = timeit(run, reps)
-            print(f"{name},triton {cfg.kwargs['BM']}x{cfg.kwargs['BN']}x{cfg.kwargs['BK']}:"
+            print(f"{name},triton {'descriptor ' if args.descriptor else ''}{cfg.kwargs['BM']}x{cfg.kwargs['BN']}x{cfg.kwargs['BK']}:"
                   f"{cfg.num_warps}:{cfg.num_stages},{us:.1f},{flop / us / 1e6:.1f},"
                   f"{host_us(run):.1f}", flush=True)
             peers = ([("torch_unfused", lambda: torch.relu(a @ b + biasd)),

@@ -3,8 +3,11 @@
 // same GPU command.
 //
 //   bench_gemm [--dtype f16|bf16] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
-//              [--autotune] [--reps N] [--csv FILE]
+//              [--autotune] [--descriptor] [--reps N] [--csv FILE]
 //
+// --descriptor: the kernel reads A and B through tensor descriptors (tl::make_tensor_descriptor)
+// instead of pointers, and stores C through one; on sm_90a their loads are TMA copies. Its
+// Triton peer is gemm.py --descriptor, the same source.
 // --autotune: tritium::autotune chooses among the --config list (default: examples/02's) per
 // shape, as Triton's autotuner does for its peer; the line names the winner.
 //
@@ -75,6 +78,38 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
             (offs_cm[{_, None}] < M) && (offs_cn[{None, _}] < N));
 }
 
+// The same through tensor descriptors: A [M, K], B [K, N], C [M, N], row-major.
+template <class T>
+void matmul_desc_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr,
+                        tl::ptr<T> c_ptr, tl::i32 M, tl::i32 N, tl::i32 K,
+                        tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
+                        tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
+                        tl::constexpr_<bool> EPILOGUE) {
+  auto pid = tl::program_id(0);
+  auto num_pid_m = tl::cdiv(M, BLOCK_M);
+  auto num_pid_n = tl::cdiv(N, BLOCK_N);
+  auto num_pid_in_group = GROUP_M * num_pid_n;
+  auto group_id = pid / num_pid_in_group;
+  auto first_pid_m = group_id * GROUP_M;
+  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
+  auto pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m);
+  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {K, 1}, {BLOCK_M, BLOCK_K});
+  auto b_desc = tl::make_tensor_descriptor(b_ptr, {K, N}, {N, 1}, {BLOCK_K, BLOCK_N});
+  auto c_desc = tl::make_tensor_descriptor(c_ptr, {M, N}, {N, 1}, {BLOCK_M, BLOCK_N});
+  auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
+    auto a = a_desc.load({pid_m * BLOCK_M, k * BLOCK_K});
+    auto b = b_desc.load({k * BLOCK_K, pid_n * BLOCK_N});
+    acc = tl::dot(a, b, acc);
+  }
+  if (EPILOGUE) {
+    auto offs_bn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
+    acc = tl::maximum(acc + tl::load(bias_ptr + offs_bn, offs_bn < N, 0.f)[{None, _}], 0.f);
+  }
+  c_desc.store({pid_m * BLOCK_M, pid_n * BLOCK_N}, acc.to<tl::element_of_t<T>>());
+}
+
 struct Config {
   int bm, bn, bk, warps, stages;
   std::string str() const { return fmt::format("{}x{}x{}:{}:{}", bm, bn, bk, warps, stages); }
@@ -100,7 +135,7 @@ tritium::Config to_tuned(const Config& c) {
   return {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}}, c.warps, c.stages};
 }
 
-template <class H>
+template <class H, bool DESC>
 double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, bool* ok,
            double* host_us, std::string* chosen, const std::vector<Config>* tune = nullptr) {
   std::mt19937 rng(s.m + 3 * s.n + 7 * s.k);
@@ -117,18 +152,34 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, b
   auto bias = dev.from_host(hbias);
   auto c = dev.alloc<H>(size_t(s.m) * s.n);
   using T = std::conditional_t<std::is_same_v<H, tritium::half>, tl::f16, tl::bf16>;
-  static auto kernel = tritium::jit(matmul_kernel<T>, "matmul_kernel");
+  static auto kernel = [] {
+    if constexpr (DESC)
+      return tritium::jit(matmul_desc_kernel<T>, "matmul_desc_kernel");
+    else
+      return tritium::jit(matmul_kernel<T>, "matmul_kernel");
+  }();
+  // The launch arguments after the pointers (the descriptor kernel takes no strides).
+  auto launch_with = [&a, &b, &bias, &c, s, epilogue](auto& k, int grid, int bm, int bn, int bk) {
+    if constexpr (DESC)
+      k[{grid}](a, b, bias, c, s.m, s.n, s.k, bm, bn, bk, 8, epilogue);
+    else
+      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, bm, bn, bk, 8, epilogue);
+  };
   std::function<void()> launch;
   if (tune) {
     std::vector<tritium::Config> configs;
     for (const Config& c : *tune)
       configs.push_back(to_tuned(c));
-    static auto tuned = tritium::autotune(matmul_kernel<T>, "matmul_kernel", configs);
+    static auto tuned = [&] {
+      if constexpr (DESC)
+        return tritium::autotune(matmul_desc_kernel<T>, "matmul_desc_kernel", configs);
+      else
+        return tritium::autotune(matmul_kernel<T>, "matmul_kernel", configs);
+    }();
     const std::string key = fmt::format("{}x{}x{} epilogue={}", s.m, s.k, s.n, epilogue);
-    auto go = [&a, &b, &bias, &c, s, epilogue](auto& k, const tritium::Config& t) {
+    auto go = [launch_with, s](auto& k, const tritium::Config& t) {
       const int grid = tritium::cdiv(s.m, int(t["BM"])) * tritium::cdiv(s.n, int(t["BN"]));
-      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, t["BM"], t["BN"], t["BK"], 8,
-                epilogue);
+      launch_with(k, grid, t["BM"], t["BN"], t["BK"]);
     };
     const tritium::Config& best = tuned.best(key, go, dev);
     *chosen = fmt::format("{}x{}x{}:{}:{}", best["BM"], best["BN"], best["BK"], best.num_warps,
@@ -137,10 +188,7 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, b
   } else {
     kernel.options({.num_warps = cfg.warps, .num_stages = cfg.stages});
     const int grid = tritium::cdiv(s.m, cfg.bm) * tritium::cdiv(s.n, cfg.bn);
-    launch = [&, grid] {
-      kernel[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, cfg.bm, cfg.bn, cfg.bk,
-                     8, epilogue);
-    };
+    launch = [&, grid] { launch_with(kernel, grid, cfg.bm, cfg.bn, cfg.bk); };
     *chosen = cfg.str();
   }
   launch();
@@ -214,7 +262,7 @@ int main(int argc, char** argv) {
                               {8192, 8192, 8192}};
     std::vector<Config> configs;
     int reps = -1; // tritium::bench's budget
-    bool autotune = false;
+    bool autotune = false, descriptor = false;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
       auto value = [&]() -> std::string {
@@ -230,6 +278,8 @@ int main(int argc, char** argv) {
         configs = parse_list<Config>(value(), parse_config);
       else if (a == "--autotune")
         autotune = true;
+      else if (a == "--descriptor")
+        descriptor = true;
       else if (a == "--reps")
         reps = std::max(1, std::atoi(value().c_str()));
       else if (a == "--csv")
@@ -255,15 +305,19 @@ int main(int argc, char** argv) {
           std::string chosen;
           double host = 0;
           const std::vector<Config>* tune = autotune ? &tune_list : nullptr;
-          double us =
-              dtype == "f16"
-                  ? run<tritium::half>(dev, s, cfg, epi, reps, &ok, &host, &chosen, tune)
-                  : run<tritium::bfloat16>(dev, s, cfg, epi, reps, &ok, &host, &chosen, tune);
+          auto go = [&](auto h, auto desc) {
+            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, reps, &ok, &host,
+                                                           &chosen, tune);
+          };
+          double us = dtype == "f16" ? (descriptor ? go(tritium::half{}, std::true_type{})
+                                                   : go(tritium::half{}, std::false_type{}))
+                                     : (descriptor ? go(tritium::bfloat16{}, std::true_type{})
+                                                   : go(tritium::bfloat16{}, std::false_type{}));
           double tflops = 2.0 * s.m * s.n * s.k / (us * 1e-6) / 1e12;
-          std::string line = fmt::format("{} {} {}x{}x{},tritium {},{:.1f},{:.1f},{:.1f}{}",
-                                         epi ? "gemm_bias_relu" : "gemm", dtype, s.m, s.k, s.n,
-                                         (autotune ? "autotuned " : "") + chosen, us, tflops, host,
-                                         ok ? "" : ",WRONG");
+          std::string line = fmt::format(
+              "{} {} {}x{}x{},tritium {}{},{:.1f},{:.1f},{:.1f}{}", epi ? "gemm_bias_relu" : "gemm",
+              dtype, s.m, s.k, s.n, descriptor ? "descriptor " : "",
+              (autotune ? "autotuned " : "") + chosen, us, tflops, host, ok ? "" : ",WRONG");
           fmt::print("{}\n", line);
           if (out)
             fmt::print(out, "{}\n", line);
