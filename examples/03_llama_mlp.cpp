@@ -113,7 +113,8 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
   auto sum_sq = tl::zeros<float>({BLOCK_M});
   auto acc_g = tl::zeros<float>({BLOCK_M, BLOCK_N});
   auto acc_u = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  // Rows and columns past the edge wrap around, as in matmul_kernel: only K is masked.
+  // Rows and columns past the edge wrap around (% M, % N, as tutorial 02 does) and compute
+  // values the masked store drops: only K is masked.
   auto x_ptrs = x_ptr + (offs_m % M)[{_, None}] * K + offs_k[{None, _}];
   auto w_ptrs = norm_w_ptr + offs_k;
   auto b_offs = offs_k[{_, None}] * N + (offs_n % N)[{None, _}];

@@ -21,8 +21,9 @@
 //
 // Usage: 11_persistent_matmul [--full | --small]
 //   Checks both kernels on 1000 x 768 x 520 (100 x 72 x 40 on the interpreter or with --small,
-//   400 x 300 x 260 on the CPU without --full) against plain C++; where the device is a GPU (or
-//   with --full) measures M = N = 8192 with K = 512 and 1024, and 4096^3.
+//   400 x 300 x 260 on the CPU without --full) against plain C++, on GPUs also 1000 x 768 x 512
+//   (16-byte rows: TMA on sm_90a); where the device is a GPU (or with --full) measures
+//   M = N = 8192 with K = 512 and 1024, and 4096^3.
 
 #include <tritium/tritium.hpp>
 

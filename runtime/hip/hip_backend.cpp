@@ -39,6 +39,7 @@ public:
                               bin.name, gpu_.arch));
     auto k = driver::load_kernel(gpu_, bin.binary.data(), bin.name, bin.params, bin.num_threads,
                                  bin.shared_bytes);
+    k.global_scratch_bytes = static_cast<unsigned>(bin.global_scratch_bytes); // none on AMD yet
     return std::make_unique<driver::Kernel<HipDriver>>(gpu_, std::move(k), std::move(bin.stages));
 #else
     (void)options;
