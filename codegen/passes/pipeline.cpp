@@ -791,6 +791,8 @@ private:
       const ir::Op& h = *it->second;
       const ir::Type& t = l->result()->type;
       const int64_t eb = elem_bytes(t.elem);
+      if (eb > 4) // TMA copies 1-, 2- and 4-byte elements (wgmma takes no wider)
+        return false;
       // The dimension with stride 1 is the tile's fast one; the other's stride is a multiple of
       // 16 bytes, the base is 16-byte aligned; base, shape and strides are fixed for the nest.
       const int fast = constant(h.operands[4]) == 1 ? 1 : constant(h.operands[3]) == 1 ? 0 : -1;

@@ -21,3 +21,17 @@ void fill_kernel(tl::ptr<tl::f16> out, tl::f64 value, tl::i64 n, tl::constexpr_<
   tl::store(out + offs, v.to<tritium::half>(), offs < n);
 }
 } // namespace more
+
+// C = A B through tensor descriptors: on sm_90a its loads are TMA copies, which AOT export
+// refuses (aot.bad_spec.tma); sm_90 copies them through pointers.
+void desc_matmul_kernel(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c, tl::i32 M,
+                        tl::i32 N, tl::i32 K) {
+  auto a_desc = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {64, 64});
+  auto b_desc = tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {64, 64});
+  auto c_desc = tl::make_tensor_descriptor(c, {M, N}, {N, 1}, {64, 64});
+  auto acc = tl::zeros<float>({64, 64});
+  for (auto k : tl::range(0, tl::cdiv(K, 64)))
+    acc = tl::dot(a_desc.load({tl::program_id(0) * 64, k * 64}),
+                  b_desc.load({k * 64, tl::program_id(1) * 64}), acc);
+  c_desc.store({tl::program_id(0) * 64, tl::program_id(1) * 64}, acc.to<tritium::half>());
+}
