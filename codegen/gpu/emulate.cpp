@@ -186,6 +186,14 @@ void tritium_emu_mbar_expect(uint64_t* bar, int64_t bytes) {
          ((((v >> 32) & 0x7fffffff) + static_cast<uint64_t>(bytes)) << 32);
   mbar_update(bar, 1, 0);
 }
+// Invalidating a barrier with arrivals or bytes still expected loses them: an error here.
+void tritium_emu_mbar_inval(uint64_t* bar) {
+  std::lock_guard<std::mutex> lock(g_mbar_lock);
+  const uint64_t v = *bar;
+  if (((v >> 32) & 0x7fffffff) != 0 || ((v >> 16) & 0xffff) != (v & 0xffff))
+    throw Error("GPU emulation: an mbarrier invalidated in the middle of a phase");
+  *bar = 0;
+}
 void tritium_emu_mbar_wait(uint64_t* bar, int32_t parity) {
   for (;;) {
     {
@@ -431,6 +439,9 @@ public:
   void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
     call(b, "tritium_emu_mbar_wait", b.getVoidTy(), {bar, phase});
   }
+  void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) override {
+    call(b, "tritium_emu_mbar_inval", b.getVoidTy(), {bar});
+  }
   void make_kernel(llvm::Function&, int) override {}
   void prepare_module(llvm::Module&) override {}
   void optimize(llvm::Module&) override {}
@@ -532,6 +543,7 @@ public:
     def("tritium_emu_mbar_init", &tritium_emu_mbar_init);
     def("tritium_emu_mbar_expect", &tritium_emu_mbar_expect);
     def("tritium_emu_mbar_wait", &tritium_emu_mbar_wait);
+    def("tritium_emu_mbar_inval", &tritium_emu_mbar_inval);
     def("__truncsfbf2", &tritium_emu_truncsfbf2);
     def("__truncdfbf2", &tritium_emu_truncdfbf2);
     if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms))))

@@ -345,6 +345,8 @@ void Lowering::lower(const ir::Op& op) {
       return mbar_init(op);
     case ir::SharedOp::MbarWait:
       return mbar_wait(op);
+    case ir::SharedOp::MbarInval:
+      return mbar_inval(op);
     }
     return;
   case ir::OpCategory::Collective:

@@ -105,6 +105,19 @@ void Lowering::mbar_init(const ir::Op& op) {
   ti_.barrier(b_);
 }
 
+// Shared memory that held mbarriers may be reused (a later loop's ring or barriers, scratch)
+// only once they are invalidated; every thread has passed its last wait (the drain's barrier).
+void Lowering::mbar_inval(const ir::Op& op) {
+  LV* base = get(op.operand(0))[0];
+  const int64_t n = op.operand(0)->type.shape[0];
+  in_thread0([&] {
+    for (int64_t i = 0; i < n; ++i)
+      ti_.mbar_inval(b_,
+                     b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(8 * i))));
+  });
+  ti_.barrier(b_);
+}
+
 void Lowering::mbar_wait(const ir::Op& op) {
   ti_.mbar_wait(b_, get(op.operand(0))[0], get(op.operand(1))[0]);
 }

@@ -182,6 +182,7 @@ private:
   void tma_copy(const ir::Op& op);
   void mbar_init(const ir::Op& op);
   void mbar_wait(const ir::Op& op);
+  void mbar_inval(const ir::Op& op);
   // Runs `body` in thread 0 of the block only.
   void in_thread0(const std::function<void()>& body);
 

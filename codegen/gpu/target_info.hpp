@@ -123,6 +123,8 @@ public:
   virtual void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) {}
   virtual void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) {}
   virtual void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) {}
+  // After the last use (one thread): the 8 bytes are ordinary shared memory again.
+  virtual void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) {}
 
   // Index of this thread in the block (0 .. num_threads-1), i32.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) = 0;

@@ -246,6 +246,8 @@ public:
     size_t after = index_in_block(tiles_ ? *tiles_ : loop_) + 1;
     ir::Op& drain = insert_op(f_, outer, after, OpKind::AsyncWait, {}, {}, loc);
     drain.attrs["pending"] = int64_t{0};
+    if (tma_) // the barriers' memory may hold another loop's next
+      insert_op(f_, outer, after + 1, OpKind::MbarInval, {bars_}, {}, loc);
     erase_dead_ops(f_);
   }
 

@@ -189,6 +189,12 @@ public:
                      "r,~{memory}", true),
                  {shared_u32(b, bar)});
   }
+  void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) override {
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+    b.CreateCall(
+        llvm::InlineAsm::get(fty, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", true),
+        {shared_u32(b, bar)});
+  }
   void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
     b.CreateCall(llvm::InlineAsm::get(fty,
