@@ -207,6 +207,27 @@ inline void descriptor_gemm(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::
   }
 }
 
+// One tile in two K loops, one after the other (causal attention's shape): two TMA rings whose
+// buffers and mbarriers the lowering may place in the same shared memory.
+inline void descriptor_gemm_two_loops(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<tl::f16> c,
+                                      tl::i32 M, tl::i32 N, tl::i32 K, tl::constexpr_<int> BM,
+                                      tl::constexpr_<int> BN, tl::constexpr_<int> BK) {
+  auto a_desc = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {BM, BK});
+  auto b_desc = tl::make_tensor_descriptor(b, {K, N}, {N, 1}, {BK, BN});
+  auto om = tl::program_id(0) * BM;
+  auto on = tl::program_id(1) * BN;
+  auto steps = tl::cdiv(K, BK);
+  auto acc = tl::zeros<float>({BM, BN});
+  for (auto k : tl::range(0, steps / 2))
+    acc = tl::dot(a_desc.load({om, k * BK}), b_desc.load({k * BK, on}), acc);
+  for (auto k : tl::range(steps / 2, steps))
+    acc = tl::dot(a_desc.load({om, k * BK}), b_desc.load({k * BK, on}), acc);
+  auto rm = om + tl::arange(0, BM);
+  auto rn = on + tl::arange(0, BN);
+  tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(acc),
+            (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N));
+}
+
 inline void atomics(tl::ptr<float> x, tl::ptr<int32_t> counter, tl::ptr<float> out, tl::i32 n,
                     tl::constexpr_<int> B) {
   auto offs = tl::program_id(0) * B + tl::arange(0, B);
