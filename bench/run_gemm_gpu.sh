@@ -22,10 +22,12 @@ TRITIUM_AUTOTUNE=print "$bin/03_llama_mlp" --full > "$out/mlp16.log" 2>&1
 grep -E "^tokens|host time|OK|WRONG|error|^  \*|autotune" "$out/mlp16.log"
 "$bin/03_llama_mlp" --full --tokens 4096 2>&1 | tail -5
 
-step "GEMM: tritium (autotuned), then Triton / cuBLAS / PyTorch"
+step "GEMM: tritium (autotuned), then Triton / cuBLAS / PyTorch; pointers, then descriptors (TMA)"
 for dt in f16 bf16; do
   "$bin/bench_gemm" --dtype $dt --autotune --csv "$out/gemm_tritium_$dt.csv" 2>&1
   python3 "$here/compare/gemm.py" --dtype $dt 2>&1 | tee "$out/gemm_peers_$dt.csv"
+  "$bin/bench_gemm" --dtype $dt --autotune --descriptor --csv "$out/gemm_desc_tritium_$dt.csv" 2>&1
+  python3 "$here/compare/gemm.py" --dtype $dt --descriptor 2>&1 | tee "$out/gemm_desc_peers_$dt.csv"
 done
 
 step "Llama MLP: PyTorch eager and torch.compile"
