@@ -30,11 +30,9 @@ CONFIGS = [
 ]
 
 
-@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "EPILOGUE"])
 @triton.jit
-def matmul_kernel(a, b, bias, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr,
-                  EPILOGUE: tl.constexpr):
+def grouped_pid(M, N, BM: tl.constexpr, BN: tl.constexpr, GM: tl.constexpr):
+    # This program's block of C in grouped ordering: GM rows of blocks, column by column.
     pid = tl.program_id(0)
     nm = tl.cdiv(M, BM)
     nn = tl.cdiv(N, BN)
@@ -43,6 +41,15 @@ def matmul_kernel(a, b, bias, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
     gm = min(nm - first, GM)
     pm = first + ((pid % group) % gm)
     pn = (pid % group) // gm
+    return pm, pn
+
+
+@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "EPILOGUE"])
+@triton.jit
+def matmul_kernel(a, b, bias, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr,
+                  EPILOGUE: tl.constexpr):
+    pm, pn = grouped_pid(M, N, BM, BN, GM)
     offs_am = (pm * BM + tl.arange(0, BM)) % M
     offs_bn = (pn * BN + tl.arange(0, BN)) % N
     offs_k = tl.arange(0, BK)
@@ -67,14 +74,7 @@ def matmul_kernel(a, b, bias, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
 @triton.jit
 def matmul_desc_kernel(a, b, bias, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                        BK: tl.constexpr, GM: tl.constexpr, EPILOGUE: tl.constexpr):
-    pid = tl.program_id(0)
-    nm = tl.cdiv(M, BM)
-    nn = tl.cdiv(N, BN)
-    group = GM * nn
-    first = (pid // group) * GM
-    gm = min(nm - first, GM)
-    pm = first + ((pid % group) % gm)
-    pn = (pid % group) // gm
+    pm, pn = grouped_pid(M, N, BM, BN, GM)
     a_desc = tl.make_tensor_descriptor(a, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
     b_desc = tl.make_tensor_descriptor(b, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
     c_desc = tl.make_tensor_descriptor(c, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])

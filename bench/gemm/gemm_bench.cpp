@@ -37,15 +37,11 @@ using tl::None;
 
 namespace {
 
-// examples/02_fused_gemm_bias_relu.cpp's kernel (Triton's matmul tutorial with grouped
-// ordering), for fp16 or bf16 operands; EPILOGUE adds the bias and applies the ReLU.
-template <class T>
-void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, tl::ptr<T> c_ptr,
-                   tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
-                   tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
-                   tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
-                   tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
-                   tl::constexpr_<bool> EPILOGUE) {
+// This program's block (row, column) of C in Triton's grouped ordering: GROUP_M rows of blocks
+// walked column by column, so that programs running together share rows of A and columns of B
+// in L2.
+std::pair<tl::i32, tl::i32> grouped_pid(const tl::i32& M, const tl::i32& N, int BLOCK_M,
+                                        int BLOCK_N, int GROUP_M) {
   auto pid = tl::program_id(0);
   auto num_pid_m = tl::cdiv(M, BLOCK_M);
   auto num_pid_n = tl::cdiv(N, BLOCK_N);
@@ -55,6 +51,19 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
   auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
   auto pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m);
   auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  return {pid_m, pid_n};
+}
+
+// examples/02_fused_gemm_bias_relu.cpp's kernel (Triton's matmul tutorial with grouped
+// ordering), for fp16 or bf16 operands; EPILOGUE adds the bias and applies the ReLU.
+template <class T>
+void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, tl::ptr<T> c_ptr,
+                   tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
+                   tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
+                   tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
+                   tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
+                   tl::constexpr_<bool> EPILOGUE) {
+  auto [pid_m, pid_n] = grouped_pid(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   auto offs_am = (pid_m * BLOCK_M + tl::arange(0, BLOCK_M)) % M;
   auto offs_bn = (pid_n * BLOCK_N + tl::arange(0, BLOCK_N)) % N;
   auto offs_k = tl::arange(0, BLOCK_K);
@@ -85,15 +94,7 @@ void matmul_desc_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_
                         tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
                         tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
                         tl::constexpr_<bool> EPILOGUE) {
-  auto pid = tl::program_id(0);
-  auto num_pid_m = tl::cdiv(M, BLOCK_M);
-  auto num_pid_n = tl::cdiv(N, BLOCK_N);
-  auto num_pid_in_group = GROUP_M * num_pid_n;
-  auto group_id = pid / num_pid_in_group;
-  auto first_pid_m = group_id * GROUP_M;
-  auto group_size_m = tl::minimum(num_pid_m - first_pid_m, GROUP_M);
-  auto pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m);
-  auto pid_n = (pid % num_pid_in_group) / group_size_m;
+  auto [pid_m, pid_n] = grouped_pid(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {K, 1}, {BLOCK_M, BLOCK_K});
   auto b_desc = tl::make_tensor_descriptor(b_ptr, {K, N}, {N, 1}, {BLOCK_K, BLOCK_N});
   auto c_desc = tl::make_tensor_descriptor(c_ptr, {M, N}, {N, 1}, {BLOCK_M, BLOCK_N});

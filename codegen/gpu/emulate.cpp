@@ -180,11 +180,7 @@ void tritium_emu_mbar_init(uint64_t* bar, int32_t count) {
 }
 void tritium_emu_mbar_expect(uint64_t* bar, int64_t bytes) {
   std::lock_guard<std::mutex> lock(g_mbar_lock);
-  // expect_tx, then the arrival.
-  uint64_t v = *bar;
-  *bar = (v & ~(uint64_t{0x7fffffff} << 32)) |
-         ((((v >> 32) & 0x7fffffff) + static_cast<uint64_t>(bytes)) << 32);
-  mbar_update(bar, 1, 0);
+  mbar_update(bar, 1, bytes); // expect_tx, then the arrival
 }
 // Invalidating a barrier with arrivals or bytes still expected loses them: an error here.
 void tritium_emu_mbar_inval(uint64_t* bar) {
