@@ -206,6 +206,12 @@ void Lowering::block(const ir::Block& blk) {
       return;
     if (&blk == &f_.entry())
       scratch_base_ = scratch_base_at_.at(i);
+    // Only a wgmma dot may take an accumulator a group may still be writing (it chains on it).
+    if (op->kind != OpKind::Dot)
+      for (const ir::Value* v : op->operands)
+        if (std::find(wgmma_live_.begin(), wgmma_live_.end(), v) != wgmma_live_.end())
+          fail(*op, "reads an accumulator before the wgmma wait that completes it (internal: "
+                    "pipeline pass)");
     try {
       lower(*op);
     } catch (const Error& e) {
@@ -505,7 +511,19 @@ void Lowering::for_loop(const ir::Op& op) {
   b_.SetInsertPoint(body);
   std::vector<Regs> args{{iv}};
   args.insert(args.end(), carried.begin(), carried.end());
+  // A dot left in flight (wgmma_pending) yields the accumulator the next iteration starts with
+  // and the loop ends with: both are live until a full wait.
+  std::vector<size_t> in_flight;
+  const ir::Op* yield = op.body().terminator();
+  for (const auto& o : op.body().ops)
+    if (o->kind == OpKind::Dot && o->int_attr("wgmma_pending", 0) > 0)
+      for (size_t k = 0; k < yield->operands.size(); ++k)
+        if (yield->operands[k] == o->result())
+          in_flight.push_back(k);
+  for (size_t k : in_flight)
+    wgmma_live_.push_back(op.body().args[k + 1]);
   auto yielded = region(op.body(), args);
+  std::erase_if(wgmma_live_, [&](const ir::Value* v) { return v->block == &op.body(); });
   LV* next = b_.CreateAdd(iv, step);
   llvm::BasicBlock* end = b_.GetInsertBlock();
   b_.CreateBr(head);
@@ -514,6 +532,8 @@ void Lowering::for_loop(const ir::Op& op) {
   b_.SetInsertPoint(exit);
   for (size_t i = 0; i < op.results.size(); ++i)
     set(op.results[i], carried[i]);
+  for (size_t k : in_flight)
+    wgmma_live_.push_back(op.results[k]);
 }
 
 void Lowering::if_op(const ir::Op& op) {

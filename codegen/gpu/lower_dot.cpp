@@ -204,12 +204,34 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
     std::copy(acc.begin(), acc.end(), out.begin() + r);
   }
   ti_.mma_shared_commit(b_);
-  // The pipeline lets a dot that only feeds the next one stay in flight (its slot is not
+  // The pipeline lets a dot that only feeds the next iteration stay in flight (its slot is not
   // written again until the next dot's wait); the loop's drain waits for it.
   const int pending = static_cast<int>(op.int_attr("wgmma_pending", 0));
-  ti_.mma_shared_wait(b_, pending);
+  if (pending == 0)
+    out = wgmma_wait(out);
+  else
+    ti_.mma_shared_wait(b_, pending, {});
   wgmma_in_flight_ = wgmma_in_flight_ || pending > 0;
   set(op.result(), std::move(out));
+}
+
+// Waits for every wgmma group. `own` (a dot's result) and the accumulators left in flight
+// (wgmma_live_) pass through the wait, so no read of them is scheduled before it.
+Regs Lowering::wgmma_wait(Regs own) {
+  std::vector<LV*> live(own.begin(), own.end());
+  for (const ir::Value* v : wgmma_live_) {
+    const Regs& r = get(v);
+    live.insert(live.end(), r.begin(), r.end());
+  }
+  std::vector<LV*> after = ti_.mma_shared_wait(b_, 0, live);
+  size_t at = own.size();
+  for (const ir::Value* v : wgmma_live_) {
+    Regs r(after.begin() + at, after.begin() + at + get(v).size());
+    at += r.size();
+    set(v, std::move(r));
+  }
+  wgmma_live_.clear();
+  return Regs(after.begin(), after.begin() + own.size());
 }
 
 // dot on FMA units: a and b to shared memory, each accumulator register sums over k in

@@ -227,7 +227,7 @@ void Lowering::async_wait(const ir::Op& op) {
     fail(op, "async copies without a commit before the wait (internal: pipeline pass)");
   ti_.async_wait(b_, static_cast<int>(op.int_attr("pending")));
   if (op.int_attr("pending") == 0 && wgmma_in_flight_)
-    ti_.mma_shared_wait(b_, 0);
+    wgmma_wait({});
   ti_.barrier(b_);
 }
 

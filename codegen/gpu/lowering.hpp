@@ -191,6 +191,7 @@ private:
   void dot(const ir::Op& op);
   void dot_mma(const ir::Op& op, const MmaLayout& m);
   void dot_wgmma(const ir::Op& op, const MmaLayout& m);
+  Regs wgmma_wait(Regs own);
   TargetInfo::SmemMatrix smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k, int k_dim);
   LV* fma_acc(LV* x, LV* y, LV* s, ir::DType in, ir::DType acc);
 
@@ -229,7 +230,11 @@ private:
     Regs regs; // filled as loaded
   };
   std::unordered_map<const ir::Value*, Lazy> lazy_;
-  bool wgmma_in_flight_ = false;  // a dot left wgmma groups running (drained by async_wait 0)
+  bool wgmma_in_flight_ = false; // a dot left wgmma groups running (drained by async_wait 0)
+  // Values whose registers a wgmma group left running may still write: the carried
+  // accumulator of a loop whose dot stays in flight (pipeline.cpp's deferred_wgmma), in the
+  // body until the next full wait, and after the loop until the drain.
+  std::vector<const ir::Value*> wgmma_live_;
   LV* program_scratch_ = nullptr; // this program's part of the global scratch (TMA maps)
 };
 

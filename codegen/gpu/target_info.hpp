@@ -68,7 +68,13 @@ public:
                                                     const std::vector<llvm::Value*>& c);
   virtual void mma_shared_fence(llvm::IRBuilder<>& b) {}
   virtual void mma_shared_commit(llvm::IRBuilder<>& b) {}
-  virtual void mma_shared_wait(llvm::IRBuilder<>& b, int pending) {}
+  // Waits until at most `pending` groups are in flight. `live` are registers that groups may
+  // still be writing (accumulators); the wait returns them as it leaves them, so that nothing
+  // reads them before it.
+  virtual std::vector<llvm::Value*> mma_shared_wait(llvm::IRBuilder<>& b, int pending,
+                                                    const std::vector<llvm::Value*>& live) {
+    return live;
+  }
   // Makes this thread's ordinary shared-memory stores visible to the asynchronous readers
   // (wgmma); before the barrier that publishes them.
   virtual void fence_shared_for_async(llvm::IRBuilder<>& b) {}

@@ -86,10 +86,12 @@ public:
       return;
     used_ += stages_ * per_stage;
     prefetch_to_registers(loads);
-    // A wgmma dot that only feeds the next iteration's (acc = dot(a, b, acc)) may stay in
-    // flight while the next iteration starts: then the copies go one slot further back, to
-    // the slot the dot before it read, D = S - 2 ahead. Measured on an H200 (bench_gemm,
-    // 4096^3): worth it from four stages on; with three, prefetching two tiles wins.
+    // A wgmma dot that only feeds the next iteration (deferred_wgmma) may stay in flight while
+    // the next iteration starts: then the copies go one slot further back, to the slot the dot
+    // before it read, D = S - 2 ahead. Measured on an H200: for the GEMM's chain (bench_gemm,
+    // 4096^3) worth it from four stages on, with three prefetching two tiles wins; for
+    // attention's (08_fused_attention, N_CTX 4096) worth it with three already (1965 against
+    // 2062 us at HEAD_DIM 128), the softmax between the dots hiding a copy's latency.
     // Inside a loop marked flatten (a persistent kernel's loop over tiles), the ring runs across
     // its iterations: it is filled once, before the tile loop, and the last iterations of one
     // tile's K loop issue the copies for the next tile's first ones.
@@ -98,7 +100,7 @@ public:
     tiles_ = k_fast_ ? nullptr : across_tiles(loads);
     // (Not across tiles: there nothing after the K loop would wait for the dot in flight
     // before the tile's epilogue reads its result.)
-    ir::Op* async_dot = stages_ >= 4 && !tiles_ ? chained_wgmma(loads) : nullptr;
+    ir::Op* async_dot = stages_ >= 3 && !tiles_ ? deferred_wgmma(loads, stages_ >= 4) : nullptr;
     if (async_dot)
       async_dot->attrs["wgmma_pending"] = int64_t{1};
     const int D = async_dot ? stages_ - 2 : stages_ - 1;
@@ -479,30 +481,61 @@ private:
     std::unordered_map<const ir::Value*, ir::Value*> args;
   };
 
-  // The wgmma dot the loads feed, if it is acc = dot(a, b, acc) with acc carried by the loop and
-  // used by nothing else.
-  ir::Op* chained_wgmma(const std::vector<ir::Op*>& loads) {
-    ir::Op* dot = nullptr;
+  // A wgmma dot the loads feed whose result only the next iteration reads (through the value
+  // the loop carries), and only where the wait of another dot has already completed it:
+  //   * acc = dot(a, b, acc), the GEMM: the next dot takes the running accumulator as it is;
+  //   * attention's acc = dot(p, v, acc * alpha): every read of the carried acc comes after
+  //     the next iteration's first dot (q k^T), whose wait (for every group) completes it.
+  ir::Op* deferred_wgmma(const std::vector<ir::Op*>& loads, bool chain_too) {
+    ir::Block& body = loop_.body();
+    const ir::Op* y = body.terminator();
     for (ir::Op* l : loads) {
       ir::Op* cvt = only_user(*l);
-      ir::Op* user = cvt ? only_user(*cvt) : nullptr;
-      if (!user || user->kind != OpKind::Dot || (dot && dot != user) ||
-          !dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get()))
-        return nullptr;
-      dot = user;
+      ir::Op* dot = cvt ? only_user(*cvt) : nullptr;
+      auto* m = dot && dot->kind == OpKind::Dot && dot->parent == &body
+                    ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get())
+                    : nullptr;
+      if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y)
+        continue;
+      size_t k = 0; // the carried value the dot's result becomes
+      while (k < y->operands.size() && y->operands[k] != dot->result())
+        ++k;
+      if (k == y->operands.size())
+        continue;
+      ir::Value* acc = body.args[k + 1];
+      const bool chained = dot->operands[2] == acc && only_user_of(f_, acc, f_.entry()) == dot;
+      if (chained ? chain_too : reads_after_first_wait(acc, dot))
+        return dot;
     }
-    auto* m = dot ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get()) : nullptr;
-    if (!m || m->unit != MatrixUnit::Wgmma)
-      return nullptr;
-    ir::Block& body = loop_.body();
-    ir::Value* acc = dot->operands[2];
-    if (acc->def || acc->block != &body || acc->index < 1)
-      return nullptr;
-    ir::Op* y = only_user(*dot);
-    if (y != body.terminator() || y->operands[acc->index - 1] != dot->result() ||
-        only_user_of(f_, acc, f_.entry()) != dot)
-      return nullptr;
-    return dot;
+    return nullptr;
+  }
+
+  // Whether every read of `acc` in the body comes after a wgmma dot (other than `dot`) whose
+  // wait completes all groups, the one in flight from the iteration before included.
+  bool reads_after_first_wait(const ir::Value* acc, const ir::Op* dot) {
+    const ir::Block& body = loop_.body();
+    bool waited = false;
+    for (const auto& op : body.ops) {
+      std::function<bool(const ir::Op&)> reads = [&](const ir::Op& o) {
+        for (const ir::Value* v : o.operands)
+          if (v == acc)
+            return true;
+        for (const auto& r : o.regions)
+          for (const auto& inner : r->block->ops)
+            if (reads(*inner))
+              return true;
+        return false;
+      };
+      if (reads(*op) && !waited)
+        return false;
+      if (op.get() == dot)
+        return waited;
+      auto* m = op->kind == OpKind::Dot
+                    ? dynamic_cast<const MmaLayout*>(op->result()->type.layout.get())
+                    : nullptr;
+      waited = waited || (m && m->unit == MatrixUnit::Wgmma);
+    }
+    return false;
   }
 
   // Carried values advanced by a loop-invariant step: yield = addptr(arg, inc) / add(arg, inc).

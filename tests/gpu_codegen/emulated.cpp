@@ -452,6 +452,30 @@ TEST_CASE("emulated matrix instructions: a chained dot reads its a from the firs
                    warps, u.warp_size, 1e-2, 1e-2, u.unit);
 }
 
+TEST_CASE("emulated matrix instructions: attention's loop, its second dot left in flight "
+          "across iterations on wgmma") {
+  // On wgmma with three stages the p @ v dot is not waited for in its iteration (the pipeline's
+  // deferred_wgmma); the emulator checks the loop's rings and the lowering around it.
+  const int n_ctx = 128;
+  lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     ptr_arg(),
+                       int_arg(16), const_arg(64), const_arg(32), const_arg(64)};
+  auto f = lang::trace(gpu_test::attention_loop, "attention_loop", s);
+  {
+    CompileOptions o;
+    o.num_warps = 4;
+    gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
+    CHECK(k.ir().find("wgmma_pending = 1") != std::string::npos);
+  }
+  for (const Unit& u : kUnits)
+    for (int warps : {4, 8})
+      differential(*f, {2},
+                   {buffer(values<uint16_t>(2 * 64 * 64, 1)),
+                    buffer(values<uint16_t>(n_ctx * 64, 2)),
+                    buffer(values<uint16_t>(n_ctx * 64, 3)),
+                    buffer(std::vector<float>(2 * 64 * 64)), scalar(n_ctx)},
+                   warps, u.warp_size, 1e-2, 1e-2, u.unit);
+}
+
 TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+ReLU epilogue") {
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
                        int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};

@@ -533,6 +533,27 @@ TEST_CASE("sm_90a: a dot's a computed in registers (attention's P) is wgmma's a 
   check_ptxas(nv.assembly, "sm_90a");
 }
 
+TEST_CASE("sm_90a: attention's p @ v stays in flight into the next iteration, whose q @ k^T "
+          "wait completes it; exp2 is one ex2.approx.ftz") {
+  lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     ptr_arg(),
+                       int_arg(16), const_arg(64), const_arg(32), const_arg(64)};
+  auto f = lang::trace(gpu_test::attention_loop, "attention_loop", s);
+  auto nv = compile(*f, "sm_90a", 4);
+  // In the loop: q @ k^T waited for at once, p @ v left running (wait_group 1); after the loop
+  // the drain's full wait.
+  CHECK(count(nv.assembly, "wgmma.wait_group.sync.aligned 1;") == 1);
+  CHECK(count(nv.assembly, "wgmma.wait_group.sync.aligned 0;") == 2);
+  CHECK(nv.assembly.find("ex2.approx.ftz.f32") != std::string::npos);
+  CHECK(nv.assembly.find("ex2.approx.f32") == std::string::npos);
+  check_ptxas(nv.assembly, "sm_90a");
+  // With two stages there is no slot to spare for it: every dot is waited for in its iteration.
+  CompileOptions o;
+  o.num_warps = 4;
+  o.num_stages = 2;
+  auto two = gpu::compile_for_gpu(*f, gpu::GpuTarget{"sm_90a"}, o);
+  CHECK(count(two.assembly, "wgmma.wait_group.sync.aligned 1;") == 0);
+}
+
 TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(128)};
   auto f = lang::trace(gpu_test::mul_add, "mul_add", s);

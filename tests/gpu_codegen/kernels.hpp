@@ -116,6 +116,34 @@ inline void chained_dots(tl::ptr<tl::f16> q, tl::ptr<tl::f16> k, tl::ptr<tl::f16
   tl::store(o + rm[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}], tl::dot(p, vt));
 }
 
+// Attention's inner loop (Flash Attention v2's online softmax) for one block of rows against
+// every K and V block: the second dot's accumulator is rescaled by each iteration's softmax
+// before it is accumulated into again. n_ctx is a multiple of BN.
+inline void attention_loop(tl::ptr<tl::f16> q, tl::ptr<tl::f16> k, tl::ptr<tl::f16> v,
+                           tl::ptr<float> o, tl::i32 n_ctx, tl::constexpr_<int> BM,
+                           tl::constexpr_<int> BN, tl::constexpr_<int> D) {
+  auto rm = tl::program_id(0) * BM + tl::arange(0, BM);
+  auto rn = tl::arange(0, BN);
+  auto rd = tl::arange(0, D);
+  auto qt = tl::load(q + rm[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}]);
+  auto m_i = tl::zeros<float>({BM}) - 1.0e30f;
+  auto l_i = tl::zeros<float>({BM});
+  auto acc = tl::zeros<float>({BM, D});
+  for (auto start : tl::range(0, n_ctx, BN)) {
+    auto kt = tl::load(k + rd[{tl::_, tl::None}] + (start + rn)[{tl::None, tl::_}] * D);
+    auto qk = tl::dot(qt, kt);
+    auto m_ij = tl::maximum(m_i, tl::max(qk, 1));
+    auto p = tl::exp2(qk - m_ij[{tl::_, tl::None}]);
+    auto alpha = tl::exp2(m_i - m_ij);
+    acc = acc * alpha[{tl::_, tl::None}];
+    auto vt = tl::load(v + (start + rn)[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}]);
+    acc = tl::dot(p.to<tritium::half>(), vt, acc);
+    l_i = l_i * alpha + tl::sum(p, 1);
+    m_i = m_ij;
+  }
+  tl::store(o + rm[{tl::_, tl::None}] * D + rd[{tl::None, tl::_}], acc / l_i[{tl::_, tl::None}]);
+}
+
 // GEMM with a K loop and the fused epilogue of the seeds: relu(a @ b + bias), masked.
 inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float> bias,
                            tl::ptr<tl::f16> c, tl::i32 M, tl::i32 N, tl::i32 K,

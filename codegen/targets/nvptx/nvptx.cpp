@@ -98,8 +98,36 @@ public:
   void mma_shared_commit(llvm::IRBuilder<>& b) override {
     ptx(b, "wgmma.commit_group.sync.aligned;");
   }
-  void mma_shared_wait(llvm::IRBuilder<>& b, int pending) override {
-    ptx(b, fmt::format("wgmma.wait_group.sync.aligned {};", pending));
+  // The live registers pass through the wait's inline asm as tied operands, as Triton's "wait
+  // for regs": LLVM then cannot move a read of an accumulator above the wait.
+  std::vector<llvm::Value*> mma_shared_wait(llvm::IRBuilder<>& b, int pending,
+                                            const std::vector<llvm::Value*>& live) override {
+    const std::string text = fmt::format("wgmma.wait_group.sync.aligned {};", pending);
+    if (live.empty()) {
+      ptx(b, text);
+      return live;
+    }
+    std::vector<llvm::Type*> types;
+    std::string outs, ins;
+    for (size_t i = 0; i < live.size(); ++i) {
+      llvm::Type* t = live[i]->getType();
+      types.push_back(t);
+      const char* c = t->isFloatTy()                        ? "f"
+                      : t->isDoubleTy()                     ? "d"
+                      : t->isHalfTy() || t->isIntegerTy(16) ? "h"
+                      : t->isIntegerTy(64)                  ? "l"
+                                                            : "r";
+      outs += fmt::format("{}={}", i ? "," : "", c);
+      ins += fmt::format(",{}", i);
+    }
+    auto* st = llvm::StructType::get(b.getContext(), types);
+    auto* fty = llvm::FunctionType::get(st, types, false);
+    llvm::Value* r =
+        b.CreateCall(llvm::InlineAsm::get(fty, text, outs + ins + ",~{memory}", true), live);
+    std::vector<llvm::Value*> out;
+    for (unsigned i = 0; i < live.size(); ++i)
+      out.push_back(b.CreateExtractValue(r, {i}));
+    return out;
   }
   void fence_shared_for_async(llvm::IRBuilder<>& b) override {
     if (arch_ == "sm_90a") // only wgmma reads through the async proxy
@@ -565,6 +593,11 @@ public:
       return b.CreateIntrinsic(
           llvm::Intrinsic::nvvm_ex2_approx_f, {},
           {b.CreateFMul(args[0], llvm::ConstantFP::get(args[0]->getType(), 1.4426950408889634))});
+    // Triton's f32 tl.math.exp2: ex2.approx.ftz.f32, one MUFU instruction. Without ftz, ptxas
+    // wraps it in a range check and two scalings for subnormal results (about 2^-126 and
+    // below, which become 0 here); in attention's inner loop that is a third more instructions.
+    if (kind == ir::OpKind::Exp2 && !f64)
+      return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {args[0]});
     if (!libdevice_.empty()) {
       std::string name = fmt::format("__nv_{}{}", ir::op_name(kind), f64 ? "" : "f");
       std::vector<llvm::Type*> tys(args.size(), args[0]->getType());
@@ -578,8 +611,6 @@ public:
     };
     if (!f64)
       switch (kind) {
-      case ir::OpKind::Exp2:
-        return approx(llvm::Intrinsic::nvvm_ex2_approx_f, x);
       case ir::OpKind::Log2:
         return approx(llvm::Intrinsic::nvvm_lg2_approx_f, x);
       case ir::OpKind::Exp:
