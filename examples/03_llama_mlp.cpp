@@ -1,4 +1,4 @@
-// Tutorial 03: the MLP block of Llama, with its RMSNorm, in two kernels.
+// Tutorial 03: the MLP block of Llama, with its RMSNorm, in two or three kernels.
 //
 //   out = (silu(Xn @ G) * (Xn @ U)) @ D,   Xn = RMSNorm(X) = X / sqrt(mean(X^2) + eps) * w
 //
@@ -15,6 +15,9 @@
 //     takes 2 kernels;
 //   * tile shapes for skinny products (16 rows): tritium::autotune picks BLOCK_N, BLOCK_K,
 //     num_warps and num_stages per shape, so that enough programs fill the GPU.
+//   * step 4: for a prefill (thousands of tokens) the projections are full GEMMs, fastest
+//     with their operands copied by TMA: step 2's RMSNorm, then one GEMM with both
+//     accumulators and step 1 in its epilogue (3 kernels).
 //
 // Usage: 03_llama_mlp [--full | --small] [--tokens N]
 //   Shapes: hidden 1024 / intermediate 11008 (a toy Llama) and 4096 / 11008 (Llama-7B), 16
@@ -142,6 +145,33 @@ void rmsnorm_gate_up_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<tl::f16> norm_w_ptr,
   tl::store(h_ptr + offs_m[{_, None}] * N + offs_n[{None, _}], h.to<half>(), m_mask && n_mask);
 }
 
+// --- step 4: a prefill's gate and up projections, and step 1, in one GEMM -------------------
+// H (M x N) = silu(A @ G) * (A @ U), A = RMSNorm(X) from step 2's kernel. With thousands of
+// tokens the projections are GEMMs like step 2's, and step 3's kernel is slow at them: it
+// computes its a operand (X * w) in registers, so each block goes from the load's layout to the
+// dot's through shared memory, and no TMA copy can fill it. Here A, G and U are tensor
+// descriptors (TMA copies on sm_90a), the two accumulators share each block of A, and only H is
+// written: g and u never go through memory.
+void gate_up_silu_kernel(tl::ptr<tl::f16> a_ptr, tl::ptr<tl::f16> g_ptr, tl::ptr<tl::f16> u_ptr,
+                         tl::ptr<tl::f16> h_ptr, tl::i32 M, tl::i32 N, tl::i32 K,
+                         tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
+                         tl::constexpr_<int> BLOCK_K) {
+  auto [pid_m, pid_n] = tl::swizzle2d(tl::program_id(1), tl::program_id(0), tl::cdiv(M, BLOCK_M),
+                                      tl::cdiv(N, BLOCK_N), 8);
+  auto a_desc = tl::make_tensor_descriptor(a_ptr, {M, K}, {K, 1}, {BLOCK_M, BLOCK_K});
+  auto g_desc = tl::make_tensor_descriptor(g_ptr, {K, N}, {N, 1}, {BLOCK_K, BLOCK_N});
+  auto u_desc = tl::make_tensor_descriptor(u_ptr, {K, N}, {N, 1}, {BLOCK_K, BLOCK_N});
+  auto h_desc = tl::make_tensor_descriptor(h_ptr, {M, N}, {N, 1}, {BLOCK_M, BLOCK_N});
+  auto acc_g = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  auto acc_u = tl::zeros<float>({BLOCK_M, BLOCK_N});
+  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
+    auto a = a_desc.load({pid_m * BLOCK_M, k * BLOCK_K});
+    acc_g = tl::dot(a, g_desc.load({k * BLOCK_K, pid_n * BLOCK_N}), acc_g);
+    acc_u = tl::dot(a, u_desc.load({k * BLOCK_K, pid_n * BLOCK_N}), acc_u);
+  }
+  h_desc.store({pid_m * BLOCK_M, pid_n * BLOCK_N}, (acc_g * tl::sigmoid(acc_g) * acc_u).to<half>());
+}
+
 // --- host side -------------------------------------------------------------------------------
 constexpr float EPS = 1e-6f;
 
@@ -200,20 +230,50 @@ struct Weights {
   Buffer<half> norm_w, g, u, d;
 };
 
-// The fused block: 2 kernels.
-void mlp_fused(const Buffer<half>& x, const Weights& w, Buffer<half>& h, Buffer<half>& out,
-               int tokens, int hidden, int inter) {
-  static auto kernel =
-      tritium::autotune(rmsnorm_gate_up_kernel, "rmsnorm_gate_up_kernel", configs_for(x.device()));
-  kernel(
-      shape_key(tokens, inter, hidden),
-      [&](auto& k, const tritium::Config& cfg) {
-        const int bm = block_m(cfg, tokens);
-        k[{tritium::cdiv(inter, int(cfg["BLOCK_N"])), tritium::cdiv(tokens, bm)}](
-            x, w.norm_w, w.g, w.u, h, tokens, inter, hidden, EPS, bm, cfg["BLOCK_N"],
-            cfg["BLOCK_K"]);
-      },
-      x.device());
+// A prefill batch's tiles for step 4 (two accumulators: 128 x 128 each at most).
+std::vector<tritium::Config> prefill_configs_for(const tritium::Device& dev) {
+  auto tile = [](int m, int n, int k, int warps, int stages) {
+    return tritium::Config{{{"BLOCK_M", m}, {"BLOCK_N", n}, {"BLOCK_K", k}}, warps, stages};
+  };
+  if (dev.name() == "cuda" || dev.name() == "hip")
+    return {tile(128, 128, 64, 8, 3), tile(128, 128, 64, 8, 4), tile(128, 64, 64, 4, 4),
+            tile(128, 64, 64, 8, 4),  tile(64, 128, 64, 4, 4),  tile(128, 128, 32, 8, 4)};
+  return {tile(16, 64, 64, 4, 3)};
+}
+
+// From this many tokens on (a prefill), the fused block is steps 2's RMSNorm and step 4; below
+// it (decoding), step 3's one kernel.
+constexpr int kPrefillTokens = 128;
+
+// The fused block: 2 kernels when decoding, 3 for a prefill.
+void mlp_fused(const Buffer<half>& x, const Weights& w, Buffer<half>& xn, Buffer<half>& h,
+               Buffer<half>& out, int tokens, int hidden, int inter) {
+  if (tokens >= kPrefillTokens) {
+    static auto norm = tritium::jit(rmsnorm_kernel, "rmsnorm_kernel");
+    static auto gate_up = tritium::autotune(gate_up_silu_kernel, "gate_up_silu_kernel",
+                                            prefill_configs_for(x.device()));
+    norm[{tokens}](x, w.norm_w, xn, hidden, EPS, next_pow2(hidden));
+    gate_up(
+        shape_key(tokens, inter, hidden),
+        [&](auto& k, const tritium::Config& cfg) {
+          const int bm = block_m(cfg, tokens);
+          k[{tritium::cdiv(inter, int(cfg["BLOCK_N"])), tritium::cdiv(tokens, bm)}](
+              xn, w.g, w.u, h, tokens, inter, hidden, bm, cfg["BLOCK_N"], cfg["BLOCK_K"]);
+        },
+        x.device());
+  } else {
+    static auto kernel = tritium::autotune(rmsnorm_gate_up_kernel, "rmsnorm_gate_up_kernel",
+                                           configs_for(x.device()));
+    kernel(
+        shape_key(tokens, inter, hidden),
+        [&](auto& k, const tritium::Config& cfg) {
+          const int bm = block_m(cfg, tokens);
+          k[{tritium::cdiv(inter, int(cfg["BLOCK_N"])), tritium::cdiv(tokens, bm)}](
+              x, w.norm_w, w.g, w.u, h, tokens, inter, hidden, EPS, bm, cfg["BLOCK_N"],
+              cfg["BLOCK_K"]);
+        },
+        x.device());
+  }
   matmul(h, w.d, out, tokens, hidden, inter);
 }
 
@@ -271,7 +331,7 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter, bool int
   const bool simulated = interpreter || dev.name() == "gpu-emulator";
   const int reps = simulated ? 1 : 20;
   double fused = time_ms(
-      dev, [&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }, reps);
+      dev, [&] { mlp_fused(x, w, s.xn, h, out, tokens, hidden, inter); }, reps);
   double unfused = time_ms(
       dev, [&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }, reps);
   auto got = out.to_host(), got_unfused = out_unfused.to_host();
@@ -315,10 +375,12 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter, bool int
   double rel = max_err / max_ref, rel_unfused = max_err_unfused / max_ref;
   bool ok = rel <= bound && rel_unfused <= bound;
 
-  fmt::print("tokens {:3}, hidden {:5}, intermediate {:5}: max relative error {:.2e} (unfused "
-             "{:.2e}, bound {:.0e})  fused (2 kernels) {:9.3f} ms, unfused (5 kernels) {:9.3f} ms  "
-             "{}\n",
-             tokens, hidden, inter, rel, rel_unfused, bound, fused, unfused, ok ? "ok" : "WRONG");
+  fmt::print(
+      "tokens {:3}, hidden {:5}, intermediate {:5}: max relative error {:.2e} (unfused "
+      "{:.2e}, bound {:.0e})  fused ({} kernels) {:9.3f} ms, unfused (5 kernels) {:9.3f} ms  "
+      "{}\n",
+      tokens, hidden, inter, rel, rel_unfused, bound, tokens >= kPrefillTokens ? 3 : 2, fused,
+      unfused, ok ? "ok" : "WRONG");
   if (!simulated) {
     // What a decoding loop sees: one call and its synchronization, launch cost included.
     auto host_ms = [&](const std::function<void()>& fn) {
@@ -335,7 +397,7 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter, bool int
     };
     fmt::print("    host time per call (launch + synchronize, median of 21): fused {:.3f} ms, "
                "unfused {:.3f} ms\n",
-               host_ms([&] { mlp_fused(x, w, h, out, tokens, hidden, inter); }),
+               host_ms([&] { mlp_fused(x, w, s.xn, h, out, tokens, hidden, inter); }),
                host_ms([&] { mlp_unfused(x, w, s, out_unfused, tokens, hidden, inter); }));
   }
   return ok;
