@@ -438,7 +438,7 @@ public:
   void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) override {
     call(b, "tritium_emu_mbar_inval", b.getVoidTy(), {bar});
   }
-  void make_kernel(llvm::Function&, int) override {}
+  void make_kernel(llvm::Function&, int, int) override {}
   void prepare_module(llvm::Module&) override {}
   void optimize(llvm::Module&) override {}
   void emit(llvm::Module&, GpuKernelBinary&) override {}

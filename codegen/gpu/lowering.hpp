@@ -178,6 +178,7 @@ private:
 
   // --- TMA copies and mbarriers (lower_tma.cpp) -------------------------------------------
   int tma_scratch_bytes() const;
+  int min_blocks_per_sm() const;
   void tma_create(const ir::Op& op);
   void tma_copy(const ir::Op& op);
   void mbar_init(const ir::Op& op);

@@ -206,8 +206,9 @@ public:
   // `bits` through an instruction the optimizer does not look into (scalar::Target).
   virtual llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) { return bits; }
 
-  // Turns `f` into a kernel entry point launched with `num_threads` threads per block.
-  virtual void make_kernel(llvm::Function& f, int num_threads) = 0;
+  // Turns `f` into a kernel entry point launched with `num_threads` threads per block, asking
+  // the assembler to fit `min_blocks` blocks per multiprocessor (registers) when above 1.
+  virtual void make_kernel(llvm::Function& f, int num_threads, int min_blocks) = 0;
   // Links device libraries (only what is used) and sets module-level flags, before O3.
   virtual void prepare_module(llvm::Module& m) = 0;
   // Optimizes the module (LLVM's O3 with the target's own passes).

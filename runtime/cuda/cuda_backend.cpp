@@ -28,6 +28,18 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
 namespace tritium::cuda {
 
 // Defined in gpu_compile.cpp: IR -> PTX through the GPU code generator.
@@ -77,9 +89,111 @@ std::string jit_ptx(CudaGpu& gpu, const KernelImage& image) {
   return out;
 }
 
+// The assembler TRITIUM_PTXAS names (a CUDA toolkit's ptxas), or "" for the driver's JIT.
+// Triton assembles with a ptxas of its own; the driver's JIT may allocate registers
+// differently from it for the same PTX.
+std::string ptxas_path() {
+  const char* p = std::getenv("TRITIUM_PTXAS");
+  return p ? p : "";
+}
+
+// PTX -> cubin with `ptxas`, run as a child process on files in a private temporary folder.
+std::string assemble_ptx(const std::string& ptxas, const KernelImage& image) {
+  std::string arch;
+  if (size_t at = image.ptx.find(".target "); at != std::string::npos)
+    arch = image.ptx.substr(at + 8, image.ptx.find_first_of(" ,\n", at + 8) - at - 8);
+  namespace fs = std::filesystem;
+  std::string tmpl = (fs::temp_directory_path() / "tritium-ptxas-XXXXXX").string();
+  if (!mkdtemp(tmpl.data()))
+    throw Error(fmt::format("kernel '{}': no temporary folder for ptxas", image.name));
+  const fs::path dir(tmpl), in = dir / "kernel.ptx", out = dir / "kernel.cubin",
+                            log = dir / "log.txt";
+  auto cleanup = [&] {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  };
+  std::ofstream(in, std::ios::binary) << image.ptx;
+  std::vector<std::string> args{ptxas, "-arch=" + arch, "-o", out.string(), in.string()};
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&files, 1, 2);
+  pid_t pid = 0;
+  int status = 0;
+  const int spawned = posix_spawn(&pid, ptxas.c_str(), &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    std::stringstream text;
+    text << std::ifstream(log).rdbuf();
+    cleanup();
+    throw Error(fmt::format("kernel '{}': TRITIUM_PTXAS={} could not assemble its PTX for {}{}{}",
+                            image.name, ptxas, arch, spawned ? ": cannot run it" : ":\n",
+                            text.str()));
+  }
+  std::stringstream cubin;
+  cubin << std::ifstream(out, std::ios::binary).rdbuf();
+  cleanup();
+  return cubin.str();
+}
+
+std::string to_cubin(CudaGpu& gpu, const KernelImage& image) {
+  const std::string ptxas = ptxas_path();
+  return ptxas.empty() ? jit_ptx(gpu, image) : assemble_ptx(ptxas, image);
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int index, std::string* why) {
   CudaGpu* gpu = open_gpu(index, why);
   return gpu ? std::make_unique<CudaBackend>(*gpu) : nullptr;
+}
+
+} // namespace
+
+namespace {
+
+int attribute(CudaGpu& gpu, const driver::LoadedKernel<CudaDriver>& k, CUfunction_attribute a) {
+  int v = 0;
+  gpu.check(gpu.drv.api->cuFuncGetAttribute(&v, a, k.function), "cuFuncGetAttribute");
+  return v;
+}
+
+// The image's cubin, from the disk cache or assembled, loaded. `cache_state`: "hit", "miss"
+// or "off".
+driver::LoadedKernel<CudaDriver> load_cubin(CudaGpu& gpu, const KernelImage& image,
+                                            std::string& cache_state) {
+  // Everything that shapes the cubin: the PTX, the chip, the driver's compiler, its options.
+  gpu::CacheKey key;
+  key.add("cubin/1").add(image.ptx).add(gpu.arch).add(gpu.drv.driver_version).add("O4");
+  key.add(ptxas_path());
+  // Opened per load (loads are rare), so TRITIUM_CACHE_DIR set after start-up still counts.
+  gpu::BinaryCache cache("cuda");
+  cache_state = cache.enabled() ? "hit" : "off";
+  std::string cubin;
+  if (auto cached = cache.load(key)) {
+    cubin.assign(cached->begin(), cached->end());
+  } else {
+    cubin = to_cubin(gpu, image);
+    cache.store(key, cubin);
+    if (cache.enabled())
+      cache_state = "miss";
+  }
+  try {
+    return driver::load_kernel(gpu, cubin.data(), image.name, image.params, image.num_threads,
+                               image.shared_bytes);
+  } catch (const Error&) {
+    if (cache_state != "hit")
+      throw;
+    // A cached cubin the driver refuses (an entry from another driver build): compile afresh.
+    cubin = to_cubin(gpu, image);
+    cache.store(key, cubin);
+    cache_state = "miss";
+    return driver::load_kernel(gpu, cubin.data(), image.name, image.params, image.num_threads,
+                               image.shared_bytes);
+  }
 }
 
 } // namespace
@@ -95,34 +209,16 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
                             image.name, image.global_scratch_bytes));
   driver::Current<CudaDriver> current(gpu);
 
-  // Everything that shapes the cubin: the PTX, the chip, the driver's compiler, its options.
-  gpu::CacheKey key;
-  key.add("cubin/1").add(image.ptx).add(gpu.arch).add(gpu.drv.driver_version).add("O4");
-  // Opened per load (loads are rare), so TRITIUM_CACHE_DIR set after start-up still counts.
-  gpu::BinaryCache cache("cuda");
-  std::string cache_state = cache.enabled() ? "hit" : "off";
-  std::string cubin;
-  if (auto cached = cache.load(key)) {
-    cubin.assign(cached->begin(), cached->end());
-  } else {
-    cubin = jit_ptx(gpu, image);
-    cache.store(key, cubin);
-    if (cache.enabled())
-      cache_state = "miss";
-  }
-  driver::LoadedKernel<CudaDriver> k;
-  try {
-    k = driver::load_kernel(gpu, cubin.data(), image.name, image.params, image.num_threads,
-                            image.shared_bytes);
-  } catch (const Error&) {
-    if (cache_state != "hit")
-      throw;
-    // A cached cubin the driver refuses (an entry from another driver build): compile afresh.
-    cubin = jit_ptx(gpu, image);
-    cache.store(key, cubin);
-    cache_state = "miss";
-    k = driver::load_kernel(gpu, cubin.data(), image.name, image.params, image.num_threads,
-                            image.shared_bytes);
+  std::string cache_state;
+  driver::LoadedKernel<CudaDriver> k = load_cubin(gpu, image, cache_state);
+  // lower.cpp's min_blocks_per_sm asks a kernel without dots to leave room for 16 warps per
+  // SM (.minnctapersm). Where the assembler could meet that only by spilling, the kernel is
+  // assembled again without it: the warps would not pay for the local-memory traffic.
+  if (const size_t at = image.ptx.find(".minnctapersm");
+      at != std::string::npos && attribute(gpu, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) > 0) {
+    (void)gpu.drv.module_unload(k.module);
+    image.ptx.erase(at, image.ptx.find('\n', at) + 1 - at);
+    k = load_cubin(gpu, image, cache_state);
   }
   configure_loaded(gpu, k, image.num_threads, image.shared_bytes);
   k.global_scratch_bytes = static_cast<unsigned>(image.global_scratch_bytes);
@@ -131,14 +227,10 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
   artifacts.emplace_back("cache", cache_state); // whether the cubin came from the disk cache
   // What the driver's assembler made of it, for artifact("registers") / ("local_bytes"):
   // registers per thread bound how many blocks share an SM; local memory means spills.
-  const CudaApi& api = *gpu.drv.api;
-  int regs = 0, local = 0;
-  gpu.check(api.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function),
-            "cuFuncGetAttribute");
-  gpu.check(api.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k.function),
-            "cuFuncGetAttribute");
-  artifacts.emplace_back("registers", std::to_string(regs));
-  artifacts.emplace_back("local_bytes", std::to_string(local));
+  artifacts.emplace_back("registers",
+                         std::to_string(attribute(gpu, k, CU_FUNC_ATTRIBUTE_NUM_REGS)));
+  artifacts.emplace_back("local_bytes",
+                         std::to_string(attribute(gpu, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)));
   return std::make_unique<driver::Kernel<CudaDriver>>(gpu, std::move(k), std::move(artifacts));
 }
 

@@ -70,6 +70,15 @@ void convert_kernel(tl::ptr<float> x_ptr, tl::ptr<tritium::half> h_ptr, tl::ptr<
   tl::store(i_ptr + offs, tl::cast<int64_t>(x * 1000.0f) + bias);
 }
 
+// Softmax of a 32768-float row per program: in 8 warps, 128 values per thread live across two
+// reductions, more than the 128 registers a 16-warp budget leaves.
+void wide_softmax_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto x = tl::load(x_ptr + offs);
+  auto e = tl::exp(x - tl::max(x, 0));
+  tl::store(y_ptr + offs, e / tl::sum(e, 0));
+}
+
 std::vector<float> random_floats(size_t n, unsigned seed, float lo = -2.f, float hi = 2.f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
@@ -200,6 +209,36 @@ TEST_CASE("gpu: conversions and i64 arguments match the interpreter") {
     }
     CHECK_MESSAGE(bad_h == 0, bad_h << " f16 results differ");
     CHECK_MESSAGE(bad_i == 0, bad_i << " i64 results differ");
+  }
+}
+
+TEST_CASE("gpu: kernels without dots ask for room for 16 warps per SM, unless they would spill "
+          "for it") {
+  TRITIUM_REQUIRE_GPU(gpus);
+  auto reduce = tritium::jit(reduce_kernel, "reduce_kernel");
+  auto wide = tritium::jit(wide_softmax_kernel, "wide_softmax_kernel");
+  wide.options({.num_warps = 8});
+  const int block = 32768, rows = 3;
+  auto hx = random_floats(size_t(rows) * block, 12, -4.f, 4.f);
+  auto run = [&](Device d) {
+    auto x = d.from_host(hx);
+    auto y = poisoned<float>(d, hx.size());
+    wide[{rows}](x, y, block);
+    return y.to_host();
+  };
+  auto want = run(tritium::testing::interpreter());
+  for (Device d : gpus) {
+    check_close(run(d), want, 1e-5, "wide softmax");
+    if (d.name() != "cuda")
+      continue;
+    auto x = d.alloc<float>(4096);
+    // 4 warps: four blocks' worth of registers asked for.
+    CHECK(reduce.compiled(x, x, x, 4096, 1024).artifact("ptx").find(".minnctapersm 4") !=
+          std::string::npos);
+    // The wide rows would spill under the request: assembled without it, they do not.
+    auto& k = wide.compiled(x, x, block);
+    INFO("registers " << k.artifact("registers"));
+    CHECK(k.artifact("local_bytes") == "0");
   }
 }
 

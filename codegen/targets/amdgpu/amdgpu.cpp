@@ -358,7 +358,7 @@ public:
     return expand_math(b, kind, args, *this, op);
   }
 
-  void make_kernel(llvm::Function& f, int num_threads) override {
+  void make_kernel(llvm::Function& f, int num_threads, int /*min_blocks*/) override {
     f.setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
     f.addFnAttr("amdgpu-flat-work-group-size", fmt::format("1,{}", num_threads));
     f.addFnAttr("uniform-work-group-size", "true");

@@ -629,7 +629,7 @@ public:
     return expand_math(b, kind, args, *this, op);
   }
 
-  void make_kernel(llvm::Function& f, int num_threads) override {
+  void make_kernel(llvm::Function& f, int num_threads, int min_blocks) override {
     llvm::Module& m = *f.getParent();
     llvm::LLVMContext& ctx = m.getContext();
     auto* md = m.getOrInsertNamedMetadata("nvvm.annotations");
@@ -641,6 +641,10 @@ public:
     md->addOperand(
         llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(&f),
                                 llvm::MDString::get(ctx, "maxntidx"), i32(num_threads)}));
+    if (min_blocks > 1) // PTX's .minnctapersm
+      md->addOperand(
+          llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(&f),
+                                  llvm::MDString::get(ctx, "minctasm"), i32(min_blocks)}));
   }
 
   void prepare_module(llvm::Module& m) override {
