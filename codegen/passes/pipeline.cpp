@@ -513,19 +513,18 @@ private:
   // Whether every read of `acc` in the body comes after a wgmma dot (other than `dot`) whose
   // wait completes all groups, the one in flight from the iteration before included.
   bool reads_after_first_wait(const ir::Value* acc, const ir::Op* dot) {
-    const ir::Block& body = loop_.body();
-    bool waited = false;
-    for (const auto& op : body.ops) {
-      std::function<bool(const ir::Op&)> reads = [&](const ir::Op& o) {
-        for (const ir::Value* v : o.operands)
-          if (v == acc)
+    std::function<bool(const ir::Op&)> reads = [&](const ir::Op& o) {
+      for (const ir::Value* v : o.operands)
+        if (v == acc)
+          return true;
+      for (const auto& r : o.regions)
+        for (const auto& inner : r->block->ops)
+          if (reads(*inner))
             return true;
-        for (const auto& r : o.regions)
-          for (const auto& inner : r->block->ops)
-            if (reads(*inner))
-              return true;
-        return false;
-      };
+      return false;
+    };
+    bool waited = false;
+    for (const auto& op : loop_.body().ops) {
       if (reads(*op) && !waited)
         return false;
       if (op.get() == dot)
