@@ -76,6 +76,24 @@ TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
   CHECK(f16.find(fmt::format("load <{} x half>", *w32.begin())) != std::string::npos);
 }
 
+TEST_CASE("cpu: the leading lanes of an `offs < n` mask are counted in closed form, others by a "
+          "scan") {
+  auto dir = std::filesystem::temp_directory_path() / ("tritium-lanes-" + std::to_string(getpid()));
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  auto dev = tritium::device("cpu");
+  auto x = dev.alloc<float>(512), y = dev.alloc<float>(512);
+  auto scale = tritium::jit(scale_kernel<float>, "scale_closed_form");
+  auto two = tritium::jit(two_masks_kernel, "two_masks_scan");
+  std::string closed = scale.compiled(x, y, 512, 256).artifact("ll");
+  std::string scan = two.compiled(x, y, 512, 512, 3, 256).artifact("ll");
+  ::unsetenv("TRITIUM_DUMP");
+  std::filesystem::remove_all(dir);
+  // The scan keeps its count in an alloca named lanes.count (before optimization).
+  REQUIRE(!closed.empty());
+  CHECK(closed.find("lanes.count") == std::string::npos);
+  CHECK(scan.find("lanes.count") != std::string::npos);
+}
+
 TEST_CASE("cpu: masked lanes keep their results where the loop runs the leading lanes unmasked") {
   const int block = 256, total = 2 * block;
   auto dev = tritium::device("cpu");

@@ -138,6 +138,7 @@ private:
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   bool rematerializable(const ir::Value* v);
   llvm::Value* leading_true_lanes(const std::vector<const ir::Value*>& masks, int64_t n);
+  llvm::Value* prefix_lanes(const ir::Value* mask, int64_t size);
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
                      std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
