@@ -21,6 +21,7 @@
 // works (checked on an H200; see docs/errors.md).
 #include "cuda_backend.hpp"
 
+#include "codegen/gpu/subprocess.hpp"
 #include "runtime/core/binary_cache.hpp"
 #include "runtime/cuda/cuda_driver.hpp"
 
@@ -28,17 +29,10 @@
 
 #include <fmt/format.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-extern char** environ;
 
 namespace tritium::cuda {
 
@@ -113,27 +107,12 @@ std::string assemble_ptx(const std::string& ptxas, const KernelImage& image) {
     fs::remove_all(dir, ec);
   };
   std::ofstream(in, std::ios::binary) << image.ptx;
-  std::vector<std::string> args{ptxas, "-arch=" + arch, "-o", out.string(), in.string()};
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&files, 1, 2);
-  pid_t pid = 0;
-  int status = 0;
-  const int spawned = posix_spawn(&pid, ptxas.c_str(), &files, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&files);
-  if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    std::stringstream text;
-    text << std::ifstream(log).rdbuf();
+  if (std::string why =
+          gpu::run_tool({ptxas, "-arch=" + arch, "-o", out.string(), in.string()}, log);
+      !why.empty()) {
     cleanup();
-    throw Error(fmt::format("kernel '{}': TRITIUM_PTXAS={} could not assemble its PTX for {}{}{}",
-                            image.name, ptxas, arch, spawned ? ": cannot run it" : ":\n",
-                            text.str()));
+    throw Error(fmt::format("kernel '{}': TRITIUM_PTXAS={} could not assemble its PTX for {}: {}",
+                            image.name, ptxas, arch, why));
   }
   std::stringstream cubin;
   cubin << std::ifstream(out, std::ios::binary).rdbuf();

@@ -5,6 +5,7 @@
 // on f32 and the shared expansions for tanh/erf/pow, and our own f64 expansions. The C math
 // functions of tl::extern_elementwise come from ROCm's ocml bitcode (Debian 12's
 // rocm-device-libs), linked only when a kernel calls one.
+#include "gpu/subprocess.hpp"
 #include "gpu/target_info.hpp"
 
 #include <tritium/error.hpp>
@@ -26,16 +27,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <spawn.h>
-#include <sstream>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace tritium::gpu {
 namespace {
@@ -71,28 +66,8 @@ std::vector<uint8_t> link_hsaco(const std::string& object, const std::string& ke
                                    "-o", out.string(), in.string()};
   if (lld.find("ld.lld") != std::string::npos)
     args.erase(args.begin() + 1, args.begin() + 3);
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  if (rc == 0)
-    waitpid(pid, &status, 0);
-  std::stringstream errs;
-  errs << std::ifstream(err).rdbuf();
-  if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (std::string why = run_tool(args, err); !why.empty()) {
     fs::remove_all(dir);
-    std::string why = rc != 0              ? fmt::format("cannot run it ({})", std::strerror(rc))
-                      : !WIFEXITED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
-                      : errs.str().empty() ? fmt::format("exit status {}", WEXITSTATUS(status))
-                                           : errs.str();
     throw Error(fmt::format("kernel '{}': linking the HSACO with {} failed: {}", kernel, lld, why));
   }
   std::ifstream f(out, std::ios::binary);
