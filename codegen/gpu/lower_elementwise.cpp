@@ -57,6 +57,8 @@ void Lowering::elementwise(const ir::Op& op) {
       a.push_back(get(v)[v->type.is_scalar() ? 0 : i]);
     if (op.kind == OpKind::Div && from.kind == ScalarKind::F32 && !op.int_attr("rn", 0))
       r.push_back(ti_.fdiv(b_, a[0], a[1]));
+    else if (op.kind == OpKind::Sqrt && from.kind == ScalarKind::F32 && !op.int_attr("rn", 0))
+      r.push_back(ti_.fsqrt(b_, a[0]));
     else
       r.push_back(scalar_.elementwise(op, a));
   }

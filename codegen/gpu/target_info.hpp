@@ -163,6 +163,12 @@ public:
     return b.CreateFDiv(x, y);
   }
 
+  // sqrt(x) on f32 where the program allows an approximate root (Triton's tl.sqrt; sqrt_rn
+  // asks for the correctly rounded one, llvm.sqrt).
+  virtual llvm::Value* fsqrt(llvm::IRBuilder<>& b, llvm::Value* x) {
+    return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  }
+
   // Global loads and stores through a uniform base pointer and non-negative 32-bit byte
   // offsets, masked without branches (AMD's buffer instructions: an out-of-range offset reads 0
   // and writes nothing). A null mask means all lanes. Targets without such instructions return

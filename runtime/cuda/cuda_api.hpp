@@ -50,6 +50,7 @@
   X(cuModuleGetFunction)                                                                           \
   X(cuFuncGetAttribute)                                                                            \
   X(cuFuncSetAttribute)                                                                            \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                   \
   X(cuLaunchKernel)                                                                                \
   X(cuLinkCreate)                                                                                  \
   X(cuLinkAddData)                                                                                 \

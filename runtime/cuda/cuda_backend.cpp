@@ -30,9 +30,11 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace tritium::cuda {
 
@@ -140,6 +142,16 @@ int attribute(CudaGpu& gpu, const driver::LoadedKernel<CudaDriver>& k, CUfunctio
   return v;
 }
 
+// How many blocks of `threads` threads and `shared` bytes of dynamic shared memory fit on one
+// multiprocessor at once, by the driver's count (registers, shared memory, threads).
+int occupancy(CudaGpu& gpu, const driver::LoadedKernel<CudaDriver>& k, int threads, int shared) {
+  int blocks = 0;
+  gpu.check(gpu.drv.api->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.function, threads,
+                                                                     static_cast<size_t>(shared)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
 // The image's cubin, from the disk cache or assembled, loaded. `cache_state`: "hit", "miss"
 // or "off".
 driver::LoadedKernel<CudaDriver> load_cubin(CudaGpu& gpu, const KernelImage& image,
@@ -189,19 +201,52 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
   driver::Current<CudaDriver> current(gpu);
 
   std::string cache_state;
-  driver::LoadedKernel<CudaDriver> k = load_cubin(gpu, image, cache_state);
-  // lower.cpp's min_blocks_per_sm asks a kernel without dots to leave room for 16 warps per
-  // SM (.minnctapersm). Where the assembler could meet that only by spilling, the kernel is
-  // assembled again without it: the warps would not pay for the local-memory traffic.
-  if (const size_t at = image.ptx.find(".minnctapersm");
-      at != std::string::npos && attribute(gpu, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) > 0) {
-    (void)gpu.drv.module_unload(k.module);
-    image.ptx.erase(at, image.ptx.find('\n', at) + 1 - at);
+  driver::LoadedKernel<CudaDriver> k;
+  // lower.cpp's min_blocks_per_sm asks a kernel without dots for room for 16 warps per SM
+  // (.minnctapersm N). The assembler reads the directive as leave to spend registers up to
+  // that bound: kernels that fit anyway came out with more registers and fewer blocks in
+  // flight (layer norm over rows of 4096 halves: 40 registers without it, 55 with; 6 blocks
+  // of 8 warps per SM against 4). So the kernel is assembled without it first, and again with
+  // it only where registers leave room for fewer than N blocks; that version is kept where it
+  // fits more blocks without spilling (local memory traffic would cost the warps' gain).
+  std::string occupancy_note; // artifact("min_blocks"): what was decided, and why
+  if (const size_t at = image.ptx.find(".minnctapersm"); at != std::string::npos) {
+    const size_t end = image.ptx.find('\n', at) + 1;
+    const int wanted = std::atoi(image.ptx.c_str() + at + std::strlen(".minnctapersm"));
+    KernelImage asked = image;
+    image.ptx.erase(at, end - at);
+    std::string state;
+    driver::LoadedKernel<CudaDriver> plain = load_cubin(gpu, image, state);
+    const int blocks = occupancy(gpu, plain, image.num_threads, image.shared_bytes);
+    occupancy_note = fmt::format("{} wanted; without the directive: {} blocks, {} registers",
+                                 wanted, blocks, attribute(gpu, plain, CU_FUNC_ATTRIBUTE_NUM_REGS));
+    if (blocks < wanted) {
+      driver::LoadedKernel<CudaDriver> bounded = load_cubin(gpu, asked, cache_state);
+      const int local = attribute(gpu, bounded, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+      const int more = occupancy(gpu, bounded, image.num_threads, image.shared_bytes);
+      occupancy_note +=
+          fmt::format("; with it: {} blocks, {} registers, {} bytes of local memory", more,
+                      attribute(gpu, bounded, CU_FUNC_ATTRIBUTE_NUM_REGS), local);
+      if (local == 0 && more > blocks) {
+        (void)gpu.drv.module_unload(plain.module);
+        plain = bounded;
+        image.ptx = std::move(asked.ptx);
+        state = cache_state;
+        occupancy_note += "; kept with it";
+      } else {
+        (void)gpu.drv.module_unload(bounded.module);
+      }
+    }
+    k = plain;
+    cache_state = state;
+  } else {
     k = load_cubin(gpu, image, cache_state);
   }
   configure_loaded(gpu, k, image.num_threads, image.shared_bytes);
   k.global_scratch_bytes = static_cast<unsigned>(image.global_scratch_bytes);
   std::vector<std::pair<std::string, std::string>> artifacts = std::move(image.stages);
+  // The PTX loaded, which may differ from the compiler's "ptx" stage by the directive above.
+  std::erase_if(artifacts, [](const auto& a) { return a.first == "ptx"; });
   artifacts.emplace_back("ptx", std::move(image.ptx));
   artifacts.emplace_back("cache", cache_state); // whether the cubin came from the disk cache
   // What the driver's assembler made of it, for artifact("registers") / ("local_bytes"):
@@ -210,6 +255,7 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
                          std::to_string(attribute(gpu, k, CU_FUNC_ATTRIBUTE_NUM_REGS)));
   artifacts.emplace_back("local_bytes",
                          std::to_string(attribute(gpu, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)));
+  artifacts.emplace_back("min_blocks", occupancy_note);
   return std::make_unique<driver::Kernel<CudaDriver>>(gpu, std::move(k), std::move(artifacts));
 }
 

@@ -205,8 +205,13 @@ private:
     // Correctly rounded everywhere (IEEE): the rest are approximations on GPUs.
     static const OpKind exact[] = {OpKind::Neg, OpKind::Abs, OpKind::Sqrt, OpKind::Floor,
                                    OpKind::Ceil};
-    if (portable_)
-      return b_->create1(exact[pick(5)], {a}, a->type);
+    if (portable_) {
+      OpKind kind = exact[pick(5)];
+      // sqrt as sqrt_rn: f32 tl::sqrt is sqrt.approx.ftz.f32 on NVIDIA GPUs, as in Triton.
+      if (kind == OpKind::Sqrt)
+        return b_->create1(kind, {a}, a->type, {{"rn", int64_t{1}}});
+      return b_->create1(kind, {a}, a->type);
+    }
     OpKind kind = k[pick(14)];
     // exp and log ask for the correctly rounded result: the CPU's fast f32 versions are within
     // a few ulp of the interpreter's, not equal (cpu_device_test.cpp measures them).

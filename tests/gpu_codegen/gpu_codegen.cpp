@@ -294,6 +294,18 @@ TEST_CASE("sm_90 and sm_80: the vector add uses 128-bit global loads and stores"
   CHECK(count(bin.assembly, "ld.global.b32") == 8);    // x: 8 scalar loads per thread
 }
 
+TEST_CASE("sm_90: f32 sqrt and / are Triton's fast instructions, sqrt_rn and div_rn IEEE") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(128)};
+  auto f = lang::trace(gpu_test::fast_and_rn, "fast_and_rn", s);
+  auto bin = compile(*f, "sm_90");
+  // One value per thread: one of each.
+  CHECK(count(bin.assembly, "sqrt.approx.ftz.f32") == 1);
+  CHECK(count(bin.assembly, "sqrt.rn.f32") == 1);
+  CHECK(count(bin.assembly, "div.full.f32") == 1);
+  CHECK(count(bin.assembly, "div.rn.f32") == 1);
+  check_ptxas(bin.assembly, "sm_90");
+}
+
 TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the HSACO") {
   auto f = sample("vector_add");
   auto bin = compile(*f, "gfx942");

@@ -12,6 +12,15 @@ namespace gpu_test {
 
 namespace tl = tritium::tl;
 
+// Triton's fast and correctly rounded forms of / and sqrt, side by side.
+inline void fast_and_rn(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> B) {
+  auto offs = tl::program_id(0) * B + tl::arange(0, B);
+  auto mask = offs < n;
+  auto a = tl::load(x + offs, mask, 1.0f);
+  tl::store(out + offs,
+            tl::sqrt(a) + tl::sqrt_rn(a + 1.0f) + a / (a + 2.0f) + tl::div_rn(a, a + 3.0f), mask);
+}
+
 inline void float_math(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> B) {
   auto offs = tl::program_id(0) * B + tl::arange(0, B);
   auto mask = offs < n;

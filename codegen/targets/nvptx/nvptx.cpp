@@ -567,6 +567,14 @@ public:
     return b.CreateCall(asm_fn, {x, y});
   }
 
+  // Triton's f32 tl.sqrt: sqrt.approx.ftz.f32, one MUFU.RSQ and a multiply where sqrt.rn.f32
+  // is a refinement with a slow path (in a row-wise layer norm it cost 5 of 53 registers).
+  llvm::Value* fsqrt(llvm::IRBuilder<>& b, llvm::Value* x) override {
+    if (!x->getType()->isFloatTy())
+      return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_sqrt_approx_ftz_f, {}, {x});
+  }
+
   // libdevice's __nv_<fn>[f] for every math op (ops.def names them by their C function) when
   // the toolkit's libdevice is there; else the approximate instructions for f32 exp2, log2,
   // sin, cos (and exp, log through them) and the shared expansions for the rest.

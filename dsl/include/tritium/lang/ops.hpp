@@ -279,14 +279,22 @@ TRITIUM_FLOAT_UNARY(exp2, Exp2)
 TRITIUM_FLOAT_UNARY(log1p, Log1p)
 TRITIUM_FLOAT_UNARY(log, Log)
 TRITIUM_FLOAT_UNARY(log2, Log2)
+// As Triton's: sqrt may be approximate on GPUs for f32 (NVIDIA: sqrt.approx.ftz.f32, within
+// about 1 ulp, subnormals flushed); sqrt_rn is always correctly rounded.
 TRITIUM_FLOAT_UNARY(sqrt, Sqrt)
-TRITIUM_FLOAT_UNARY(sqrt_rn, Sqrt)
 TRITIUM_FLOAT_UNARY(rsqrt, Rsqrt)
 TRITIUM_FLOAT_UNARY(sin, Sin)
 TRITIUM_FLOAT_UNARY(cos, Cos)
 TRITIUM_FLOAT_UNARY(tanh, Tanh)
 TRITIUM_FLOAT_UNARY(erf, Erf)
 TRITIUM_FLOAT_UNARY(floor, Floor)
+template <FloatElement E>
+basic_tensor<E> sqrt_rn(const basic_tensor<E>& x, Loc loc = Loc::current()) {
+  auto r = sqrt(x, loc);
+  if (ir::Op* d = r.use(loc)->def; d && d->kind == ir::OpKind::Sqrt)
+    d->attrs["rn"] = int64_t{1}; // correctly rounded on every device
+  return r;
+}
 TRITIUM_FLOAT_UNARY(ceil, Ceil)
 #undef TRITIUM_FLOAT_UNARY
 
