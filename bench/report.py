@@ -12,9 +12,11 @@ import csv
 import sys
 from collections import defaultdict
 
-ORDER = ["tritium", "triton", "triton_persistent", "torch", "cpp_loop"]
+ORDER = ["tritium", "triton", "tritium_ptx", "triton_ptx", "triton_persistent", "torch", "cpp_loop"]
 NAMES = {"tritium": "tritium", "triton": "Triton", "triton_persistent": "Triton (tutorial's persistent launch)",
-         "torch": "PyTorch", "cpp_loop": "plain C++ loop"}
+         "torch": "PyTorch", "cpp_loop": "plain C++ loop",
+         # roofline.py --tritium-ptx: both PTX texts through the driver's JIT, in Python
+         "tritium_ptx": "tritium PTX, Triton's harness", "triton_ptx": "Triton PTX, driver JIT"}
 
 
 def load(paths):
@@ -46,6 +48,9 @@ def main():
         header = ["size"] + [f"{NAMES.get(p, p)} GB/s" for p in cols]
         if ref and "tritium" in providers:
             header.append(f"tritium / {NAMES.get(ref, ref)}")
+        same = {"tritium_ptx", "triton_ptx"} <= providers
+        if same:
+            header.append("same harness and JIT: tritium / Triton")
         print(f"\n**{workload}**\n")
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
@@ -59,6 +64,9 @@ def main():
                     cells.append(f"{ratios[-1]:.2f}")
                 else:
                     cells.append("-")
+            if same:
+                both = "tritium_ptx" in row and "triton_ptx" in row
+                cells.append(f"{row['tritium_ptx'] / row['triton_ptx']:.2f}" if both else "-")
             print("| " + " | ".join(cells) + " |")
         if ratios:
             print(f"\nmin ratio {min(ratios):.2f}, max {max(ratios):.2f}")

@@ -9,7 +9,9 @@
 # BIN_DIR holds bench_roofline (built here, or unpacked on the GPU machine, e.g. /tmp/d/bin).
 # Run from the repository root (bench/ is read from beside this script). Files go to $OUT
 # (default ./roofline_out): device.txt, tritium.csv, peers.csv, report.md, the Triton PTX
-# and registers (ptx/, ptx/triton_regs.csv), and the SVGs (svg/) when gnuplot is there.
+# and registers (ptx/, ptx/triton_regs.csv), tritium's kernels (tritium_ptx/), and the SVGs
+# (svg/) when gnuplot is there. peers.csv also times tritium's PTX and Triton's, both through
+# the driver's JIT, under Triton's harness (roofline.py --tritium-ptx).
 #
 # Shapes (issue 10): softmax fp32 4096 x {1024, 4096, 12288}; layer norm forward fp16 (the
 # looped and the row-in-one-block form) and RMSNorm fp16 4096 x {1024, 4096, 8192}; the
@@ -32,10 +34,11 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', tr
 date -u '+%Y-%m-%d %H:%M UTC' | tee -a "$out/device.txt"
 
 status=0
-"$bin/bench_roofline" --device cuda --csv "$out/tritium.csv" "${sizes[@]}" "$@" \
-  2>&1 | tee "$out/tritium.log" || status=1
-python3 "$bench/compare/roofline.py" --ptx "$out/ptx" "${sizes[@]}" "$@" > "$out/peers.csv" \
-  || status=1
+# An empty kernel cache, so that every kernel is compiled, and dumped for roofline.py.
+TRITIUM_CACHE_DIR=$(mktemp -d) "$bin/bench_roofline" --device cuda --csv "$out/tritium.csv" \
+  --dump "$out/tritium_ptx" "${sizes[@]}" "$@" 2>&1 | tee "$out/tritium.log" || status=1
+python3 "$bench/compare/roofline.py" --ptx "$out/ptx" --tritium-ptx "$out/tritium_ptx" \
+  "${sizes[@]}" "$@" > "$out/peers.csv" || status=1
 python3 "$bench/report.py" "$out/tritium.csv" "$out/peers.csv" | tee "$out/report.md"
 echo "Triton registers and spills (workload,size,registers,spills):"
 cat "$out/ptx/triton_regs.csv" 2>/dev/null || true

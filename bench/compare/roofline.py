@@ -8,13 +8,24 @@ row with num_warps 8 for softmax, num_warps = min(max(BLOCK // 256, 1), 8) for t
 "triton_persistent" is tutorial 02's own launch of the softmax: as many programs as fit on the
 GPU at once (from the kernel's register count), each looping over rows, with num_stages.
 
-Usage: python3 roofline.py [--quick] [--ptx DIR] [--n N,N...] [--cols N,N...] [WORKLOAD...] > peers.csv
+--tritium-ptx DIR: also times tritium's own kernels under this harness (provider "tritium_ptx"):
+the PTX and launch metadata that `bench_roofline --dump DIR` wrote, loaded through the CUDA
+driver's JIT as tritium's runtime loads them and launched with cuLaunchKernel on PyTorch's
+stream; beside it Triton's own PTX loaded the same way ("triton_ptx"), which separates what
+the harness, the PTX and the PTX-to-SASS compiler (Triton's ptxas against the driver's JIT)
+each contribute to a difference between the "tritium" and "triton" lines.
+
+Usage: python3 roofline.py [--quick] [--ptx DIR] [--tritium-ptx DIR] [--n N,N...] [--cols N,N...] [WORKLOAD...] > peers.csv
 CSV columns: workload,size,provider,gbps,median_ms,q20_ms,q80_ms
 --ptx DIR: also writes each Triton kernel's PTX (DIR/<workload>.<size>.ptx) and its register and
 spill counts (DIR/triton_regs.csv), to compare with tritium's (TRITIUM_DUMP, ptxas -v).
 --n, --cols: the elementwise sizes and the row lengths instead of the defaults (as bench_roofline).
 """
+import ctypes
+import glob
+import json
 import os
+import re
 import sys
 
 import torch
@@ -123,6 +134,97 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr):
     tl.store(y_ptr + row * n_cols + cols, (x * rstd * w).to(tl.float16), mask=mask)
 
 
+class PtxKernel:
+    """A kernel from PTX text, loaded through the CUDA driver's JIT and launched with
+    cuLaunchKernel on PyTorch's current stream, so that do_bench times it as it times Triton's
+    launches. Arguments: tensors (their device address), ints and floats, converted by the
+    PTX's own parameter types; `extra` zeros fill trailing parameters the caller does not name
+    (Triton's scratch pointers)."""
+    _cuda = None
+
+    def __init__(self, ptx, name, threads, shared):
+        if PtxKernel._cuda is None:
+            PtxKernel._cuda = ctypes.CDLL("libcuda.so.1")
+            torch.cuda.init()
+        cu = PtxKernel._cuda
+        self.module, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self._ok(cu.cuModuleLoadData(ctypes.byref(self.module), ptx.encode() + b"\0"), "load")
+        self._ok(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.module, name.encode()),
+                 "function " + name)
+        if shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            self._ok(cu.cuFuncSetAttribute(self.fn, 8, shared), "shared memory")
+        entry = re.search(r"\.entry\s+" + re.escape(name) + r"\s*\((.*?)\)", ptx, re.S)
+        self.types = re.findall(r"\.param\s+\.(\w+)", entry.group(1)) if entry else []
+        self.threads, self.shared = threads, shared
+
+    @staticmethod
+    def _ok(code, what):
+        if code != 0:
+            raise RuntimeError(f"roofline.py: CUDA error {code} ({what})")
+
+    def launcher(self, grid, args):
+        """A function that launches on `grid` with `args`, or None where the PTX's parameters
+        are not `args` (plus trailing pointers, passed as 0)."""
+        if len(self.types) < len(args) or any(t not in ("u64", "b64") for t in self.types[len(args):]):
+            return None
+        ctype = {"u64": ctypes.c_uint64, "b64": ctypes.c_uint64, "u32": ctypes.c_uint32,
+                 "b32": ctypes.c_uint32, "s32": ctypes.c_int32, "f32": ctypes.c_float,
+                 "s64": ctypes.c_int64, "f64": ctypes.c_double}
+        values = []
+        for t, a in zip(self.types, list(args) + [0] * (len(self.types) - len(args))):
+            if t not in ctype:
+                return None
+            values.append(ctype[t](a.data_ptr() if isinstance(a, torch.Tensor) else a))
+        params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        grid = tuple(grid) + (1, ) * (3 - len(grid))
+        cu = PtxKernel._cuda
+
+        def launch():
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            self._ok(cu.cuLaunchKernel(self.fn, *grid, self.threads, 1, 1, self.shared, stream,
+                                       params, None), "launch")
+
+        launch.keep = (values, params)  # alive as long as the launcher
+        return launch
+
+
+TRITIUM_PTX = None
+
+
+def tritium_kernel(workload, size, name):
+    """tritium's kernel `name` that `bench_roofline --dump` wrote for `workload` at `size` (or
+    at another size, where the same compiled kernel served both)."""
+    for d in [os.path.join(TRITIUM_PTX, f"{workload}.{size}")] + sorted(
+            glob.glob(os.path.join(TRITIUM_PTX, f"{workload}.*"))):
+        ptx, meta = os.path.join(d, name + ".ptx"), os.path.join(d, name + ".json")
+        if os.path.exists(ptx) and os.path.exists(meta):
+            m = json.load(open(meta))
+            if m["global_scratch_bytes"]:
+                return None
+            return PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"])
+    return None
+
+
+def same_harness(workload, size, nbytes, grid, args, compiled, tritium_name, out, verify):
+    """With --tritium-ptx: tritium's kernel and Triton's PTX (`compiled`), both through the
+    driver's JIT, timed by do_bench here; `out` is cleared before each is checked."""
+    if not TRITIUM_PTX:
+        return
+    triton_ptx = PtxKernel(compiled.asm["ptx"], compiled.metadata.name,
+                           compiled.metadata.num_warps * 32, compiled.metadata.shared)
+    for provider, k in (("tritium_ptx", tritium_kernel(workload, size, tritium_name)),
+                        ("triton_ptx", triton_ptx)):
+        fn = k.launcher(grid, args) if k else None
+        if fn is None:
+            print(f"roofline.py: {provider} {workload} {size}: no kernel with these parameters",
+                  file=sys.stderr)
+            continue
+        out.zero_()
+        fn()
+        verify()
+        emit(workload, size, provider, nbytes, fn)
+
+
 PTX_DIR = None
 
 
@@ -154,8 +256,12 @@ def norm_warps(block):
 
 
 def main():
-    global PTX_DIR
+    global PTX_DIR, TRITIUM_PTX
     args = sys.argv[1:]
+    if "--tritium-ptx" in args:
+        i = args.index("--tritium-ptx")
+        TRITIUM_PTX = args[i + 1]
+        del args[i:i + 2]
     quick = "--quick" in args
     if "--ptx" in args:
         PTX_DIR = args[args.index("--ptx") + 1]
@@ -186,6 +292,8 @@ def main():
             keep("vector_add_fp32", n, tri())
             check("vector add", out, x + y, 0, 0)
             emit("vector_add_fp32", n, "triton", 12 * n, tri)
+            same_harness("vector_add_fp32", n, 12 * n, (triton.cdiv(n, 1024), ), (x, y, out, n),
+                         tri(), "add_kernel", out, lambda: check("vector add", out, x + y, 0, 0))
             emit("vector_add_fp32", n, "torch", 12 * n, lambda: torch.add(x, y, out=out))
 
     if wanted("silu_mul_fp16"):
@@ -197,6 +305,10 @@ def main():
             keep("silu_mul_fp16", n, tri())
             check("silu_mul", h, torch.nn.functional.silu(g.float()) * u.float(), 2e-3, 2e-3)
             emit("silu_mul_fp16", n, "triton", 6 * n, tri)
+            same_harness(
+                "silu_mul_fp16", n, 6 * n, (triton.cdiv(n, 1024), ), (g, u, h, n), tri(),
+                "silu_mul_kernel", h, lambda: check(
+                    "silu_mul", h, torch.nn.functional.silu(g.float()) * u.float(), 2e-3, 2e-3))
             emit("silu_mul_fp16", n, "torch", 6 * n, lambda: torch.nn.functional.silu(g) * u)
 
     if wanted("softmax_fp32"):
@@ -210,6 +322,9 @@ def main():
             keep("softmax_fp32", n, tri())
             check("softmax", y, torch.softmax(x, -1), 1e-6, 1e-4)
             emit("softmax_fp32", n, "triton", nbytes, tri)
+            same_harness("softmax_fp32", n, nbytes, (M, ),
+                         (y, x, x.stride(0), y.stride(0), M, n), tri(), "softmax_kernel", y,
+                         lambda: check("softmax", y, torch.softmax(x, -1), 1e-6, 1e-4))
             # Tutorial 02's launch: a persistent grid sized from the register count.
             stages = 4 if props["max_shared_mem"] > 200000 else 2
             k = softmax_kernel.warmup(y, x, x.stride(0), y.stride(0), M, n, BLOCK_SIZE=block,
@@ -245,6 +360,8 @@ def main():
             check(name, y, ref, 1e-2, 0)
             nbytes = 2 * x.numel() * 2
             emit(name, n, "triton", nbytes, tri)
+            same_harness(name, n, nbytes, (M, ), (x, y, w, b, mean, rstd, x.stride(0), n, 1e-5),
+                         tri(), kernel.__name__.lstrip("_"), y, lambda: check(name, y, ref, 1e-2, 0))
             emit(name, n, "torch", nbytes,
                  lambda: torch.nn.functional.layer_norm(x, (n, ), w, b, 1e-5))
 
@@ -262,6 +379,8 @@ def main():
             check("rmsnorm", y, ref, 1e-2, 0)
             nbytes = 2 * x.numel() * 2
             emit("rmsnorm_fp16", n, "triton", nbytes, tri)
+            same_harness("rmsnorm_fp16", n, nbytes, (M, ), (x, w, y, n, 1e-6), tri(),
+                         "rmsnorm_kernel", y, lambda: check("rmsnorm", y, ref, 1e-2, 0))
             emit("rmsnorm_fp16", n, "torch", nbytes,
                  lambda: torch.nn.functional.rms_norm(x, (n, ), w, 1e-6))
 

@@ -3,7 +3,8 @@
 // same GPU command.
 //
 //   bench_gemm [--dtype f16|bf16] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
-//              [--autotune] [--descriptor] [--reps N] [--csv FILE]
+//              [--autotune] [--descriptor] [--reps N] [--warmup N] [--only WORKLOAD]
+//              [--csv FILE]
 //
 // --descriptor: the kernel reads A and B through tensor descriptors (tl::make_tensor_descriptor)
 // instead of pointers, and stores C through one; on sm_90a their loads are TMA copies. Its
@@ -16,6 +17,9 @@
 // cleared before it, median; --reps N fixes the timed runs); host_us: one call and its
 // synchronization, median of 21 (launch cost included: what small shapes pay). Every result
 // is checked on a sample of entries against a double-precision reference.
+// --warmup N fixes the untimed runs before them; --only gemm|gemm_bias_relu runs one of the
+// two. With both, the launches of a run are countable, for a profiler (ncu) that times each
+// kernel alone, without launch gaps: bench/run_gemm_small_ncu.sh.
 #include <tritium/tritium.hpp>
 
 #include <fmt/format.h>
@@ -137,7 +141,7 @@ tritium::Config to_tuned(const Config& c) {
 }
 
 template <class H, bool DESC>
-double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, bool* ok,
+double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, int warmup, bool* ok,
            double* host_us, std::string* chosen, const std::vector<Config>* tune = nullptr) {
   std::mt19937 rng(s.m + 3 * s.n + 7 * s.k);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -214,6 +218,8 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, b
   tritium::BenchOptions opts;
   if (reps > 0)
     opts.reps = reps;
+  if (warmup >= 0)
+    opts.warmup = warmup;
   *host_us = 0;
   std::vector<double> host;
   for (int i = 0; i < 21; ++i) {
@@ -262,7 +268,8 @@ int main(int argc, char** argv) {
                               {4096, 4096, 4096},
                               {8192, 8192, 8192}};
     std::vector<Config> configs;
-    int reps = -1; // tritium::bench's budget
+    int reps = -1, warmup = -1; // tritium::bench's budget
+    std::string only;
     bool autotune = false, descriptor = false;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -283,11 +290,17 @@ int main(int argc, char** argv) {
         descriptor = true;
       else if (a == "--reps")
         reps = std::max(1, std::atoi(value().c_str()));
+      else if (a == "--warmup")
+        warmup = std::max(0, std::atoi(value().c_str()));
+      else if (a == "--only")
+        only = value();
       else if (a == "--csv")
         csv = value();
       else
         throw tritium::Error(fmt::format("unknown argument '{}' (see the file's header)", a));
     }
+    if (!only.empty() && only != "gemm" && only != "gemm_bias_relu")
+      throw tritium::Error(fmt::format("--only {}: expected gemm or gemm_bias_relu", only));
     if (dtype != "f16" && dtype != "bf16")
       throw tritium::Error(fmt::format("--dtype {}: expected f16 or bf16", dtype));
     auto dev = tritium::default_device();
@@ -296,6 +309,8 @@ int main(int argc, char** argv) {
     bool all_ok = true;
     for (Shape s : shapes)
       for (bool epi : {false, true}) {
+        if (!only.empty() && (only == "gemm_bias_relu") != epi)
+          continue;
         std::vector<Config> list =
             configs.empty() ? std::vector<Config>{default_config(s)} : configs;
         const std::vector<Config> tune_list = configs.empty() ? tuning_configs() : configs;
@@ -307,8 +322,8 @@ int main(int argc, char** argv) {
           double host = 0;
           const std::vector<Config>* tune = autotune ? &tune_list : nullptr;
           auto go = [&](auto h, auto desc) {
-            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, reps, &ok, &host,
-                                                           &chosen, tune);
+            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, reps, warmup, &ok,
+                                                           &host, &chosen, tune);
           };
           double us = dtype == "f16" ? (descriptor ? go(tritium::half{}, std::true_type{})
                                                    : go(tritium::half{}, std::false_type{}))

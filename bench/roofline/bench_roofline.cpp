@@ -16,10 +16,14 @@
 // element), split over the same oneTBB threads as the CPU backend's programs. On a GPU the
 // peers are Triton's kernels of the same source and PyTorch (bench/compare/roofline.py).
 //
-// Usage: bench_roofline [--device NAME] [--csv FILE] [--quick] [--no-flush] [--warps N]
+// Usage: bench_roofline [--device NAME] [--csv FILE] [--quick] [--no-flush] [--dump DIR] [--warps
+// N]
 //                       [--n N,N...] [--cols N,N...] [WORKLOAD...]
 //   --quick: fewer sizes and 256 rows (a smoke test: every kernel compiled, run and checked)
 //   --no-flush: leave the caches as the last run left them (inputs may stay cached)
+//   --dump DIR: each workload's compiled kernels (TRITIUM_DUMP) in DIR/<workload>.<size>; with
+//     an empty TRITIUM_CACHE_DIR, so that every kernel is compiled here. roofline.py
+//     --tritium-ptx DIR times them under Triton's harness.
 //   --warps N: num_warps for softmax and the norms instead of the tutorials' choice
 //   --n, --cols: the sizes of the elementwise kernels, the row lengths of the row-wise ones
 // CSV columns: workload,size,provider,gbps,median_ms,q20_ms,q80_ms
@@ -50,6 +54,7 @@ namespace {
 struct Options {
   bool quick = false;
   bool flush = true;
+  std::string dump;                // --dump DIR
   int warps = 0;                   // 0: the tutorials' num_warps
   std::vector<int64_t> flat, cols; // empty: the defaults
   std::vector<std::string> only;
@@ -167,26 +172,32 @@ public:
         !opt_.cols.empty() ? opt_.cols
         : opt_.quick       ? std::vector<int64_t>{1000, 4096}
                            : std::vector<int64_t>{512, 1024, 2048, 4096, 8192, 12288, 16384};
-    if (opt_.wanted("vector_add_fp32"))
-      for (int64_t n : flat)
-        vector_add(n);
-    if (opt_.wanted("silu_mul_fp16"))
-      for (int64_t n : flat)
-        silu_mul(n);
-    if (opt_.wanted("softmax_fp32"))
-      for (int64_t n : cols)
-        softmax(rows(), n);
-    for (bool looped : {true, false})
-      if (opt_.wanted(looped ? "layer_norm_fp16" : "layer_norm_row_fp16"))
-        for (int64_t n : cols)
-          layer_norm(rows(), n, looped);
-    if (opt_.wanted("rmsnorm_fp16"))
-      for (int64_t n : cols)
-        rmsnorm(rows(), n);
+    auto each = [&](const std::string& workload, const std::vector<int64_t>& sizes,
+                    const std::function<void(int64_t)>& bench) {
+      if (opt_.wanted(workload))
+        for (int64_t n : sizes) {
+          dumped(workload, n);
+          bench(n);
+        }
+    };
+    each("vector_add_fp32", flat, [&](int64_t n) { vector_add(n); });
+    each("silu_mul_fp16", flat, [&](int64_t n) { silu_mul(n); });
+    each("softmax_fp32", cols, [&](int64_t n) { softmax(rows(), n); });
+    each("layer_norm_fp16", cols, [&](int64_t n) { layer_norm(rows(), n, true); });
+    each("layer_norm_row_fp16", cols, [&](int64_t n) { layer_norm(rows(), n, false); });
+    each("rmsnorm_fp16", cols, [&](int64_t n) { rmsnorm(rows(), n); });
   }
 
 private:
   int64_t rows() const { return opt_.quick ? 256 : 4096; }
+
+  // --dump DIR: the kernels compiled for the next workload land in DIR/<workload>.<size>
+  // (a kernel already compiled for an earlier size, with the same specialization, is not
+  // compiled, nor dumped, again).
+  void dumped(const std::string& workload, int64_t size) const {
+    if (!opt_.dump.empty())
+      setenv("TRITIUM_DUMP", fmt::format("{}/{}.{}", opt_.dump, workload, size).c_str(), 1);
+  }
 
   tritium::BenchResult time(const std::function<void()>& fn) {
     return tritium::bench(dev_, fn, {.flush_l2 = opt_.flush, .quantiles = {0.5, 0.2, 0.8}});
@@ -397,6 +408,8 @@ int main(int argc, char** argv) {
       opt.quick = true;
     else if (a == "--no-flush")
       opt.flush = false;
+    else if (a == "--dump" && i + 1 < argc)
+      opt.dump = argv[++i];
     else if (a == "--warps" && i + 1 < argc)
       opt.warps = std::atoi(argv[++i]);
     else if ((a == "--n" || a == "--cols") && i + 1 < argc) {
@@ -414,10 +427,11 @@ int main(int argc, char** argv) {
     else if (!a.empty() && a[0] != '-')
       opt.only.push_back(a);
     else {
-      fmt::print(stderr,
-                 "usage: {} [--device NAME] [--csv FILE] [--quick] [--no-flush] [--warps N] "
-                 "[--n N,N...] [--cols N,N...] [WORKLOAD...]\n",
-                 argv[0]);
+      fmt::print(
+          stderr,
+          "usage: {} [--device NAME] [--csv FILE] [--quick] [--no-flush] [--dump DIR] [--warps N] "
+          "[--n N,N...] [--cols N,N...] [WORKLOAD...]\n",
+          argv[0]);
       return 2;
     }
   }
