@@ -126,10 +126,19 @@ std::vector<tritium::Config> configs_for(const tritium::Device& dev) {
         warps,
         stages};
   };
+  std::vector<tritium::Config> gpu = {tile(128, 256, 64, 8, 4), tile(256, 128, 64, 8, 4),
+                                      tile(128, 128, 64, 8, 4), tile(128, 128, 64, 4, 4),
+                                      tile(128, 64, 64, 4, 4),  tile(64, 128, 64, 4, 4),
+                                      tile(64, 64, 64, 4, 3),   tile(128, 128, 32, 4, 3)};
+  // Narrow tiles for the smallest shapes, where more programs in flight beat bigger tiles
+  // (wgmma takes N = 16 or 32; on an H200 the seed's 64 x 256 x 128 GEMM+bias+ReLU ran
+  // 4.45 us at 64 x 16 against 4.67 at 64 x 64, by Nsight Compute).
+  if (dev.name() == "cuda") {
+    gpu.push_back(tile(64, 32, 64, 4, 4));
+    gpu.push_back(tile(64, 16, 64, 4, 4));
+  }
   if (dev.name() == "cuda" || dev.name() == "hip")
-    return {tile(128, 256, 64, 8, 4), tile(256, 128, 64, 8, 4), tile(128, 128, 64, 8, 4),
-            tile(128, 128, 64, 4, 4), tile(128, 64, 64, 4, 4),  tile(64, 128, 64, 4, 4),
-            tile(64, 64, 64, 4, 3),   tile(128, 128, 32, 4, 3)};
+    return gpu;
   return {tile(64, 64, 32, 4, 3)};
 }
 
