@@ -281,8 +281,8 @@ TEST_CASE("sm_90 and sm_80: the vector add uses 128-bit global loads and stores"
       names.push_back(k);
     CHECK(names == std::vector<std::string>{"ir", "ir.assign_layouts", "ir.coalesce",
                                             "ir.accelerate_matmul", "ir.propagate_mma_layout",
-                                            "ir.remove_layout_conversions", "ir.pipeline", "ir.opt",
-                                            "ll", "ll.opt", "ptx"});
+                                            "ir.remove_layout_conversions", "ir.hoist_loads",
+                                            "ir.pipeline", "ir.opt", "ll", "ll.opt", "ptx"});
     CHECK(bin.stage("ir.opt")->find("convert_layout") == std::string::npos);
   }
   // Without the alignment specialization the accesses stay scalar.
@@ -564,6 +564,28 @@ TEST_CASE("sm_90a: attention's p @ v stays in flight into the next iteration, wh
   o.num_stages = 2;
   auto two = gpu::compile_for_gpu(*f, gpu::GpuTarget{"sm_90a"}, o);
   CHECK(count(two.assembly, "wgmma.wait_group.sync.aligned 1;") == 0);
+}
+
+TEST_CASE("hoist_loads: the epilogue's bias load is issued before the K loop, in a compact "
+          "layout, and converted after it") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                       int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
+  auto f = lang::trace(gpu_test::gemm_bias_relu, "gemm_bias_relu", s);
+  gpu::GpuTarget t{"sm_90a"};
+  t.keep_stages = true;
+  CompileOptions o;
+  o.num_warps = 4;
+  auto nv = gpu::compile_for_gpu(*f, t, o);
+  std::string ir;
+  for (auto& [name, text] : nv.stages)
+    if (name == "ir.opt")
+      ir = text;
+  const size_t loop = ir.find("= for(");
+  const size_t bias = ir.find("load(", ir.rfind("\n", ir.find("tensor<64xf32, #blocked")));
+  REQUIRE(loop != std::string::npos);
+  CHECK(bias < loop);
+  CHECK(ir.find("tensor<64xf32, #slice", loop) != std::string::npos);
+  check_ptxas(nv.assembly, "sm_90a");
 }
 
 TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
