@@ -38,6 +38,9 @@ bool writes_or_effects(const ir::Op& op) {
   return false;
 }
 
+// Registers per thread up to which a hoisted load keeps its consumer's layout.
+constexpr int kKeepLayoutRegs = 16;
+
 class Hoister {
 public:
   Hoister(ir::Function& f, int num_warps, int warp_size)
@@ -130,17 +133,22 @@ private:
     ir::Value* r = load.result();
     const ir::LayoutPtr old = r->type.layout;
     auto it = info_.find(load.operands[0]);
+    // Few registers in the consumer's layout (a 64 x 64 accumulator's bias: 16): the load moves
+    // as it is, with no conversion on either side (each costs barriers and a shared-memory trip).
+    const bool small = !old || resolve(old, r->type.shape).num_regs() <= kKeepLayoutRegs;
     const ir::LayoutPtr want =
-        it == info_.end() ? old
-                          : coalesced_layout(load.operands[0], it->second, num_warps_, warp_size_);
+        it == info_.end() || small
+            ? old
+            : coalesced_layout(load.operands[0], it->second, num_warps_, warp_size_);
     // The copy's operands in the layout it reads in.
     for (ir::Value* v : load.operands) {
       size_t at = index_in_block(loop);
-      copy[v] = convert_to(f_, b, at, mapped(v), want, load.loc);
+      copy[v] = want == old ? mapped(v) : convert_to(f_, b, at, mapped(v), want, load.loc);
     }
     ir::Op* early = clone(load, &want);
     size_t after = index_in_block(loop) + 1;
-    ir::Value* back = convert_to(f_, b, after, early->result(), old, load.loc);
+    ir::Value* back =
+        want == old ? early->result() : convert_to(f_, b, after, early->result(), old, load.loc);
     f_.replace_all_uses(r, back);
   }
 

@@ -566,26 +566,39 @@ TEST_CASE("sm_90a: attention's p @ v stays in flight into the next iteration, wh
   CHECK(count(two.assembly, "wgmma.wait_group.sync.aligned 1;") == 0);
 }
 
-TEST_CASE("hoist_loads: the epilogue's bias load is issued before the K loop, in a compact "
-          "layout, and converted after it") {
-  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
-                       int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
-  auto f = lang::trace(gpu_test::gemm_bias_relu, "gemm_bias_relu", s);
-  gpu::GpuTarget t{"sm_90a"};
-  t.keep_stages = true;
-  CompileOptions o;
-  o.num_warps = 4;
-  auto nv = gpu::compile_for_gpu(*f, t, o);
-  std::string ir;
-  for (auto& [name, text] : nv.stages)
-    if (name == "ir.opt")
-      ir = text;
-  const size_t loop = ir.find("= for(");
-  const size_t bias = ir.find("load(", ir.rfind("\n", ir.find("tensor<64xf32, #blocked")));
-  REQUIRE(loop != std::string::npos);
-  CHECK(bias < loop);
-  CHECK(ir.find("tensor<64xf32, #slice", loop) != std::string::npos);
-  check_ptxas(nv.assembly, "sm_90a");
+TEST_CASE("hoist_loads: the epilogue's bias load is issued before the K loop; in its own "
+          "layout when that is a few registers, else compact and converted after the loop") {
+  auto stage = [](const gpu::GpuKernelBinary& bin, const std::string& key) {
+    const std::string* text = bin.stage(key);
+    REQUIRE(text != nullptr);
+    return *text;
+  };
+  for (int bn : {64, 256}) {
+    CAPTURE(bn);
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                         int_arg(), int_arg(), const_arg(64), const_arg(bn), const_arg(32)};
+    auto f = lang::trace(gpu_test::gemm_bias_relu, "gemm_bias_relu", s);
+    auto nv = compile(*f, "sm_90a", 4);
+    const std::string ir = stage(nv, "ir.opt");
+    const size_t loop = ir.find("= for(");
+    REQUIRE(loop != std::string::npos);
+    const size_t bias = ir.find(fmt::format("tensor<{}xf32", bn));
+    REQUIRE(bias != std::string::npos);
+    CHECK(bias < loop); // the first value of the bias's shape: its pointers, before the loop
+    const size_t convert = ir.find(fmt::format("convert_layout"), loop);
+    if (bn == 64) {
+      // 16 registers per thread in the accumulator's columns: moved as it is.
+      CHECK(ir.find(fmt::format("tensor<{}xf32, #blocked", bn)) == std::string::npos);
+    } else {
+      // 64 in the accumulator's columns: read 2 per thread, converted after the loop.
+      CHECK(ir.find(fmt::format("tensor<{}xf32, #blocked", bn)) < loop);
+      CHECK(convert != std::string::npos);
+    }
+    // The PTX: the bias's global loads come before the loop's first wgmma.
+    const size_t first_load = nv.assembly.find("ld.global");
+    CHECK(first_load < nv.assembly.find("wgmma.mma_async"));
+    check_ptxas(nv.assembly, "sm_90a");
+  }
 }
 
 TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
