@@ -17,6 +17,8 @@ std::span<const GpuPass> gpu_passes() {
        [](ir::Function& f, const GpuFeatures&) { propagate_mma_layout(f); }},
       {"remove_layout_conversions",
        [](ir::Function& f, const GpuFeatures&) { remove_layout_conversions(f); }},
+      {"hoist_loads",
+       [](ir::Function& f, const GpuFeatures& t) { hoist_loads(f, t.num_warps, t.warp_size); }},
       {"pipeline", [](ir::Function& f, const GpuFeatures& t) { pipeline(f, t); }},
   };
   return passes;

@@ -84,4 +84,7 @@ void propagate_mma_layout(ir::Function& f);
 // num_stages shared-memory tiles, issued num_stages - 1 iterations ahead.
 void pipeline(ir::Function& f, const GpuFeatures& target);
 
+// hoist_loads.cpp: global loads after a loop that do not depend on it are issued before it.
+void hoist_loads(ir::Function& f, int num_warps, int warp_size);
+
 } // namespace tritium::gpu

@@ -281,8 +281,8 @@ TEST_CASE("sm_90 and sm_80: the vector add uses 128-bit global loads and stores"
       names.push_back(k);
     CHECK(names == std::vector<std::string>{"ir", "ir.assign_layouts", "ir.coalesce",
                                             "ir.accelerate_matmul", "ir.propagate_mma_layout",
-                                            "ir.remove_layout_conversions", "ir.pipeline", "ir.opt",
-                                            "ll", "ll.opt", "ptx"});
+                                            "ir.remove_layout_conversions", "ir.hoist_loads",
+                                            "ir.pipeline", "ir.opt", "ll", "ll.opt", "ptx"});
     CHECK(bin.stage("ir.opt")->find("convert_layout") == std::string::npos);
   }
   // Without the alignment specialization the accesses stay scalar.
@@ -564,6 +564,41 @@ TEST_CASE("sm_90a: attention's p @ v stays in flight into the next iteration, wh
   o.num_stages = 2;
   auto two = gpu::compile_for_gpu(*f, gpu::GpuTarget{"sm_90a"}, o);
   CHECK(count(two.assembly, "wgmma.wait_group.sync.aligned 1;") == 0);
+}
+
+TEST_CASE("hoist_loads: the epilogue's bias load is issued before the K loop; in its own "
+          "layout when that is a few registers, else compact and converted after the loop") {
+  auto stage = [](const gpu::GpuKernelBinary& bin, const std::string& key) {
+    const std::string* text = bin.stage(key);
+    REQUIRE(text != nullptr);
+    return *text;
+  };
+  for (int bn : {64, 256}) {
+    CAPTURE(bn);
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                         int_arg(), int_arg(), const_arg(64), const_arg(bn), const_arg(32)};
+    auto f = lang::trace(gpu_test::gemm_bias_relu, "gemm_bias_relu", s);
+    auto nv = compile(*f, "sm_90a", 4);
+    const std::string ir = stage(nv, "ir.opt");
+    const size_t loop = ir.find("= for(");
+    REQUIRE(loop != std::string::npos);
+    const size_t bias = ir.find(fmt::format("tensor<{}xf32", bn));
+    REQUIRE(bias != std::string::npos);
+    CHECK(bias < loop); // the first value of the bias's shape: its pointers, before the loop
+    const size_t convert = ir.find(fmt::format("convert_layout"), loop);
+    if (bn == 64) {
+      // 16 registers per thread in the accumulator's columns: moved as it is.
+      CHECK(ir.find(fmt::format("tensor<{}xf32, #blocked", bn)) == std::string::npos);
+    } else {
+      // 64 in the accumulator's columns: read 2 per thread, converted after the loop.
+      CHECK(ir.find(fmt::format("tensor<{}xf32, #blocked", bn)) < loop);
+      CHECK(convert != std::string::npos);
+    }
+    // The PTX: the bias's global loads come before the loop's first wgmma.
+    const size_t first_load = nv.assembly.find("ld.global");
+    CHECK(first_load < nv.assembly.find("wgmma.mma_async"));
+    check_ptxas(nv.assembly, "sm_90a");
+  }
 }
 
 TEST_CASE("enable_fp_fusion: a multiply feeding an add is one fma only when it is on") {
