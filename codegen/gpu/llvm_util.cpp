@@ -10,6 +10,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -32,6 +33,14 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& trip
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
     LLVMInitializeAMDGPUAsmParser();
+    // 32-bit pointers to shared, constant and local memory on NVPTX (Triton compiles with the
+    // same flag): shared addresses, wgmma descriptors and cp.async destinations in 32-bit
+    // arithmetic, where 64-bit adds and bit-field extracts cost two to four instructions each
+    // (the 128 x 256 GEMM executed 64 % more instructions than Triton's). The option is read
+    // when an NVPTX target machine is made, so it is set before the first.
+    auto& options = llvm::cl::getRegisteredOptions();
+    if (auto it = options.find("nvptx-short-ptr"); it != options.end())
+      static_cast<llvm::cl::opt<bool>*>(it->second)->setValue(true);
   });
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);

@@ -284,15 +284,20 @@ public:
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
     b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
   }
-  // The 64-bit shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start
+  // wgmma's 64-bit shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start
   // address, leading and stride byte offsets (all >> 4), and the swizzle mode in bits 62-63.
+  // Built as two 32-bit halves and paired (a register pair, no instructions): only the low
+  // half depends on the address.
   static llvm::Value* descriptor(llvm::IRBuilder<>& b, const SmemMatrix& m) {
-    llvm::Value* addr = b.CreatePtrToInt(m.addr, b.getInt64Ty());
-    llvm::Value* d = b.CreateLShr(b.CreateAnd(addr, 0x3FFFF), 4);
-    const uint64_t mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
-    const uint64_t fixed = ((static_cast<uint64_t>(m.lbo) >> 4) & 0x3FFF) << 16 |
-                           ((static_cast<uint64_t>(m.sbo) >> 4) & 0x3FFF) << 32 | mode << 62;
-    return b.CreateOr(d, b.getInt64(fixed));
+    llvm::Value* addr = shared_u32(b, m.addr);
+    const uint32_t lbo = ((static_cast<uint32_t>(m.lbo) >> 4) & 0x3FFF) << 16;
+    llvm::Value* lo = b.CreateOr(b.CreateLShr(b.CreateAnd(addr, 0x3FFFF), 4), lbo);
+    const uint32_t mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
+    const uint32_t hi = ((static_cast<uint32_t>(m.sbo) >> 4) & 0x3FFF) | mode << 30;
+    // (As a vector bitcast, instcombine turns the pair back into a 64-bit zext and or.)
+    auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getInt32Ty(), b.getInt32Ty()}, false);
+    return b.CreateCall(llvm::InlineAsm::get(fty, "mov.b64 $0, {$1, $2};", "=l,r,r", false),
+                        {lo, b.getInt32(hi)});
   }
 
   // mma.sync.aligned.m16n8kK.row.col through LLVM's NVVM intrinsics; operands packed into the
@@ -341,18 +346,22 @@ public:
     return out;
   }
 
-  // cp.async (sm_80+): the .s form takes the bytes to read, 0 where masked (zero fill).
+  // cp.async (sm_80+): the form with a source size reads that many bytes, 0 where masked (zero
+  // fill). Inline PTX: LLVM 19 selects its intrinsic only for 64-bit shared addresses, and
+  // shared pointers are 32-bit here (make_target_machine).
   bool has_async_copy() const override { return true; }
   void async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src, int bytes,
                   llvm::Value* pred) override {
-    llvm::Intrinsic::ID id = bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
-                             : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
-                                          : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
     if (bytes != 4 && bytes != 8 && bytes != 16)
       throw Error(fmt::format("NVPTX: cp.async of {} bytes (internal)", bytes));
     llvm::Value* n = pred ? b.CreateSelect(pred, b.getInt32(bytes), b.getInt32(0))
                           : static_cast<llvm::Value*>(b.getInt32(bytes));
-    b.CreateIntrinsic(id, {}, {dst, src, n});
+    auto* i32 = b.getInt32Ty();
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {i32, src->getType(), i32}, false);
+    const std::string text = fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;",
+                                         bytes == 16 ? "cg" : "ca", bytes);
+    b.CreateCall(llvm::InlineAsm::get(fty, text, "r,l,r,~{memory}", true),
+                 {shared_u32(b, dst), src, n});
   }
   void async_commit(llvm::IRBuilder<>& b) override {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
