@@ -144,17 +144,68 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
           vals[k][t] = r[k];
       }
     };
+    // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
+    // each mask is in closed form.
+    llvm::Value* trailing = nullptr;
+    if (leading) {
+      trailing = i64(0);
+      for (const ir::Op* l : loads) {
+        llvm::Value* c = i64(len);
+        if (l->operands.size() > 1) {
+          llvm::Value* exact = nullptr;
+          c = prefix_lanes(l->operand(1), len, &exact);
+          if (!c) {
+            trailing = nullptr;
+            break;
+          }
+          c = b.CreateSelect(exact, c, i64(len));
+        }
+        trailing = b.CreateSelect(b.CreateICmpSGT(c, trailing), c, trailing);
+      }
+    }
+    // Chunks lo .. hi-1 in registers, starting from the partials `vals`; stores them to acc.
+    auto register_chunks = [&](std::vector<std::vector<llvm::Value*>> vals, llvm::Value* lo,
+                               llvm::Value* hi) {
+      llvm::BasicBlock* pre = b.GetInsertBlock();
+      std::vector<std::vector<llvm::PHINode*>> phis(n, std::vector<llvm::PHINode*>(parts));
+      llvm::BasicBlock* latch = nullptr;
+      std::vector<std::vector<llvm::Value*>> next = vals;
+      loop(lo, hi, 1, [&](llvm::Value* c) {
+        for (size_t k = 0; k < n; ++k)
+          for (int64_t t = 0; t < parts; ++t) {
+            phis[k][t] = b.CreatePHI(vals[k][t]->getType(), 2);
+            phis[k][t]->addIncoming(vals[k][t], pre);
+            next[k][t] = phis[k][t];
+          }
+        chunk_in_registers(b.CreateMul(c, i64(row)), next, false);
+        latch = b.GetInsertBlock();
+      });
+      std::vector<std::vector<llvm::Value*>> outs = vals;
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t) {
+          phis[k][t]->addIncoming(next[k][t], latch);
+          auto* out = b.CreatePHI(vals[k][t]->getType(), 2);
+          out->addIncoming(vals[k][t], pre);
+          out->addIncoming(next[k][t], latch);
+          outs[k][t] = out;
+        }
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t)
+          b.CreateStore(to_scratch(outs[k][t], o[k]->type.elem), at(acc[k], i64(t)));
+    };
+    auto clamp = [&](llvm::Value* v, llvm::Value* lo, int64_t hi) {
+      v = b.CreateSelect(b.CreateICmpSLT(v, lo), lo, v);
+      return b.CreateSelect(b.CreateICmpSGT(v, i64(hi)), i64(hi), v);
+    };
     auto partials = [&](bool direct) {
       // Chunks 0 .. split-1 lie in the masks' leading lanes.
-      llvm::Value* split = i64(1);
-      if (leading) {
-        split = b.CreateSDiv(leading, i64(parts));
-        split = b.CreateSelect(b.CreateICmpSGT(split, i64(chunks)), i64(chunks), split);
-      }
+      llvm::Value* split =
+          leading ? clamp(b.CreateSDiv(leading, i64(parts)), i64(0), chunks) : i64(1);
       auto* masked_start = llvm::BasicBlock::Create(ctx_, "partials.masked", fn_);
       auto* rest_bb = llvm::BasicBlock::Create(ctx_, "partials.rest", fn_);
       std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> resume; // first chunk left
-      if (direct && leading && lanes == 1) {
+      const bool in_registers = direct && leading && lanes == 1;
+      if (in_registers) {
         // Reading memory directly, the partials stay in registers while the leading lanes last.
         auto* fast = llvm::BasicBlock::Create(ctx_, "partials.registers", fn_);
         b.CreateCondBr(b.CreateICmpSGE(split, i64(1)), fast, masked_start);
@@ -162,33 +213,8 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
         masks_true = true;
         chunk_in_registers(i64(0), vals, true);
-        llvm::BasicBlock* pre = b.GetInsertBlock();
-        std::vector<std::vector<llvm::PHINode*>> phis(n, std::vector<llvm::PHINode*>(parts));
-        llvm::BasicBlock* latch = nullptr;
-        std::vector<std::vector<llvm::Value*>> next = vals;
-        loop(i64(1), split, 1, [&](llvm::Value* c) {
-          for (size_t k = 0; k < n; ++k)
-            for (int64_t t = 0; t < parts; ++t) {
-              phis[k][t] = b.CreatePHI(vals[k][t]->getType(), 2);
-              phis[k][t]->addIncoming(vals[k][t], pre);
-              next[k][t] = phis[k][t];
-            }
-          chunk_in_registers(b.CreateMul(c, i64(row)), next, false);
-          latch = b.GetInsertBlock();
-        });
+        register_chunks(vals, i64(1), split);
         masks_true = false;
-        std::vector<std::vector<llvm::Value*>> outs = vals;
-        for (size_t k = 0; k < n; ++k)
-          for (int64_t t = 0; t < parts; ++t) {
-            phis[k][t]->addIncoming(next[k][t], latch);
-            auto* out = b.CreatePHI(vals[k][t]->getType(), 2);
-            out->addIncoming(vals[k][t], pre);
-            out->addIncoming(next[k][t], latch);
-            outs[k][t] = out;
-          }
-        for (size_t k = 0; k < n; ++k)
-          for (int64_t t = 0; t < parts; ++t)
-            b.CreateStore(to_scratch(outs[k][t], o[k]->type.elem), at(acc[k], i64(t)));
         resume.emplace_back(split, b.GetInsertBlock());
         b.CreateBr(rest_bb);
       } else {
@@ -220,7 +246,21 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
       auto* from = b.CreatePHI(b.getInt64Ty(), 2);
       for (auto& [v, bb] : resume)
         from->addIncoming(v, bb);
-      loop(from, i64(chunks), 1, chunk);
+      if (in_registers && trailing) {
+        // Chunks with some lanes on, then chunks whose lanes are all off: no loads there.
+        llvm::Value* off =
+            clamp(b.CreateSDiv(b.CreateAdd(trailing, i64(parts - 1)), i64(parts)), from, chunks);
+        loop(from, off, 1, chunk);
+        std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
+        for (size_t k = 0; k < n; ++k)
+          for (int64_t t = 0; t < parts; ++t)
+            vals[k][t] = from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], i64(t))), o[k]->type.elem);
+        reload_masks_false_ = true;
+        register_chunks(vals, off, i64(chunks));
+        reload_masks_false_ = false;
+      } else {
+        loop(from, i64(chunks), 1, chunk);
+      }
       if (rest)
         fold(
             rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);

@@ -141,6 +141,7 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
     return false;
   const ir::Block* blk = v->def->parent;
   std::vector<const Op*> loads;
+  std::vector<const ir::Value*> nodes;
   int ops = 0;
   std::function<bool(const ir::Value*)> tree = [&](const ir::Value* x) -> bool {
     if (x->type.is_scalar() || rematerializable(x))
@@ -150,8 +151,9 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
       return false;
     if (d->kind == OpKind::Splat || d->kind == OpKind::Constant)
       return true;
-    if (!group.count(d) && !reloaded_.count(x))
+    if (!group.count(d) && !reload_nodes_.count(x))
       return false;
+    nodes.push_back(x);
     if (d->kind == OpKind::Load) {
       const ir::Value* mask = mask_of(*d);
       if (!rematerializable(d->operand(0)) || !affine_pointer(d->operand(0)) ||
@@ -198,6 +200,7 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
     }
   }
   reloaded_.insert(v);
+  reload_nodes_.insert(nodes.begin(), nodes.end());
   for (const Op* load : loads) {
     auto [it, fresh] = reload_source_of_.emplace(load, reload_sources_.size());
     if (fresh) {
@@ -411,6 +414,10 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
       break;
     }
     llvm::Value* other = op.operands.size() > 2 ? get(op.operand(2)) : scalar_.zero(t);
+    if (reload_masks_false_) {
+      r = other;
+      break;
+    }
     llvm::Value* m = get(mask);
     llvm::BasicBlock* from = b.GetInsertBlock();
     auto* yes = llvm::BasicBlock::Create(ctx_, "reload", fn_);

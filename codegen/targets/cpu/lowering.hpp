@@ -205,7 +205,9 @@ private:
   };
   std::vector<ReloadSource> reload_sources_;
   std::unordered_map<const ir::Op*, size_t> reload_source_of_;
-  std::unordered_set<const ir::Value*> reloaded_;
+  std::unordered_set<const ir::Value*> reloaded_;     // read by later groups as reloads
+  std::unordered_set<const ir::Value*> reload_nodes_; // in the trees those re-issue
+  bool reload_masks_false_ = false; // while set, every reloaded load's mask is off
 
   struct Group {
     std::vector<int64_t> shape;
