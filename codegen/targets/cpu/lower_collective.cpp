@@ -9,6 +9,7 @@
 #include <tritium/ir/reduce_order.hpp>
 
 #include <numeric>
+#include <optional>
 
 namespace tritium::cpu {
 
@@ -119,14 +120,18 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     };
     const int64_t row = parts * lanes, chunks = len / parts, rest = len % parts;
     llvm::Value* leading = nullptr; // elements where every reloaded load's mask holds
-    {
-      std::vector<const ir::Value*> masks;
-      for (const ir::Op* l : loads)
-        if (l->operands.size() > 1)
-          masks.push_back(l->operand(1));
-      if (!masks.empty())
-        leading = leading_true_lanes(masks, len);
-    }
+    std::vector<const ir::Value*> masks;
+    for (const ir::Op* l : loads)
+      if (l->operands.size() > 1)
+        masks.push_back(l->operand(1));
+    if (!masks.empty())
+      leading = leading_true_lanes(masks, len);
+    auto know_masks = [&](std::optional<bool> value) {
+      known_masks_.clear();
+      if (value)
+        for (const ir::Value* m : masks)
+          known_masks_[m] = *value;
+    };
     // Chunk c's elements combined into the partials `vals` as straight-line code (lanes == 1
     // here), which the SLP vectorizer turns into a few vector operations per chunk.
     auto chunk_in_registers = [&](llvm::Value* base, std::vector<std::vector<llvm::Value*>>& vals,
@@ -212,8 +217,10 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         b.SetInsertPoint(fast);
         std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
         masks_true = true;
+        know_masks(true);
         chunk_in_registers(i64(0), vals, true);
         register_chunks(vals, i64(1), split);
+        know_masks(std::nullopt);
         masks_true = false;
         resume.emplace_back(split, b.GetInsertBlock());
         b.CreateBr(rest_bb);
@@ -237,7 +244,9 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
       if (leading) {
         after = b.CreateSelect(b.CreateICmpSLT(split, i64(1)), i64(1), split);
         masks_true = true;
+        know_masks(true);
         loop(i64(1), after, 1, chunk);
+        know_masks(std::nullopt);
         masks_true = false;
       }
       resume.emplace_back(after, b.GetInsertBlock());
@@ -256,7 +265,9 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
           for (int64_t t = 0; t < parts; ++t)
             vals[k][t] = from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], i64(t))), o[k]->type.elem);
         reload_masks_false_ = true;
+        know_masks(false);
         register_chunks(vals, off, i64(chunks));
+        know_masks(std::nullopt);
         reload_masks_false_ = false;
       } else {
         loop(from, i64(chunks), 1, chunk);

@@ -629,6 +629,8 @@ void KernelLowering::flush() {
     llvm::Value* fl = flat ? idx[0] : nullptr;
     std::unordered_map<const ir::Value*, llvm::Value*> in;
     auto get = [&](const ir::Value* v) {
+      if (auto it = known_masks_.find(v); it != known_masks_.end())
+        return static_cast<llvm::Value*>(b.getInt1(it->second));
       return is_reloaded(v) ? reload(v, idx[0], masks_true, from_snapshots, in)
                             : group_element(v, idx, fl, in);
     };
@@ -707,7 +709,10 @@ void KernelLowering::flush() {
     llvm::Value* k = leading_true_lanes(masks, space[0]);
     auto flat_element = [&](llvm::Value* i) { element({i}); };
     masks_true = true;
+    for (const ir::Value* m : masks)
+      known_masks_[m] = true;
     loop(i64(0), k, 1, flat_element, true);
+    known_masks_.clear();
     masks_true = false;
     llvm::Value* needed = masked_lanes_needed(masks, outputs.empty(), space[0]);
     if (!needed)

@@ -208,6 +208,9 @@ private:
   std::unordered_set<const ir::Value*> reloaded_;     // read by later groups as reloads
   std::unordered_set<const ir::Value*> reload_nodes_; // in the trees those re-issue
   bool reload_masks_false_ = false; // while set, every reloaded load's mask is off
+  // Masks whose value every lane of the loop being emitted knows (the leading lanes where all
+  // masks hold, the lanes past them all): a `where` on such a mask folds away.
+  std::unordered_map<const ir::Value*, bool> known_masks_;
 
   struct Group {
     std::vector<int64_t> shape;
