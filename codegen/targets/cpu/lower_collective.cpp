@@ -151,23 +151,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     };
     // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
     // each mask is in closed form.
-    llvm::Value* trailing = nullptr;
-    if (leading) {
-      trailing = i64(0);
-      for (const ir::Op* l : loads) {
-        llvm::Value* c = i64(len);
-        if (l->operands.size() > 1) {
-          llvm::Value* exact = nullptr;
-          c = prefix_lanes(l->operand(1), len, &exact);
-          if (!c) {
-            trailing = nullptr;
-            break;
-          }
-          c = b.CreateSelect(exact, c, i64(len));
-        }
-        trailing = b.CreateSelect(b.CreateICmpSGT(c, trailing), c, trailing);
-      }
-    }
+    llvm::Value* trailing = leading ? all_masks_off_from(masks, len) : nullptr;
     // Chunks lo .. hi-1 in registers, starting from the partials `vals`; stores them to acc.
     auto register_chunks = [&](std::vector<std::vector<llvm::Value*>> vals, llvm::Value* lo,
                                llvm::Value* hi) {

@@ -715,8 +715,19 @@ void KernelLowering::flush() {
     known_masks_.clear();
     masks_true = false;
     llvm::Value* needed = masked_lanes_needed(masks, outputs.empty(), space[0]);
-    if (!needed)
-      return loop(k, n, 1, flat_element, true);
+    if (!needed) {
+      llvm::Value* off = all_masks_off_from(masks, space[0]);
+      if (!off)
+        return loop(k, n, 1, flat_element, true);
+      // Past every mask's end, loads read their `other` and stores store nothing: no
+      // masked accesses (LLVM scalarizes masked f16 loads), often a loop-invariant value.
+      loop(k, off, 1, flat_element, true);
+      for (const ir::Value* m : masks)
+        known_masks_[m] = false;
+      loop(off, n, 1, flat_element, true);
+      known_masks_.clear();
+      return;
+    }
     auto& b = builder_;
     auto* rest = llvm::BasicBlock::Create(ctx_, "masked", fn_);
     auto* done = llvm::BasicBlock::Create(ctx_, "masked.done", fn_);
@@ -746,6 +757,23 @@ void KernelLowering::flush() {
   }
   for (auto& [v, buf] : outputs)
     set_view(v, buf);
+}
+
+// The first lane from which every mask is off, where each reads `offs < n` (closed form), else
+// nullptr. A mask whose offsets wrap around may hold anywhere: its end is the block's.
+llvm::Value* KernelLowering::all_masks_off_from(const std::vector<const ir::Value*>& masks,
+                                                int64_t size) {
+  auto& b = builder_;
+  llvm::Value* end = i64(0);
+  for (const ir::Value* m : masks) {
+    llvm::Value* exact = nullptr;
+    llvm::Value* c = prefix_lanes(m, size, &exact);
+    if (!c)
+      return nullptr;
+    c = b.CreateSelect(exact, c, i64(size));
+    end = b.CreateSelect(b.CreateICmpSGT(c, end), c, end);
+  }
+  return end;
 }
 
 // Whether the masked lanes of a split group can be skipped: when its only effects are its
