@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace tritium::cpu {
 
@@ -327,6 +328,37 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   return cost >= 0;
 }
 
+// Whether two values compute the same thing from the same values: `cols < N` written twice
+// (Triton's layer norm masks a load with one and a `where` with the other).
+static bool same_computation(const ir::Value* a, const ir::Value* b, int depth = 8) {
+  if (a == b)
+    return true;
+  if (!a->def || !b->def || depth == 0 || a->index != b->index || !(a->type == b->type))
+    return false;
+  const Op& x = *a->def;
+  const Op& y = *b->def;
+  if (x.kind != y.kind || !ir::is_elementwise(x.kind) && x.kind != OpKind::Arange &&
+                              x.kind != OpKind::Splat && x.kind != OpKind::Constant)
+    return false;
+  if (x.attrs != y.attrs || x.operands.size() != y.operands.size())
+    return false;
+  for (size_t i = 0; i < x.operands.size(); ++i)
+    if (!same_computation(x.operand(i), y.operand(i), depth - 1))
+      return false;
+  return true;
+}
+
+std::optional<bool> KernelLowering::known_mask(const ir::Value* v) {
+  if (known_masks_.empty() || !v->type.elem.is_bool())
+    return std::nullopt;
+  if (auto it = known_masks_.find(v); it != known_masks_.end())
+    return it->second;
+  for (const auto& [m, value] : known_masks_)
+    if (same_computation(v, m))
+      return value;
+  return std::nullopt;
+}
+
 llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                                    bool same_index,
                                    std::unordered_map<const ir::Value*, llvm::Value*>& in) {
@@ -629,8 +661,8 @@ void KernelLowering::flush() {
     llvm::Value* fl = flat ? idx[0] : nullptr;
     std::unordered_map<const ir::Value*, llvm::Value*> in;
     auto get = [&](const ir::Value* v) {
-      if (auto it = known_masks_.find(v); it != known_masks_.end())
-        return static_cast<llvm::Value*>(b.getInt1(it->second));
+      if (std::optional<bool> known = known_mask(v))
+        return static_cast<llvm::Value*>(b.getInt1(*known));
       return is_reloaded(v) ? reload(v, idx[0], masks_true, from_snapshots, in)
                             : group_element(v, idx, fl, in);
     };

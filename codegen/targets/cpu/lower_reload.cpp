@@ -353,8 +353,8 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
                                     std::unordered_map<const ir::Value*, llvm::Value*>& in) {
   if (auto it = in.find(v); it != in.end())
     return it->second;
-  if (auto it = known_masks_.find(v); it != known_masks_.end())
-    return builder_.getInt1(it->second);
+  if (std::optional<bool> known = known_mask(v))
+    return builder_.getInt1(*known);
   if (v->type.is_scalar())
     return scalar(v);
   if (rematerializable(v))

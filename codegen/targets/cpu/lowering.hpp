@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -212,6 +213,7 @@ private:
   // Masks whose value every lane of the loop being emitted knows (the leading lanes where all
   // masks hold, the lanes past them all): a `where` on such a mask folds away.
   std::unordered_map<const ir::Value*, bool> known_masks_;
+  std::optional<bool> known_mask(const ir::Value* v); // also a mask computed the same way
 
   struct Group {
     std::vector<int64_t> shape;
