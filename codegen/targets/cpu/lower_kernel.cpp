@@ -746,7 +746,7 @@ void KernelLowering::flush() {
     loop(i64(0), k, 1, flat_element, true);
     known_masks_.clear();
     masks_true = false;
-    llvm::Value* needed = masked_lanes_needed(masks, outputs.empty(), space[0]);
+    llvm::Value* needed = masked_lanes_needed(g.ops, masks, outputs.empty(), space[0]);
     if (!needed) {
       llvm::Value* off = all_masks_off_from(masks, space[0]);
       if (!off)
@@ -809,14 +809,18 @@ llvm::Value* KernelLowering::all_masks_off_from(const std::vector<const ir::Valu
 }
 
 // Whether the masked lanes of a split group can be skipped: when its only effects are its
-// stores (no buffered output) and every load and store reads one `offs < n` mask, the lanes
-// past the leading ones have every mask off and do nothing, unless an offset wrapped around
+// stores (no buffered output), all masked, and every load and store reads one `offs < n` mask, the
+// lanes past the leading ones have every mask off and do nothing, unless an offset wrapped around
 // (then the leading count is 0 and every lane takes the masked loop). Returns that condition
 // (an i1: run the masked loop), or nullptr where the masked loop always runs.
-llvm::Value* KernelLowering::masked_lanes_needed(const std::vector<const ir::Value*>& masks,
+llvm::Value* KernelLowering::masked_lanes_needed(const std::vector<const Op*>& ops,
+                                                 const std::vector<const ir::Value*>& masks,
                                                  bool only_stores, int64_t size) {
   if (!only_stores || masks.empty())
     return nullptr;
+  for (const Op* op : ops)
+    if (op->kind == OpKind::Store && op->operands.size() < 3)
+      return nullptr; // an unmasked store writes every lane
   for (const ir::Value* m : masks)
     if (m != masks[0])
       return nullptr;

@@ -142,7 +142,8 @@ private:
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   bool rematerializable(const ir::Value* v);
   llvm::Value* all_masks_off_from(const std::vector<const ir::Value*>& masks, int64_t size);
-  llvm::Value* masked_lanes_needed(const std::vector<const ir::Value*>& masks, bool only_stores,
+  llvm::Value* masked_lanes_needed(const std::vector<const ir::Op*>& ops,
+                                   const std::vector<const ir::Value*>& masks, bool only_stores,
                                    int64_t size);
   llvm::Value* leading_true_lanes(const std::vector<const ir::Value*>& masks, int64_t n);
   llvm::Value* prefix_lanes(const ir::Value* mask, int64_t size, llvm::Value** exact = nullptr);
