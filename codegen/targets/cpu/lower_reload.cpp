@@ -391,11 +391,9 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
     auto fetch = [&]() -> llvm::Value* {
       if (!taken)
         return load_user(p, t);
-      llvm::BasicBlock* from = b.GetInsertBlock();
       auto* copy = llvm::BasicBlock::Create(ctx_, "reload.snapshot", fn_);
       auto* memory = llvm::BasicBlock::Create(ctx_, "reload.memory", fn_);
       auto* done = llvm::BasicBlock::Create(ctx_, "reload.done", fn_);
-      (void)from;
       b.CreateCondBr(taken, copy, memory);
       b.SetInsertPoint(copy);
       llvm::Value* a =
