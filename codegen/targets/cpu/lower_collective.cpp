@@ -9,6 +9,7 @@
 #include <tritium/ir/reduce_order.hpp>
 
 #include <numeric>
+#include <optional>
 
 namespace tritium::cpu {
 
@@ -65,6 +66,10 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
   const int64_t parts = scan ? 1 : ir::reduce_partials(len, lanes);
   std::vector<View> in(n), acc(n), out(n);
   for (size_t k = 0; k < n; ++k) {
+    if (is_reloaded(o[k])) { // a 1-D reduction re-issues the loads (lower_reload.cpp)
+      acc[k] = new_buffer(o[k]->type.elem, {parts * lanes});
+      continue;
+    }
     const View& v = view(o[k]);
     if (is_axis_major(v, axis)) {
       in[k] = v; // read in place: no packing copy
@@ -80,41 +85,202 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     return b.CreateInBoundsGEP(v.ty, v.base, v.offset ? b.CreateAdd(lin, i64(v.offset)) : lin);
   };
   if (!scan) {
-    // acc[t] = combine(acc[t], src[t]) over t < count, one contiguous (vectorized) loop.
+    // Reloaded inputs: lanes where every load's mask holds read memory unconditionally, and
+    // a second version of the loops reads rows copied aside before an overlapping store.
+    std::vector<const ir::Value*> reloaded;
+    for (const ir::Value* v : o)
+      if (is_reloaded(v))
+        reloaded.push_back(v);
+    std::vector<const ir::Op*> loads = reloaded_loads(reloaded);
+    bool masks_true = false, from_snapshots = false;
+    auto input = [&](size_t k, llvm::Value* s,
+                     std::unordered_map<const ir::Value*, llvm::Value*>& cache) -> llvm::Value* {
+      if (is_reloaded(o[k]))
+        return reload(o[k], s, masks_true, from_snapshots, cache);
+      return from_scratch(b.CreateLoad(in[k].ty, at(in[k], s)), o[k]->type.elem);
+    };
+    // acc[t] = combine(acc[t], src[t]) over t < count, one contiguous (vectorized) loop; src is
+    // the input at src_of(t), or acc itself.
     auto fold = [&](int64_t count, const std::function<llvm::Value*(llvm::Value*)>& src_of,
-                    const std::vector<View>& src) {
+                    bool from_input) {
       loop(i64(0), i64(count), 1, [&](llvm::Value* t) {
         llvm::Value* s = src_of(t);
+        std::unordered_map<const ir::Value*, llvm::Value*> cache;
         std::vector<llvm::Value*> args;
         for (size_t k = 0; k < n; ++k)
           args.push_back(from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem));
         for (size_t k = 0; k < n; ++k)
-          args.push_back(from_scratch(b.CreateLoad(src[k].ty, at(src[k], s)), o[k]->type.elem));
+          args.push_back(
+              from_input ? input(k, s, cache)
+                         : from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], s)), o[k]->type.elem));
         std::vector<llvm::Value*> r = inline_region(op.body(), args);
         for (size_t k = 0; k < n; ++k)
           b.CreateStore(to_scratch(r[k], o[k]->type.elem), at(acc[k], t));
       });
     };
     const int64_t row = parts * lanes, chunks = len / parts, rest = len % parts;
-    // Elements 0 .. parts-1 start the partials.
-    loop(i64(0), i64(row), 1, [&](llvm::Value* t) {
+    llvm::Value* leading = nullptr; // elements where every reloaded load's mask holds
+    std::vector<const ir::Value*> masks;
+    for (const ir::Op* l : loads)
+      if (l->operands.size() > 1)
+        masks.push_back(l->operand(1));
+    if (!masks.empty())
+      leading = leading_true_lanes(masks, len);
+    auto know_masks = [&](std::optional<bool> value) {
+      known_masks_.clear();
+      if (value)
+        for (const ir::Value* m : masks)
+          known_masks_[m] = *value;
+    };
+    // Chunk c's elements combined into the partials `vals` as straight-line code (lanes == 1
+    // here), which the SLP vectorizer turns into a few vector operations per chunk.
+    auto chunk_in_registers = [&](llvm::Value* base, std::vector<std::vector<llvm::Value*>>& vals,
+                                  bool first) {
+      for (int64_t t = 0; t < parts; ++t) {
+        llvm::Value* s = b.CreateAdd(base, i64(t));
+        std::unordered_map<const ir::Value*, llvm::Value*> cache;
+        std::vector<llvm::Value*> args;
+        for (size_t k = 0; k < n && !first; ++k)
+          args.push_back(vals[k][t]);
+        for (size_t k = 0; k < n; ++k)
+          args.push_back(input(k, s, cache));
+        std::vector<llvm::Value*> r = first ? args : inline_region(op.body(), args);
+        for (size_t k = 0; k < n; ++k)
+          vals[k][t] = r[k];
+      }
+    };
+    // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
+    // each mask is in closed form.
+    llvm::Value* trailing = leading ? all_masks_off_from(masks, len) : nullptr;
+    // Chunks lo .. hi-1 in registers, starting from the partials `vals`; stores them to acc.
+    auto register_chunks = [&](std::vector<std::vector<llvm::Value*>> vals, llvm::Value* lo,
+                               llvm::Value* hi) {
+      llvm::BasicBlock* pre = b.GetInsertBlock();
+      std::vector<std::vector<llvm::PHINode*>> phis(n, std::vector<llvm::PHINode*>(parts));
+      llvm::BasicBlock* latch = nullptr;
+      std::vector<std::vector<llvm::Value*>> next = vals;
+      loop(lo, hi, 1, [&](llvm::Value* c) {
+        for (size_t k = 0; k < n; ++k)
+          for (int64_t t = 0; t < parts; ++t) {
+            phis[k][t] = b.CreatePHI(vals[k][t]->getType(), 2);
+            phis[k][t]->addIncoming(vals[k][t], pre);
+            next[k][t] = phis[k][t];
+          }
+        chunk_in_registers(b.CreateMul(c, i64(row)), next, false);
+        latch = b.GetInsertBlock();
+      });
+      std::vector<std::vector<llvm::Value*>> outs = vals;
       for (size_t k = 0; k < n; ++k)
-        b.CreateStore(b.CreateLoad(in[k].ty, at(in[k], t)), at(acc[k], t));
-    });
-    // Element j joins partial j % parts, a chunk of `parts` elements (per lane) at a time.
-    if (chunks > 1)
-      loop(i64(1), i64(chunks), 1, [&](llvm::Value* c) {
+        for (int64_t t = 0; t < parts; ++t) {
+          phis[k][t]->addIncoming(next[k][t], latch);
+          auto* out = b.CreatePHI(vals[k][t]->getType(), 2);
+          out->addIncoming(vals[k][t], pre);
+          out->addIncoming(next[k][t], latch);
+          outs[k][t] = out;
+        }
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t)
+          b.CreateStore(to_scratch(outs[k][t], o[k]->type.elem), at(acc[k], i64(t)));
+    };
+    auto clamp = [&](llvm::Value* v, llvm::Value* lo, int64_t hi) {
+      v = b.CreateSelect(b.CreateICmpSLT(v, lo), lo, v);
+      return b.CreateSelect(b.CreateICmpSGT(v, i64(hi)), i64(hi), v);
+    };
+    auto partials = [&](bool direct) {
+      // Chunks 0 .. split-1 lie in the masks' leading lanes.
+      llvm::Value* split =
+          leading ? clamp(b.CreateSDiv(leading, i64(parts)), i64(0), chunks) : i64(1);
+      auto* masked_start = llvm::BasicBlock::Create(ctx_, "partials.masked", fn_);
+      auto* rest_bb = llvm::BasicBlock::Create(ctx_, "partials.rest", fn_);
+      std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> resume; // first chunk left
+      const bool in_registers = direct && leading && lanes == 1;
+      if (in_registers) {
+        // Reading memory directly, the partials stay in registers while the leading lanes last.
+        auto* fast = llvm::BasicBlock::Create(ctx_, "partials.registers", fn_);
+        b.CreateCondBr(b.CreateICmpSGE(split, i64(1)), fast, masked_start);
+        b.SetInsertPoint(fast);
+        std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
+        masks_true = true;
+        know_masks(true);
+        chunk_in_registers(i64(0), vals, true);
+        register_chunks(vals, i64(1), split);
+        know_masks(std::nullopt);
+        masks_true = false;
+        resume.emplace_back(split, b.GetInsertBlock());
+        b.CreateBr(rest_bb);
+      } else {
+        b.CreateBr(masked_start);
+      }
+      b.SetInsertPoint(masked_start);
+      // Elements 0 .. parts-1 start the partials.
+      loop(i64(0), i64(row), 1, [&](llvm::Value* t) {
+        std::unordered_map<const ir::Value*, llvm::Value*> cache;
+        for (size_t k = 0; k < n; ++k)
+          b.CreateStore(to_scratch(input(k, t, cache), o[k]->type.elem), at(acc[k], t));
+      });
+      // Element j joins partial j % parts, a chunk of `parts` elements (per lane) at a time.
+      auto chunk = [&](llvm::Value* c) {
         llvm::Value* base = b.CreateMul(c, i64(row));
         fold(
-            row, [&](llvm::Value* t) { return b.CreateAdd(base, t); }, in);
-      });
-    if (rest)
-      fold(
-          rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, in);
+            row, [&](llvm::Value* t) { return b.CreateAdd(base, t); }, true);
+      };
+      llvm::Value* after = i64(1);
+      if (leading) {
+        after = b.CreateSelect(b.CreateICmpSLT(split, i64(1)), i64(1), split);
+        masks_true = true;
+        know_masks(true);
+        loop(i64(1), after, 1, chunk);
+        know_masks(std::nullopt);
+        masks_true = false;
+      }
+      resume.emplace_back(after, b.GetInsertBlock());
+      b.CreateBr(rest_bb);
+      b.SetInsertPoint(rest_bb);
+      auto* from = b.CreatePHI(b.getInt64Ty(), 2);
+      for (auto& [v, bb] : resume)
+        from->addIncoming(v, bb);
+      if (in_registers && trailing) {
+        // Chunks with some lanes on, then chunks whose lanes are all off: no loads there.
+        llvm::Value* off =
+            clamp(b.CreateSDiv(b.CreateAdd(trailing, i64(parts - 1)), i64(parts)), from, chunks);
+        loop(from, off, 1, chunk);
+        std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
+        for (size_t k = 0; k < n; ++k)
+          for (int64_t t = 0; t < parts; ++t)
+            vals[k][t] = from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], i64(t))), o[k]->type.elem);
+        reload_masks_false_ = true;
+        know_masks(false);
+        register_chunks(vals, off, i64(chunks));
+        know_masks(std::nullopt);
+        reload_masks_false_ = false;
+      } else {
+        loop(from, i64(chunks), 1, chunk);
+      }
+      if (rest)
+        fold(
+            rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);
+    };
+    if (llvm::Value* slow = reload_slow_path(loads)) {
+      auto* copied = llvm::BasicBlock::Create(ctx_, "reduce.snapshot", fn_);
+      auto* direct = llvm::BasicBlock::Create(ctx_, "reduce.memory", fn_);
+      auto* done = llvm::BasicBlock::Create(ctx_, "reduce.partials", fn_);
+      b.CreateCondBr(slow, copied, direct);
+      b.SetInsertPoint(copied);
+      from_snapshots = true;
+      partials(false);
+      from_snapshots = false;
+      b.CreateBr(done);
+      b.SetInsertPoint(direct);
+      partials(true);
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+    } else {
+      partials(true);
+    }
     // The halving tree: partial k absorbs partial k + h.
     for (int64_t h = parts / 2; h >= 1; h /= 2)
       fold(
-          h * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(h * lanes), t); }, acc);
+          h * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(h * lanes), t); }, false);
     for (size_t k = 0; k < n; ++k) {
       const ir::Value* r = op.results[k];
       if (r->type.is_scalar()) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace tritium::cpu {
 
@@ -109,7 +110,12 @@ void KernelLowering::run() {
   ir::walk(f_.entry(), [&](const Op& op) {
     for (ir::Value* v : op.operands)
       users_[v].push_back(&op);
+    for (const auto& r : op.regions)
+      for (size_t i = 0; i < r->block->ops.size(); ++i)
+        position_[r->block->ops[i].get()] = i;
   });
+  for (size_t i = 0; i < f_.entry().ops.size(); ++i)
+    position_[f_.entry().ops[i].get()] = i;
   lower_block(f_.entry());
   flush();
   builder_.CreateRetVoid();
@@ -240,6 +246,10 @@ void KernelLowering::copy(const View& src, const View& dst, DType) {
 const View& KernelLowering::view(const ir::Value* v) {
   if (group_.defines.count(v))
     flush();
+  if (is_reloaded(v))
+    throw Error(fmt::format("cpu backend: kernel '{}': internal error: a reloaded tensor read as "
+                            "a buffer",
+                            f_.name));
   if (is_rank0(v) && !values_[v].view.base) {
     // A shape op on a scalar (expand_dims, join, …): a one-element buffer.
     View w = new_buffer(v->type.elem, {});
@@ -318,6 +328,37 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   return cost >= 0;
 }
 
+// Whether two values compute the same thing from the same values: `cols < N` written twice
+// (Triton's layer norm masks a load with one and a `where` with the other).
+static bool same_computation(const ir::Value* a, const ir::Value* b, int depth = 8) {
+  if (a == b)
+    return true;
+  if (!a->def || !b->def || depth == 0 || a->index != b->index || !(a->type == b->type))
+    return false;
+  const Op& x = *a->def;
+  const Op& y = *b->def;
+  if (x.kind != y.kind || !ir::is_elementwise(x.kind) && x.kind != OpKind::Arange &&
+                              x.kind != OpKind::Splat && x.kind != OpKind::Constant)
+    return false;
+  if (x.attrs != y.attrs || x.operands.size() != y.operands.size())
+    return false;
+  for (size_t i = 0; i < x.operands.size(); ++i)
+    if (!same_computation(x.operand(i), y.operand(i), depth - 1))
+      return false;
+  return true;
+}
+
+std::optional<bool> KernelLowering::known_mask(const ir::Value* v) {
+  if (known_masks_.empty() || !v->type.elem.is_bool())
+    return std::nullopt;
+  if (auto it = known_masks_.find(v); it != known_masks_.end())
+    return it->second;
+  for (const auto& [m, value] : known_masks_)
+    if (same_computation(v, m))
+      return value;
+  return std::nullopt;
+}
+
 llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                                    bool same_index,
                                    std::unordered_map<const ir::Value*, llvm::Value*>& in) {
@@ -386,7 +427,8 @@ KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*
 // offs an i32 arange(start, ...) plus, optionally, a splatted scalar s: lane i holds exactly
 // when i < bound - s - start, provided no lane's offs wrapped around (else 0: every lane then
 // takes the masked path, which is right for any mask). nullptr for another form.
-llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size) {
+llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size,
+                                          llvm::Value** exact_out) {
   const Op* cmp = mask->def;
   if (!cmp || cmp->kind != OpKind::Cmp || cmp->enum_attr<ir::CmpPred>() != ir::CmpPred::Lt)
     return nullptr;
@@ -419,6 +461,8 @@ llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size) {
   llvm::Value* c = b.CreateSub(b.CreateSExt(scalar(bound->operand(0)), i64_ty), first);
   c = b.CreateSelect(b.CreateICmpSLT(c, i64(0)), i64(0), c);
   c = b.CreateSelect(b.CreateICmpSGT(c, i64(size)), i64(size), c);
+  if (exact_out)
+    *exact_out = exact;
   return b.CreateSelect(exact, c, i64(0));
 }
 
@@ -468,7 +512,7 @@ llvm::Value* KernelLowering::leading_true_lanes(const std::vector<const ir::Valu
 
 // Whether lower_op puts `op` into a fusion group (see fuse), where a value it reads is
 // recomputed from the launch rather than read back from a buffer.
-static bool fusible(const Op& op) {
+bool fusible(const Op& op) {
   switch (ir::op_category(op.kind)) {
   case OpCategory::Binary:
   case OpCategory::Compare:
@@ -496,6 +540,38 @@ static bool fusible(const Op& op) {
   return false;
 }
 
+// A group output that its enclosing `for` yields as the next value of a carried tensor whose
+// current value only this group reads (lane by lane, at the lane it writes): the group writes
+// it into the carried buffer itself, and the yield copies nothing.
+const View* KernelLowering::carried_in_place(const ir::Value* r,
+                                             const std::unordered_set<const Op*>& group) {
+  const ir::Block* blk = r->def->parent;
+  const Op* loop_op = blk && blk->parent ? blk->parent->parent : nullptr;
+  if (!loop_op || loop_op->kind != OpKind::For)
+    return nullptr;
+  const Op* y = blk->terminator();
+  int slot = -1;
+  for (size_t k = 0; k < y->operands.size(); ++k)
+    if (y->operands[k] == r) {
+      if (slot >= 0)
+        return nullptr;
+      slot = static_cast<int>(k);
+    }
+  if (slot < 0)
+    return nullptr;
+  const ir::Value* arg = blk->args.at(1 + slot);
+  for (const Op* u : users_[arg])
+    if (!group.count(u))
+      return nullptr;
+  auto it = values_.find(arg);
+  if (it == values_.end() || !it->second.view.base)
+    return nullptr;
+  const View& carry = it->second.view;
+  if (carry.offset != 0 || carry.shape != r->type.shape || carry.strides != row_major(carry.shape))
+    return nullptr;
+  return &carry;
+}
+
 void KernelLowering::flush() {
   if (group_.ops.empty())
     return;
@@ -504,7 +580,8 @@ void KernelLowering::flush() {
   std::unordered_set<const Op*> members(g.ops.begin(), g.ops.end());
 
   // Only values read outside the group get a buffer, and not those that every reader (other
-  // groups) recomputes from the launch alone (offsets, masks).
+  // groups) recomputes from the launch alone (offsets, masks) or reloads from memory
+  // (lower_reload.cpp).
   std::vector<std::pair<const ir::Value*, View>> outputs;
   for (const Op* op : g.ops)
     for (ir::Value* r : op->results) {
@@ -515,9 +592,30 @@ void KernelLowering::flush() {
       bool recomputed = rematerializable(r) && std::all_of(us.begin(), us.end(), [&](const Op* u) {
                           return !outside(u) || fusible(*u);
                         });
-      if (!recomputed)
+      if (recomputed || try_reload(r, members))
+        continue;
+      if (const View* carry = carried_in_place(r, members))
+        outputs.emplace_back(r, *carry);
+      else
         outputs.emplace_back(r, new_buffer(r->type.elem, r->type.shape));
     }
+  bool stores = false;
+  for (const Op* op : g.ops)
+    if (op->kind == OpKind::Store) {
+      guard_reloads(*op);
+      stores = true;
+    }
+  if (outputs.empty() && !stores)
+    return; // every value it computes is recomputed or reloaded where it is read
+
+  // Values of earlier groups this one reloads, and the loads that re-issues.
+  std::vector<const ir::Value*> reloads;
+  for (const Op* op : g.ops)
+    for (ir::Value* o : op->operands)
+      if (is_reloaded(o) && !members.count(o->def) &&
+          std::find(reloads.begin(), reloads.end(), o) == reloads.end())
+        reloads.push_back(o);
+  std::vector<const Op*> reloaded_loads_in = reloaded_loads(reloads);
 
   // One flat loop when every tensor read is contiguous in the group's shape: the best case
   // for the vectorizer. Otherwise a loop nest with the innermost dimension last.
@@ -526,7 +624,7 @@ void KernelLowering::flush() {
     if (op->kind == OpKind::Arange && g.shape.size() != 1)
       flat = false;
     for (ir::Value* o : op->operands) {
-      if (is_rank0(o) || g.defines.count(o))
+      if (is_rank0(o) || g.defines.count(o) || is_reloaded(o))
         continue;
       if (rematerializable(o) ? g.shape.size() > 1 : !contiguous(values_.at(o).view))
         flat = false;
@@ -551,14 +649,23 @@ void KernelLowering::flush() {
     masks.push_back(mask);
     split = split && rematerializable(mask);
   }
+  for (const Op* load : reloaded_loads_in)
+    if (load->operands.size() > 1)
+      masks.push_back(load->operand(1));
   split = split && !masks.empty();
-  bool masks_true = false; // lanes of the split's first loop
+  bool masks_true = false;     // lanes of the split's first loop
+  bool from_snapshots = false; // the version for rows copied aside (lower_reload.cpp)
 
   auto element = [&](const std::vector<llvm::Value*>& idx) {
     auto& b = builder_;
     llvm::Value* fl = flat ? idx[0] : nullptr;
     std::unordered_map<const ir::Value*, llvm::Value*> in;
-    auto get = [&](const ir::Value* v) { return group_element(v, idx, fl, in); };
+    auto get = [&](const ir::Value* v) {
+      if (std::optional<bool> known = known_mask(v))
+        return static_cast<llvm::Value*>(b.getInt1(*known));
+      return is_reloaded(v) ? reload(v, idx[0], masks_true, from_snapshots, in)
+                            : group_element(v, idx, fl, in);
+    };
     for (const Op* op : g.ops) {
       const auto& o = op->operands;
       DType t = op->results.empty() ? o[1]->type.elem : op->result()->type.elem;
@@ -627,19 +734,100 @@ void KernelLowering::flush() {
       b.CreateStore(to_scratch(in.at(v), v->type.elem), p);
     }
   };
-  if (!split) {
-    loop_nest(space, element, flat);
-  } else {
+  auto emit = [&] {
+    if (!split)
+      return loop_nest(space, element, flat);
     llvm::Value* n = i64(space[0]);
     llvm::Value* k = leading_true_lanes(masks, space[0]);
     auto flat_element = [&](llvm::Value* i) { element({i}); };
     masks_true = true;
+    for (const ir::Value* m : masks)
+      known_masks_[m] = true;
     loop(i64(0), k, 1, flat_element, true);
+    known_masks_.clear();
     masks_true = false;
+    llvm::Value* needed = masked_lanes_needed(g.ops, masks, outputs.empty(), space[0]);
+    if (!needed) {
+      llvm::Value* off = all_masks_off_from(masks, space[0]);
+      if (!off)
+        return loop(k, n, 1, flat_element, true);
+      // Past every mask's end, loads read their `other` and stores store nothing: no
+      // masked accesses (LLVM scalarizes masked f16 loads), often a loop-invariant value.
+      loop(k, off, 1, flat_element, true);
+      for (const ir::Value* m : masks)
+        known_masks_[m] = false;
+      loop(off, n, 1, flat_element, true);
+      known_masks_.clear();
+      return;
+    }
+    auto& b = builder_;
+    auto* rest = llvm::BasicBlock::Create(ctx_, "masked", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "masked.done", fn_);
+    b.CreateCondBr(needed, rest, done);
+    b.SetInsertPoint(rest);
     loop(k, n, 1, flat_element, true);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  };
+  if (llvm::Value* taken = reload_slow_path(reloaded_loads_in)) {
+    auto& b = builder_;
+    auto* copied = llvm::BasicBlock::Create(ctx_, "group.snapshot", fn_);
+    auto* direct = llvm::BasicBlock::Create(ctx_, "group.memory", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "group.done", fn_);
+    b.CreateCondBr(taken, copied, direct);
+    b.SetInsertPoint(copied);
+    from_snapshots = true;
+    emit();
+    from_snapshots = false;
+    b.CreateBr(done);
+    b.SetInsertPoint(direct);
+    emit();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  } else {
+    emit();
   }
   for (auto& [v, buf] : outputs)
     set_view(v, buf);
+}
+
+// The first lane from which every mask is off, where each reads `offs < n` (closed form), else
+// nullptr. A mask whose offsets wrap around may hold anywhere: its end is the block's.
+llvm::Value* KernelLowering::all_masks_off_from(const std::vector<const ir::Value*>& masks,
+                                                int64_t size) {
+  auto& b = builder_;
+  llvm::Value* end = i64(0);
+  for (const ir::Value* m : masks) {
+    llvm::Value* exact = nullptr;
+    llvm::Value* c = prefix_lanes(m, size, &exact);
+    if (!c)
+      return nullptr;
+    c = b.CreateSelect(exact, c, i64(size));
+    end = b.CreateSelect(b.CreateICmpSGT(c, end), c, end);
+  }
+  return end;
+}
+
+// Whether the masked lanes of a split group can be skipped: when its only effects are its
+// stores (no buffered output), all masked, and every load and store reads one `offs < n` mask, the
+// lanes past the leading ones have every mask off and do nothing, unless an offset wrapped around
+// (then the leading count is 0 and every lane takes the masked loop). Returns that condition
+// (an i1: run the masked loop), or nullptr where the masked loop always runs.
+llvm::Value* KernelLowering::masked_lanes_needed(const std::vector<const Op*>& ops,
+                                                 const std::vector<const ir::Value*>& masks,
+                                                 bool only_stores, int64_t size) {
+  if (!only_stores || masks.empty())
+    return nullptr;
+  for (const Op* op : ops)
+    if (op->kind == OpKind::Store && op->operands.size() < 3)
+      return nullptr; // an unmasked store writes every lane
+  for (const ir::Value* m : masks)
+    if (m != masks[0])
+      return nullptr;
+  llvm::Value* exact = nullptr;
+  if (!prefix_lanes(masks[0], size, &exact))
+    return nullptr;
+  return builder_.CreateNot(exact);
 }
 
 // --- ops ---
@@ -870,8 +1058,10 @@ void KernelLowering::lower_op(const Op& op) {
 void KernelLowering::fuse(const Op& op) {
   bool rank0 = !op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0));
   if (rank0) {
-    if (op.kind == OpKind::Store)
+    if (op.kind == OpKind::Store) {
       flush();
+      guard_reloads(op);
+    }
     return lower_scalar_op(op);
   }
   const auto& shape = op.results.empty() ? op.operand(0)->type.shape : op.result()->type.shape;
@@ -968,9 +1158,18 @@ void KernelLowering::lower_for(const Op& op) {
   std::unordered_set<int> roots;
   for (size_t i = 0; i < n; ++i)
     if (!is_rank0(o[3 + i])) {
-      carry[i] = new_buffer(o[3 + i]->type.elem, o[3 + i]->type.shape);
+      // A group's buffer read by nothing but this loop becomes the carried buffer itself.
+      const ir::Value* init = o[3 + i];
+      const View& v = view(init);
+      bool adopt = init->def && fusible(*init->def) && users_[init].size() == 1 && v.offset == 0 &&
+                   v.shape == init->type.shape && v.strides == row_major(v.shape);
+      if (adopt) {
+        carry[i] = v;
+      } else {
+        carry[i] = new_buffer(init->type.elem, init->type.shape);
+        copy(v, carry[i], init->type.elem);
+      }
       roots.insert(carry[i].root);
-      copy(view(o[3 + i]), carry[i], o[3 + i]->type.elem);
     }
   llvm::BasicBlock* pre = b.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(ctx_, "for", fn_);

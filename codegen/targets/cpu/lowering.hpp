@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -50,6 +51,9 @@ struct Lowered {
   llvm::Value* scalar = nullptr; // rank 0
   View view;                     // rank >= 1
 };
+
+// Whether lower_op puts `op` into a fusion group.
+bool fusible(const ir::Op& op);
 
 class KernelLowering : private scalar::Target {
 public:
@@ -137,10 +141,40 @@ private:
                              llvm::Value* flat,
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   bool rematerializable(const ir::Value* v);
+  llvm::Value* all_masks_off_from(const std::vector<const ir::Value*>& masks, int64_t size);
+  llvm::Value* masked_lanes_needed(const std::vector<const ir::Op*>& ops,
+                                   const std::vector<const ir::Value*>& masks, bool only_stores,
+                                   int64_t size);
   llvm::Value* leading_true_lanes(const std::vector<const ir::Value*>& masks, int64_t n);
-  llvm::Value* prefix_lanes(const ir::Value* mask, int64_t size);
+  llvm::Value* prefix_lanes(const ir::Value* mask, int64_t size, llvm::Value** exact = nullptr);
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
                      std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
+  // The loop-carried buffer `r` may be written to in place by its group (see flush).
+  const View* carried_in_place(const ir::Value* r, const std::unordered_set<const ir::Op*>& group);
+
+  // --- reloaded rows (lower_reload.cpp) ---
+  // A 1-D tensor computed by cheap elementwise ops from loads is re-issued from memory where a
+  // later group or reduction reads it, instead of being written to a scratch buffer.
+  bool try_reload(const ir::Value* v, const std::unordered_set<const ir::Op*>& group);
+  bool is_reloaded(const ir::Value* v) const { return reloaded_.count(v) != 0; }
+  // Element i of a reloaded value. masks_true: every mask of its loads holds at i.
+  // from_snapshots: the loads whose rows were copied before an overlapping store read the copy.
+  llvm::Value* reload(const ir::Value* v, llvm::Value* i, bool masks_true, bool from_snapshots,
+                      std::unordered_map<const ir::Value*, llvm::Value*>& in);
+  // The loads that reloaded values re-issue, each once.
+  std::vector<const ir::Op*> reloaded_loads(const std::vector<const ir::Value*>& values);
+  // Whether readers of those loads take the second version of their loop (an i1), or nullptr:
+  // never. It reads the rows copied aside, and the addresses as the loads computed them (the
+  // first version computes them in 64 bits, exact only when no 32-bit offset wraps around).
+  llvm::Value* reload_slow_path(const std::vector<const ir::Op*>& loads);
+  // Before `write` (a store) runs: copies the rows it may overwrite that are still to be
+  // reloaded, when the addresses overlap at run time.
+  void guard_reloads(const ir::Op& write);
+  struct Span {
+    llvm::Value *lo, *hi, *exact; // byte addresses [lo, hi); exact: no offset wrapped around
+  };
+  Span access_span(const ir::Op& access);
+
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
   void yield_into(const std::vector<const ir::Value*>& yielded, const std::vector<View>& dst,
                   const std::unordered_set<int>& clobbered_roots);
@@ -162,6 +196,25 @@ private:
   std::unordered_map<const ir::Value*, Lowered> values_;
   std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users_;
   std::unordered_map<const ir::Value*, int64_t> remat_; // tree size, -1: not
+  std::unordered_map<const ir::Op*, size_t> position_;  // index of an op in its block
+
+  // A load that reloaded values re-issue. Writes in its block after it and up to live_end are
+  // checked against its addresses at run time (guard_reloads).
+  struct ReloadSource {
+    const ir::Op* load = nullptr;
+    size_t live_end = 0;
+    View snapshot;                // lane i: the loaded element (allocated at the first check)
+    llvm::Value* taken = nullptr; // i1: the snapshot holds the row; nullptr: never
+  };
+  std::vector<ReloadSource> reload_sources_;
+  std::unordered_map<const ir::Op*, size_t> reload_source_of_;
+  std::unordered_set<const ir::Value*> reloaded_;     // read by later groups as reloads
+  std::unordered_set<const ir::Value*> reload_nodes_; // in the trees those re-issue
+  bool reload_masks_false_ = false; // while set, every reloaded load's mask is off
+  // Masks whose value every lane of the loop being emitted knows (the leading lanes where all
+  // masks hold, the lanes past them all): a `where` on such a mask folds away.
+  std::unordered_map<const ir::Value*, bool> known_masks_;
+  std::optional<bool> known_mask(const ir::Value* v); // also a mask computed the same way
 
   struct Group {
     std::vector<int64_t> shape;
