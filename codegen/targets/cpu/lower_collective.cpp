@@ -260,23 +260,11 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         fold(
             rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);
     };
-    if (llvm::Value* slow = reload_slow_path(loads)) {
-      auto* copied = llvm::BasicBlock::Create(ctx_, "reduce.snapshot", fn_);
-      auto* direct = llvm::BasicBlock::Create(ctx_, "reduce.memory", fn_);
-      auto* done = llvm::BasicBlock::Create(ctx_, "reduce.partials", fn_);
-      b.CreateCondBr(slow, copied, direct);
-      b.SetInsertPoint(copied);
-      from_snapshots = true;
-      partials(false);
+    emit_reload_versions(loads, "reduce", [&](bool snapshots) {
+      from_snapshots = snapshots;
+      partials(!snapshots);
       from_snapshots = false;
-      b.CreateBr(done);
-      b.SetInsertPoint(direct);
-      partials(true);
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
-    } else {
-      partials(true);
-    }
+    });
     // The halving tree: partial k absorbs partial k + h.
     for (int64_t h = parts / 2; h >= 1; h /= 2)
       fold(

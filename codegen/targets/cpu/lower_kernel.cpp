@@ -769,24 +769,11 @@ void KernelLowering::flush() {
     b.CreateBr(done);
     b.SetInsertPoint(done);
   };
-  if (llvm::Value* taken = reload_slow_path(reloaded_loads_in)) {
-    auto& b = builder_;
-    auto* copied = llvm::BasicBlock::Create(ctx_, "group.snapshot", fn_);
-    auto* direct = llvm::BasicBlock::Create(ctx_, "group.memory", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "group.done", fn_);
-    b.CreateCondBr(taken, copied, direct);
-    b.SetInsertPoint(copied);
-    from_snapshots = true;
+  emit_reload_versions(reloaded_loads_in, "group", [&](bool snapshots) {
+    from_snapshots = snapshots;
     emit();
     from_snapshots = false;
-    b.CreateBr(done);
-    b.SetInsertPoint(direct);
-    emit();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-  } else {
-    emit();
-  }
+  });
   for (auto& [v, buf] : outputs)
     set_view(v, buf);
 }

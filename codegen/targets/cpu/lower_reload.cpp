@@ -271,6 +271,28 @@ llvm::Value* KernelLowering::reload_slow_path(const std::vector<const Op*>& load
   return any;
 }
 
+void KernelLowering::emit_reload_versions(const std::vector<const Op*>& loads,
+                                          const std::string& tag,
+                                          const std::function<void(bool)>& emit) {
+  llvm::Value* slow = reload_slow_path(loads);
+  if (!slow) {
+    emit(false);
+    return;
+  }
+  auto& b = builder_;
+  auto* copied = llvm::BasicBlock::Create(ctx_, tag + ".snapshot", fn_);
+  auto* direct = llvm::BasicBlock::Create(ctx_, tag + ".memory", fn_);
+  auto* done = llvm::BasicBlock::Create(ctx_, tag + ".done", fn_);
+  b.CreateCondBr(slow, copied, direct);
+  b.SetInsertPoint(copied);
+  emit(true);
+  b.CreateBr(done);
+  b.SetInsertPoint(direct);
+  emit(false);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
 KernelLowering::Span KernelLowering::access_span(const Op& access) {
   auto& b = builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
