@@ -6,7 +6,7 @@
 // as bench_roofline's roofs are; beside it the scale loop of the same traffic. Their ratio
 // bounds what tritium's softmax can reach against cpp_loop here.
 //
-//   bench_cpp_softmax [ROWS]     prints: cols, softmax GB/s, scale GB/s, ratio (best of 7)
+//   bench_cpp_softmax [ELEMENTS]     prints: cols, softmax GB/s, scale GB/s, ratio (best of 7)
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -62,9 +62,11 @@ double best_seconds(int64_t rows, F body) {
 } // namespace
 
 int main(int argc, char** argv) {
-  const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 4096;
+  // By default 16M elements (64 MB read, 64 MB written) for every width: more than the caches.
+  const int64_t elements = argc > 1 ? std::atoll(argv[1]) : int64_t{1} << 24;
   std::printf("cols,softmax_gbps,scale_gbps,ratio\n");
   for (int64_t n : {1024, 4096, 12288}) {
+    const int64_t rows = std::max<int64_t>(1, elements / n);
     std::vector<float> x(rows * n), y(rows * n);
     for (int64_t i = 0; i < rows * n; ++i)
       x[i] = static_cast<float>(i % 97) * 0.01f;
