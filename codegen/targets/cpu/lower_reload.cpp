@@ -67,7 +67,7 @@ std::optional<AffinePointer> affine_pointer(const ir::Value* p) {
 }
 
 bool writes_memory(const Op& op) {
-  if (op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas)
+  if (ir::has_trait(op.kind, ir::OpTrait::WritesMemory))
     return true;
   for (const auto& r : op.regions)
     for (const auto& inner : r->block->ops)
