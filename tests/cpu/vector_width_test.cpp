@@ -46,6 +46,16 @@ void two_masks_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 n, tl::i32 m, 
   tl::store(y + offs, v * 2.f + 1.f, (offs < m) & (offs != hole));
 }
 
+// A row's plain sum, the first statistic of a layer norm: the reduction over the reloaded row
+// keeps its partials in registers, a chunk of them at a time.
+template <class T>
+void row_sum_kernel(tl::ptr<T> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  auto cols = tl::arange(0, BLOCK);
+  auto v = tl::load(x + row * n + cols, cols < n, 0.0).template to<float>();
+  tl::store(out + row, tl::sum(v, 0));
+}
+
 void add_one_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::constexpr_<int> BLOCK) {
   auto offs = tl::arange(0, BLOCK);
   tl::store(y + offs, tl::load(x + offs) + 1.f);
@@ -91,6 +101,58 @@ TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
   CHECK(*w16.rbegin() == *w32.rbegin());
   // The leading lanes where the mask holds load without one (see the test below).
   CHECK(f16.find(fmt::format("load <{} x half>", *w32.rbegin())) != std::string::npos);
+}
+
+TEST_CASE("cpu: a reduction reads each chunk of an f16 row as one vector, and sums as the "
+          "interpreter does") {
+  // The SLP vectorizer alone summed an f16 row 4 lanes at a time on an AVX-512 host (LLVM 19
+  // prices a 16-lane f16 -> f32 conversion as scalarized); the chunk is now read as one vector
+  // of the reduction's partials (lower_reload.cpp, chunk_element).
+  auto dir = std::filesystem::temp_directory_path() / ("tritium-chunk-" + std::to_string(getpid()));
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  auto cpu = tritium::device("cpu");
+  std::string f32 = optimized_ir<float>("scale_f32_for_chunk");
+  auto hx = cpu.alloc<tritium::half>(4 * 1000);
+  auto hout = cpu.alloc<float>(4);
+  auto k16 = tritium::jit(row_sum_kernel<tritium::half>, "row_sum_f16");
+  std::string f16 = k16.compiled(hx, hout, 1000, 1024).artifact("ll.opt");
+  ::unsetenv("TRITIUM_DUMP");
+  std::filesystem::remove_all(dir);
+  std::set<int> w32 = vector_load_widths(f32, "float"), w16 = vector_load_widths(f16, "half");
+  INFO("vector load widths, f32 loop: ", fmt::format("{}", fmt::join(w32, ",")),
+       "; f16 row sum: ", fmt::format("{}", fmt::join(w16, ",")));
+  REQUIRE(!w32.empty());
+  REQUIRE(!w16.empty());
+  CHECK(*w16.rbegin() >= *w32.rbegin());
+
+  // Bit for bit the interpreter's sums, in f16, bf16 and f32, rows with and without masked lanes.
+  const int rows = 3;
+  for (int n : {1024, 1000, 40}) {
+    CAPTURE(n);
+    std::vector<float> src(rows * n);
+    for (size_t i = 0; i < src.size(); ++i)
+      src[i] = static_cast<float>(static_cast<int>(i * 7919 % 2003) - 1001) / 64.f;
+    auto sums = [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T> h(src.begin(), src.end());
+      std::vector<std::vector<float>> out;
+      for (const char* d : {"interpreter", "cpu"}) {
+        auto dev = tritium::device(d);
+        auto x = dev.from_host(h);
+        auto o = dev.alloc<float>(rows);
+        auto k = tritium::jit(row_sum_kernel<T>, "row_sum");
+        k[{rows}](x, o, n, 1024);
+        out.push_back(o.to_host());
+      }
+      return out;
+    };
+    auto a = sums(tritium::half{});
+    CHECK(a[0] == a[1]);
+    auto b = sums(tritium::bfloat16{});
+    CHECK(b[0] == b[1]);
+    auto c = sums(float{});
+    CHECK(c[0] == c[1]);
+  }
 }
 
 TEST_CASE("cpu: the leading lanes of an `offs < n` mask are counted in closed form, others by a "

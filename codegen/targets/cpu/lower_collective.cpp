@@ -136,7 +136,10 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     // here), which the SLP vectorizer turns into a few vector operations per chunk.
     auto chunk_in_registers = [&](llvm::Value* base, std::vector<std::vector<llvm::Value*>>& vals,
                                   bool first) {
+      RegisterChunk chunk{base, parts};
+      register_chunk_ = &chunk;
       for (int64_t t = 0; t < parts; ++t) {
+        chunk.lane = t;
         llvm::Value* s = b.CreateAdd(base, i64(t));
         std::unordered_map<const ir::Value*, llvm::Value*> cache;
         std::vector<llvm::Value*> args;
@@ -148,6 +151,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         for (size_t k = 0; k < n; ++k)
           vals[k][t] = r[k];
       }
+      register_chunk_ = nullptr;
     };
     // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
     // each mask is in closed form.

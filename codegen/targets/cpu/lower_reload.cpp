@@ -24,6 +24,7 @@ using ir::DType;
 using ir::Op;
 using ir::OpCategory;
 using ir::OpKind;
+using ir::ScalarKind;
 
 namespace {
 
@@ -370,6 +371,27 @@ void KernelLowering::guard_reloads(const Op& write) {
   }
 }
 
+llvm::Value* KernelLowering::chunk_element(const Op& load, llvm::Value* row, llvm::Value* first) {
+  auto& b = builder_;
+  RegisterChunk& c = *register_chunk_;
+  llvm::Value*& vec = c.rows[&load];
+  if (!vec) {
+    DType t = load.result()->type.elem;
+    llvm::Type* mem = scalar_.memory_type(t);
+    llvm::Value* p = b.CreateGEP(mem, row, b.CreateAdd(first, c.first));
+    auto* vty = llvm::FixedVectorType::get(mem, static_cast<unsigned>(c.size));
+    vec = b.CreateAlignedLoad(vty, p, llvm::Align(mem->getPrimitiveSizeInBits() / 8));
+    auto* f32s = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(c.size));
+    auto* i32s = llvm::FixedVectorType::get(b.getInt32Ty(), static_cast<unsigned>(c.size));
+    auto* halfs = llvm::FixedVectorType::get(b.getHalfTy(), static_cast<unsigned>(c.size));
+    if (t.kind == ScalarKind::F16) // the registers' f32, as load_user converts one element
+      vec = b.CreateFPExt(b.CreateBitCast(vec, halfs), f32s);
+    else if (t.kind == ScalarKind::BF16)
+      vec = b.CreateBitCast(b.CreateShl(b.CreateZExt(vec, i32s), 16), f32s);
+  }
+  return b.CreateExtractElement(vec, static_cast<uint64_t>(c.lane));
+}
+
 llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool masks_true,
                                     bool from_snapshots,
                                     std::unordered_map<const ir::Value*, llvm::Value*>& in) {
@@ -432,7 +454,16 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
     };
     const ir::Value* mask = mask_of(op);
     if (!mask || masks_true) {
-      r = fetch();
+      const bool widen =
+          t.kind == ScalarKind::F32 || t.kind == ScalarKind::F16 || t.kind == ScalarKind::BF16;
+      if (register_chunk_ && !from_snapshots && widen) {
+        AffinePointer a = *affine_pointer(op.operand(0));
+        llvm::Value* first =
+            affine_first(b, a, v->type.shape[0], a.shift ? scalar(a.shift) : nullptr).first;
+        r = chunk_element(op, scalar(a.base), first);
+      } else {
+        r = fetch();
+      }
       break;
     }
     llvm::Value* other = op.operands.size() > 2 ? get(op.operand(2)) : scalar_.zero(t);

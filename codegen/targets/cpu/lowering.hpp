@@ -215,6 +215,21 @@ private:
   std::unordered_set<const ir::Value*> reloaded_;     // read by later groups as reloads
   std::unordered_set<const ir::Value*> reload_nodes_; // in the trees those re-issue
   bool reload_masks_false_ = false; // while set, every reloaded load's mask is off
+  // While a 1-D reduction emits one chunk of its partials in registers (lower_collective.cpp):
+  // the chunk's first element, its size and the lane being emitted. A reloaded f32, f16 or
+  // bf16 load then reads the whole chunk as one vector, converted to f32 at once, and each lane
+  // takes its element, so the SLP vectorizer finds the chunk's loads already vectorized. Left to
+  // itself it vectorized an f16 row's plain sum 4 lanes wide on an AVX-512 host (LLVM 19 prices
+  // a 16-lane f16 -> f32 conversion as if scalarized), and that sum cost as much as the rest of
+  // the reduction.
+  struct RegisterChunk {
+    llvm::Value* first = nullptr;
+    int64_t size = 0, lane = 0;
+    std::unordered_map<const ir::Op*, llvm::Value*> rows; // per load: the chunk in f32
+  };
+  RegisterChunk* register_chunk_ = nullptr;
+  // Element register_chunk_->lane of `load`'s chunk starting at element `first` of its row.
+  llvm::Value* chunk_element(const ir::Op& load, llvm::Value* row, llvm::Value* first);
   // Masks whose value every lane of the loop being emitted knows (the leading lanes where all
   // masks hold, the lanes past them all): a `where` on such a mask folds away.
   std::unordered_map<const ir::Value*, bool> known_masks_;
