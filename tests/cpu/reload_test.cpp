@@ -83,6 +83,33 @@ void carry_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr
   tl::store(out + offs, acc + mix + old);
 }
 
+// Carried tensors that start as constants are not written before the loop (lower_kernel.cpp,
+// LazyInit): `acc` is read in place by its group, `seen` by a reduction and a dot (readers that
+// fill the buffer in the first iteration), `keep` is yielded unchanged, `h` is f16 and `guarded`
+// is read inside an `if` (filled before the loop as before). n <= 0 runs no iteration.
+void lazy_carry_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto acc = tl::zeros<float>({BLOCK});
+  auto seen = tl::full<float>({BLOCK}, 2.f);
+  auto keep = tl::full<float>({BLOCK}, -3.f);
+  auto h = tl::full<tritium::half>({BLOCK}, 0.5f);
+  auto guarded = tl::full<float>({BLOCK}, 4.f);
+  auto sq = tl::zeros<float>({16, 16});
+  for (auto off : tl::range(0, n, BLOCK)) {
+    auto cols = off + tl::arange(0, BLOCK);
+    auto v = tl::load(x + cols, cols < n, 0.f);
+    acc += v;
+    auto t = tl::sum(seen, 0);
+    seen = seen * 0.5f + v + t;
+    auto m = tl::reshape(keep, {16, 16});
+    sq = tl::dot(m, m, sq);
+    h = (h.to<float>() + v).to<tritium::half>();
+    tl::if_(off > 0, [&] { guarded = guarded + v; });
+    keep = keep;
+  }
+  auto offs = tl::arange(0, BLOCK);
+  tl::store(out + offs, acc + seen + keep + h.to<float>() + guarded + tl::reshape(sq, {BLOCK}));
+}
+
 std::vector<float> random_floats(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<float> v(n);
@@ -197,6 +224,22 @@ TEST_CASE("cpu: loop-carried tensors updated in place where nothing reads the ol
       auto x = d.from_host(hx);
       auto out = d.from_host(std::vector<float>(kBlock, 0.f));
       auto k = tritium::jit(carry_kernel, "carry_kernel");
+      k[{1}](x, out, n, kBlock);
+      got.push_back(out.to_host());
+    }
+    CHECK_MESSAGE(same_bits(got[0], got[1]), "n=" << n);
+  }
+}
+
+TEST_CASE("cpu: carried tensors that start as constants, read by every kind of reader") {
+  constexpr int kBlock = 256;
+  for (int n : {0, -5, 256, 1000, 7}) {
+    auto hx = random_floats(std::max(n, 1), 12);
+    std::vector<std::vector<float>> got;
+    for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
+      auto x = d.from_host(hx);
+      auto out = d.from_host(std::vector<float>(kBlock, 0.f));
+      auto k = tritium::jit(lazy_carry_kernel, "lazy_carry_kernel");
       k[{1}](x, out, n, kBlock);
       got.push_back(out.to_host());
     }

@@ -116,6 +116,17 @@ void KernelLowering::run() {
   });
   for (size_t i = 0; i < f_.entry().ops.size(); ++i)
     position_[f_.entry().ops[i].get()] = i;
+  // Splat inits read by nothing but loops that start from them lazily get no buffer.
+  std::unordered_set<const ir::Value*> lazy, needed;
+  ir::walk(f_.entry(), [&](const Op& op) {
+    if (op.kind == OpKind::For)
+      for (size_t i = 3; i < op.operands.size(); ++i)
+        (lazy_init_slot(op, i - 3) ? lazy : needed).insert(op.operand(i));
+  });
+  for (const ir::Value* v : lazy)
+    if (!needed.count(v) && std::all_of(users_[v].begin(), users_[v].end(),
+                                        [](const Op* u) { return u->kind == OpKind::For; }))
+      lazy_init_values_.insert(v);
   lower_block(f_.entry());
   flush();
   builder_.CreateRetVoid();
@@ -246,6 +257,18 @@ void KernelLowering::copy(const View& src, const View& dst, DType) {
 const View& KernelLowering::view(const ir::Value* v) {
   if (group_.defines.count(v))
     flush();
+  if (auto it = lazy_init_.find(v); it != lazy_init_.end() && !it->second.filled) {
+    // Read as a buffer: the first iteration fills it here, before this reader.
+    LazyInit& l = it->second;
+    auto* fill_bb = llvm::BasicBlock::Create(ctx_, "carry.init", fn_);
+    auto* done = llvm::BasicBlock::Create(ctx_, "carry.init.done", fn_);
+    builder_.CreateCondBr(l.first, fill_bb, done);
+    builder_.SetInsertPoint(fill_bb);
+    fill(l.carry, l.value, v->type.elem);
+    builder_.CreateBr(done);
+    builder_.SetInsertPoint(done);
+    l.filled = true;
+  }
   if (is_reloaded(v))
     throw Error(fmt::format("cpu backend: kernel '{}': internal error: a reloaded tensor read as "
                             "a buffer",
@@ -420,7 +443,42 @@ KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*
   llvm::Value* p = flat ? builder_.CreateInBoundsGEP(
                               w.ty, w.base, builder_.CreateAdd(flat, i64(w.offset), "", true, true))
                         : element_ptr(w, idx);
-  return from_scratch(builder_.CreateLoad(w.ty, p), v->type.elem);
+  llvm::Value* r = from_scratch(builder_.CreateLoad(w.ty, p), v->type.elem);
+  if (auto it = lazy_init_.find(v); it != lazy_init_.end() && !it->second.filled)
+    r = builder_.CreateSelect(it->second.first, it->second.value, r); // the buffer is not filled
+  return r;
+}
+
+// Whether slot `slot` of the `for` op `loop` starts from a splat it need not write to its
+// carried buffer before the loop (see LazyInit): every reader of the carried value is in the
+// loop body itself, not in a nested region, where a fill could be skipped.
+bool KernelLowering::lazy_init_slot(const Op& loop, size_t slot) const {
+  const ir::Value* init = loop.operand(3 + static_cast<unsigned>(slot));
+  if (is_rank0(init) || !init->def)
+    return false;
+  const Op& def = *init->def;
+  if (def.kind != OpKind::Constant && !(def.kind == OpKind::Splat && is_rank0(def.operand(0))))
+    return false;
+  const ir::Block& body = loop.body();
+  auto it = users_.find(body.args.at(1 + slot));
+  return it == users_.end() || std::all_of(it->second.begin(), it->second.end(),
+                                           [&](const Op* u) { return u->parent == &body; });
+}
+
+llvm::Value* KernelLowering::splat_value(const ir::Value* v) {
+  const Op& def = *v->def;
+  return def.kind == OpKind::Constant ? scalar_.constant(def, v->type.elem)
+                                      : scalar(def.operand(0));
+}
+
+void KernelLowering::fill(const View& dst, llvm::Value* value, DType t) {
+  llvm::Value* stored = to_scratch(value, t);
+  loop(
+      i64(0), i64(numel(dst.shape)), 1,
+      [&](llvm::Value* i) {
+        builder_.CreateStore(stored, builder_.CreateInBoundsGEP(dst.ty, dst.base, i));
+      },
+      true);
 }
 
 // The leading true lanes of `mask`, of `size`, in closed form where it reads `offs < bound` with
@@ -587,7 +645,7 @@ void KernelLowering::flush() {
     for (ir::Value* r : op->results) {
       auto& us = users_[r];
       auto outside = [&](const Op* u) { return !members.count(u); };
-      if (!std::any_of(us.begin(), us.end(), outside))
+      if (!std::any_of(us.begin(), us.end(), outside) || lazy_init_values_.count(r))
         continue;
       bool recomputed = rematerializable(r) && std::all_of(us.begin(), us.end(), [&](const Op* u) {
                           return !outside(u) || fusible(*u);
@@ -1143,8 +1201,13 @@ void KernelLowering::lower_for(const Op& op) {
   size_t n = o.size() - 3;
   std::vector<View> carry(n);
   std::unordered_set<int> roots;
+  std::vector<bool> lazy(n, false);
   for (size_t i = 0; i < n; ++i)
-    if (!is_rank0(o[3 + i])) {
+    if (lazy_init_slot(op, i)) {
+      lazy[i] = true;
+      carry[i] = new_buffer(o[3 + i]->type.elem, o[3 + i]->type.shape);
+      roots.insert(carry[i].root);
+    } else if (!is_rank0(o[3 + i])) {
       // A group's buffer read by nothing but this loop becomes the carried buffer itself.
       const ir::Value* init = o[3 + i];
       const View& v = view(init);
@@ -1177,6 +1240,10 @@ void KernelLowering::lower_for(const Op& op) {
   b.CreateCondBr(b.CreateOr(up, down), loop_body, exit);
 
   b.SetInsertPoint(loop_body);
+  llvm::Value* first = b.CreateICmpEQ(iv, lb, "first");
+  for (size_t i = 0; i < n; ++i)
+    if (lazy[i])
+      lazy_init_[body.args[1 + i]] = {splat_value(o[3 + i]), first, carry[i]};
   set_scalar(body.args[0], b.CreateTrunc(iv, reg_type(it)));
   for (size_t i = 0; i < n; ++i) {
     if (carry[i].base)
@@ -1202,6 +1269,18 @@ void KernelLowering::lower_for(const Op& op) {
   b.CreateBr(header);
 
   b.SetInsertPoint(exit);
+  for (size_t i = 0; i < n; ++i)
+    if (lazy[i]) {
+      // A loop that ran no iteration leaves its init, which no one wrote yet.
+      lazy_init_.erase(body.args[1 + i]);
+      auto* fill_bb = llvm::BasicBlock::Create(ctx_, "carry.init", fn_);
+      auto* done = llvm::BasicBlock::Create(ctx_, "carry.init.done", fn_);
+      b.CreateCondBr(b.CreateICmpEQ(iv, lb), fill_bb, done);
+      b.SetInsertPoint(fill_bb);
+      fill(carry[i], splat_value(o[3 + i]), o[3 + i]->type.elem);
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+    }
   for (size_t i = 0; i < n; ++i) {
     if (carry[i].base)
       set_view(op.results[i], carry[i]);

@@ -179,6 +179,26 @@ private:
   };
   Span access_span(const ir::Op& access);
 
+  // --- carried tensors that start as a splat (lower_kernel.cpp) ---
+  // A `for` whose carried tensor starts as a splat of a scalar or a tensor constant (Triton's
+  // `acc = tl.zeros(...)`)
+  // does not fill its carried buffer before the loop: in the first iteration a fused group
+  // reads the scalar instead of the buffer, any other reader first fills the buffer (only then,
+  // at its place in the body), and a loop that runs no iteration fills it after. Triton's
+  // looped layer norm wrote and read two row-sized f32 buffers of zeros per program for this.
+  // Decided before lowering: the inits whose only reader is such a loop get no buffer at all.
+  struct LazyInit {
+    llvm::Value* value = nullptr; // the splatted scalar
+    llvm::Value* first = nullptr; // i1: the loop's first iteration
+    View carry;
+    bool filled = false; // the body already filled the buffer in its first iteration
+  };
+  std::unordered_map<const ir::Value*, LazyInit> lazy_init_; // body argument ->
+  std::unordered_set<const ir::Value*> lazy_init_values_;    // inits read by no one else
+  bool lazy_init_slot(const ir::Op& loop, size_t slot) const;
+  void fill(const View& dst, llvm::Value* value, ir::DType t);
+  llvm::Value* splat_value(const ir::Value* v); // the element of a splat or tensor constant
+
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
   void yield_into(const std::vector<const ir::Value*>& yielded, const std::vector<View>& dst,
                   const std::unordered_set<int>& clobbered_roots);
