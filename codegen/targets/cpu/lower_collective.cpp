@@ -191,15 +191,19 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
       return b.CreateSelect(b.CreateICmpSGT(v, i64(hi)), i64(hi), v);
     };
     auto partials = [&](bool direct) {
-      // Chunks 0 .. split-1 lie in the masks' leading lanes.
-      llvm::Value* split =
-          leading ? clamp(b.CreateSDiv(leading, i64(parts)), i64(0), chunks) : i64(1);
+      // Chunks 0 .. split-1 lie in the masks' leading lanes (all of them when every input is a
+      // buffer: its elements are all there).
+      llvm::Value* split = leading ? clamp(b.CreateSDiv(leading, i64(parts)), i64(0), chunks)
+                           : loads.empty() ? i64(chunks)
+                                           : i64(1);
       auto* masked_start = llvm::BasicBlock::Create(ctx_, "partials.masked", fn_);
       auto* rest_bb = llvm::BasicBlock::Create(ctx_, "partials.rest", fn_);
       std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> resume; // first chunk left
-      const bool in_registers = direct && leading && lanes == 1;
+      const bool in_registers = direct && (leading || loads.empty()) && lanes == 1;
       if (in_registers) {
         // Reading memory directly, the partials stay in registers while the leading lanes last.
+        // (Accumulated in a buffer, they were stored back every chunk: the buffer may alias the
+        // input as far as LLVM knows.)
         auto* fast = llvm::BasicBlock::Create(ctx_, "partials.registers", fn_);
         b.CreateCondBr(b.CreateICmpSGE(split, i64(1)), fast, masked_start);
         b.SetInsertPoint(fast);
