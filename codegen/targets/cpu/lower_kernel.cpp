@@ -260,13 +260,7 @@ const View& KernelLowering::view(const ir::Value* v) {
   if (auto it = lazy_init_.find(v); it != lazy_init_.end() && !it->second.filled) {
     // Read as a buffer: the first iteration fills it here, before this reader.
     LazyInit& l = it->second;
-    auto* fill_bb = llvm::BasicBlock::Create(ctx_, "carry.init", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "carry.init.done", fn_);
-    builder_.CreateCondBr(l.first, fill_bb, done);
-    builder_.SetInsertPoint(fill_bb);
-    fill(l.carry, l.value, v->type.elem);
-    builder_.CreateBr(done);
-    builder_.SetInsertPoint(done);
+    fill_if(l.first, l.carry, l.value, v->type.elem);
     l.filled = true;
   }
   if (is_reloaded(v))
@@ -471,14 +465,19 @@ llvm::Value* KernelLowering::splat_value(const ir::Value* v) {
                                       : scalar(def.operand(0));
 }
 
-void KernelLowering::fill(const View& dst, llvm::Value* value, DType t) {
+void KernelLowering::fill_if(llvm::Value* cond, const View& dst, llvm::Value* value, DType t) {
+  auto& b = builder_;
+  auto* fill_bb = llvm::BasicBlock::Create(ctx_, "carry.init", fn_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "carry.init.done", fn_);
+  b.CreateCondBr(cond, fill_bb, done);
+  b.SetInsertPoint(fill_bb);
   llvm::Value* stored = to_scratch(value, t);
   loop(
       i64(0), i64(numel(dst.shape)), 1,
-      [&](llvm::Value* i) {
-        builder_.CreateStore(stored, builder_.CreateInBoundsGEP(dst.ty, dst.base, i));
-      },
+      [&](llvm::Value* i) { b.CreateStore(stored, b.CreateInBoundsGEP(dst.ty, dst.base, i)); },
       true);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
 }
 
 // The leading true lanes of `mask`, of `size`, in closed form where it reads `offs < bound` with
@@ -1273,13 +1272,7 @@ void KernelLowering::lower_for(const Op& op) {
     if (lazy[i]) {
       // A loop that ran no iteration leaves its init, which no one wrote yet.
       lazy_init_.erase(body.args[1 + i]);
-      auto* fill_bb = llvm::BasicBlock::Create(ctx_, "carry.init", fn_);
-      auto* done = llvm::BasicBlock::Create(ctx_, "carry.init.done", fn_);
-      b.CreateCondBr(b.CreateICmpEQ(iv, lb), fill_bb, done);
-      b.SetInsertPoint(fill_bb);
-      fill(carry[i], splat_value(o[3 + i]), o[3 + i]->type.elem);
-      b.CreateBr(done);
-      b.SetInsertPoint(done);
+      fill_if(b.CreateICmpEQ(iv, lb), carry[i], splat_value(o[3 + i]), o[3 + i]->type.elem);
     }
   for (size_t i = 0; i < n; ++i) {
     if (carry[i].base)

@@ -196,7 +196,8 @@ private:
   std::unordered_map<const ir::Value*, LazyInit> lazy_init_; // body argument ->
   std::unordered_set<const ir::Value*> lazy_init_values_;    // inits read by no one else
   bool lazy_init_slot(const ir::Op& loop, size_t slot) const;
-  void fill(const View& dst, llvm::Value* value, ir::DType t);
+  // Where `cond` holds: every element of the contiguous buffer `dst` becomes `value`.
+  void fill_if(llvm::Value* cond, const View& dst, llvm::Value* value, ir::DType t);
   llvm::Value* splat_value(const ir::Value* v); // the element of a splat or tensor constant
 
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
