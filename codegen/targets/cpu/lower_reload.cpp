@@ -454,9 +454,9 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
     };
     const ir::Value* mask = mask_of(op);
     if (!mask || masks_true) {
-      const bool widen =
+      const bool float_row =
           t.kind == ScalarKind::F32 || t.kind == ScalarKind::F16 || t.kind == ScalarKind::BF16;
-      if (register_chunk_ && !from_snapshots && widen) {
+      if (register_chunk_ && !from_snapshots && float_row) {
         AffinePointer a = *affine_pointer(op.operand(0));
         llvm::Value* first =
             affine_first(b, a, v->type.shape[0], a.shift ? scalar(a.shift) : nullptr).first;

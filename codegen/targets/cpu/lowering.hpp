@@ -179,14 +179,14 @@ private:
   };
   Span access_span(const ir::Op& access);
 
-  // --- carried tensors that start as a splat (lower_kernel.cpp) ---
+  // --- carried tensors that start as a constant (lower_kernel.cpp) ---
   // A `for` whose carried tensor starts as a splat of a scalar or a tensor constant (Triton's
-  // `acc = tl.zeros(...)`)
-  // does not fill its carried buffer before the loop: in the first iteration a fused group
-  // reads the scalar instead of the buffer, any other reader first fills the buffer (only then,
-  // at its place in the body), and a loop that runs no iteration fills it after. Triton's
-  // looped layer norm wrote and read two row-sized f32 buffers of zeros per program for this.
-  // Decided before lowering: the inits whose only reader is such a loop get no buffer at all.
+  // `acc = tl.zeros(...)`) does not fill its carried buffer before the loop: in the first
+  // iteration a fused group reads the scalar instead of the buffer, any other reader first
+  // fills the buffer (only then, at its place in the body), and a loop that runs no iteration
+  // fills it after. Triton's looped layer norm wrote and read two row-sized f32 buffers of
+  // zeros per program for this. Decided before lowering: the inits whose only readers are such
+  // loops get no buffer at all.
   struct LazyInit {
     llvm::Value* value = nullptr; // the splatted scalar
     llvm::Value* first = nullptr; // i1: the loop's first iteration
