@@ -309,6 +309,8 @@ private:
 
   Value* for_loop(int depth) {
     Value* v = any_tensor();
+    if (coin()) // a carried tensor that starts as a constant (the CPU backend fills it lazily)
+      v = constant(v->type);
     Value* acc = b_->constant_int(pick(5), Type(ScalarKind::I32));
     int64_t lb = pick(4) - 1, ub = lb + pick(5), st = 1 + pick(2);
     if (coin())
