@@ -215,18 +215,27 @@ TEST_CASE("cpu: softmax and RMSNorm with reloaded rows, in place and not") {
   }
 }
 
+// One program of `kernel(x, out, n, block)` on the interpreter and on the cpu: each one's `out`.
+template <class Kernel>
+std::vector<std::vector<float>> one_program_outputs(Kernel kernel, const char* name,
+                                                    const std::vector<float>& hx, int n,
+                                                    int block) {
+  std::vector<std::vector<float>> got;
+  for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
+    auto x = d.from_host(hx);
+    auto out = d.from_host(std::vector<float>(block, 0.f));
+    auto k = tritium::jit(kernel, name);
+    k[{1}](x, out, n, block);
+    got.push_back(out.to_host());
+  }
+  return got;
+}
+
 TEST_CASE("cpu: loop-carried tensors updated in place where nothing reads the old value") {
   constexpr int kBlock = 64;
   for (int n : {64, 256, 200, 7}) {
     auto hx = random_floats(n, 11);
-    std::vector<std::vector<float>> got;
-    for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
-      auto x = d.from_host(hx);
-      auto out = d.from_host(std::vector<float>(kBlock, 0.f));
-      auto k = tritium::jit(carry_kernel, "carry_kernel");
-      k[{1}](x, out, n, kBlock);
-      got.push_back(out.to_host());
-    }
+    auto got = one_program_outputs(carry_kernel, "carry_kernel", hx, n, kBlock);
     CHECK_MESSAGE(same_bits(got[0], got[1]), "n=" << n);
   }
 }
@@ -235,14 +244,7 @@ TEST_CASE("cpu: carried tensors that start as constants, read by every kind of r
   constexpr int kBlock = 256;
   for (int n : {0, -5, 256, 1000, 7}) {
     auto hx = random_floats(std::max(n, 1), 12);
-    std::vector<std::vector<float>> got;
-    for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
-      auto x = d.from_host(hx);
-      auto out = d.from_host(std::vector<float>(kBlock, 0.f));
-      auto k = tritium::jit(lazy_carry_kernel, "lazy_carry_kernel");
-      k[{1}](x, out, n, kBlock);
-      got.push_back(out.to_host());
-    }
+    auto got = one_program_outputs(lazy_carry_kernel, "lazy_carry_kernel", hx, n, kBlock);
     CHECK_MESSAGE(same_bits(got[0], got[1]), "n=" << n);
   }
 }

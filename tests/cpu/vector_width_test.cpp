@@ -75,6 +75,27 @@ std::set<int> vector_load_widths(const std::string& ll, const std::string& elem)
   return widths;
 }
 
+// While it lives, compiled kernels keep their stages (TRITIUM_DUMP into a scratch folder).
+struct DumpStages {
+  std::filesystem::path dir;
+  explicit DumpStages(const std::string& tag)
+      : dir(std::filesystem::temp_directory_path() / (tag + std::to_string(getpid()))) {
+    ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  }
+  ~DumpStages() {
+    ::unsetenv("TRITIUM_DUMP");
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// The vector load widths of two kernels' optimized IR, logged, for comparison.
+std::pair<std::set<int>, std::set<int>> widths(const std::string& f32, const std::string& f16) {
+  std::set<int> w32 = vector_load_widths(f32, "float"), w16 = vector_load_widths(f16, "half");
+  MESSAGE("vector load widths, f32: ", fmt::format("{}", fmt::join(w32, ",")),
+          "; f16: ", fmt::format("{}", fmt::join(w16, ",")));
+  return {w32, w16};
+}
+
 template <class T>
 std::string optimized_ir(const char* name) {
   auto dev = tritium::device("cpu");
@@ -87,15 +108,13 @@ std::string optimized_ir(const char* name) {
 
 TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
   // LLVM's cost model alone picked 4 lanes for f16 where it picked 16 for f32 (AVX-512).
-  auto dir = std::filesystem::temp_directory_path() / ("tritium-width-" + std::to_string(getpid()));
-  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
-  std::string f32 = optimized_ir<float>("scale_f32");
-  std::string f16 = optimized_ir<tritium::half>("scale_f16");
-  ::unsetenv("TRITIUM_DUMP");
-  std::filesystem::remove_all(dir);
-  std::set<int> w32 = vector_load_widths(f32, "float"), w16 = vector_load_widths(f16, "half");
-  INFO("vector load widths, f32: ", fmt::format("{}", fmt::join(w32, ",")),
-       "; f16: ", fmt::format("{}", fmt::join(w16, ",")));
+  std::string f32, f16;
+  {
+    DumpStages dump("tritium-width-");
+    f32 = optimized_ir<float>("scale_f32");
+    f16 = optimized_ir<tritium::half>("scale_f16");
+  }
+  auto [w32, w16] = widths(f32, f16);
   REQUIRE(!w32.empty());
   CHECK(*w32.rbegin() >= 4);
   CHECK(*w16.rbegin() == *w32.rbegin());
@@ -108,19 +127,17 @@ TEST_CASE("cpu: a reduction reads each chunk of an f16 row as one vector, and su
   // The SLP vectorizer alone summed an f16 row 4 lanes at a time on an AVX-512 host (LLVM 19
   // prices a 16-lane f16 -> f32 conversion as scalarized); the chunk is now read as one vector
   // of the reduction's partials (lower_reload.cpp, chunk_element).
-  auto dir = std::filesystem::temp_directory_path() / ("tritium-chunk-" + std::to_string(getpid()));
-  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
-  auto cpu = tritium::device("cpu");
-  std::string f32 = optimized_ir<float>("scale_f32_for_chunk");
-  auto hx = cpu.alloc<tritium::half>(4 * 1000);
-  auto hout = cpu.alloc<float>(4);
-  auto k16 = tritium::jit(row_sum_kernel<tritium::half>, "row_sum_f16");
-  std::string f16 = k16.compiled(hx, hout, 1000, 1024).artifact("ll.opt");
-  ::unsetenv("TRITIUM_DUMP");
-  std::filesystem::remove_all(dir);
-  std::set<int> w32 = vector_load_widths(f32, "float"), w16 = vector_load_widths(f16, "half");
-  INFO("vector load widths, f32 loop: ", fmt::format("{}", fmt::join(w32, ",")),
-       "; f16 row sum: ", fmt::format("{}", fmt::join(w16, ",")));
+  std::string f32, f16;
+  {
+    DumpStages dump("tritium-chunk-");
+    auto cpu = tritium::device("cpu");
+    f32 = optimized_ir<float>("scale_f32_for_chunk");
+    auto hx = cpu.alloc<tritium::half>(4 * 1000);
+    auto hout = cpu.alloc<float>(4);
+    auto k16 = tritium::jit(row_sum_kernel<tritium::half>, "row_sum_f16");
+    f16 = k16.compiled(hx, hout, 1000, 1024).artifact("ll.opt");
+  }
+  auto [w32, w16] = widths(f32, f16); // f32: a plain loop; f16: the row sum
   REQUIRE(!w32.empty());
   REQUIRE(!w16.empty());
   CHECK(*w16.rbegin() >= *w32.rbegin());
@@ -157,16 +174,16 @@ TEST_CASE("cpu: a reduction reads each chunk of an f16 row as one vector, and su
 
 TEST_CASE("cpu: the leading lanes of an `offs < n` mask are counted in closed form, others by a "
           "scan") {
-  auto dir = std::filesystem::temp_directory_path() / ("tritium-lanes-" + std::to_string(getpid()));
-  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
-  auto dev = tritium::device("cpu");
-  auto x = dev.alloc<float>(512), y = dev.alloc<float>(512);
-  auto scale = tritium::jit(scale_kernel<float>, "scale_closed_form");
-  auto two = tritium::jit(two_masks_kernel, "two_masks_scan");
-  std::string closed = scale.compiled(x, y, 512, 256).artifact("ll");
-  std::string scan = two.compiled(x, y, 512, 512, 3, 256).artifact("ll");
-  ::unsetenv("TRITIUM_DUMP");
-  std::filesystem::remove_all(dir);
+  std::string closed, scan;
+  {
+    DumpStages dump("tritium-lanes-");
+    auto dev = tritium::device("cpu");
+    auto x = dev.alloc<float>(512), y = dev.alloc<float>(512);
+    auto scale = tritium::jit(scale_kernel<float>, "scale_closed_form");
+    auto two = tritium::jit(two_masks_kernel, "two_masks_scan");
+    closed = scale.compiled(x, y, 512, 256).artifact("ll");
+    scan = two.compiled(x, y, 512, 512, 3, 256).artifact("ll");
+  }
   // The scan keeps its count in an alloca named lanes.count (before optimization).
   REQUIRE(!closed.empty());
   CHECK(closed.find("lanes.count") == std::string::npos);
