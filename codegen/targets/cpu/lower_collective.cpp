@@ -268,11 +268,13 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         fold(
             rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);
     };
+    begin_prefetch(loads, 0); // a reduction's loop is too light to hide the prefetches
     emit_reload_versions(loads, "reduce", [&](bool snapshots) {
       from_snapshots = snapshots;
       partials(!snapshots);
       from_snapshots = false;
     });
+    end_prefetch();
     // The halving tree: partial k absorbs partial k + h.
     for (int64_t h = parts / 2; h >= 1; h /= 2)
       fold(

@@ -77,6 +77,15 @@ bool writes_memory(const Op& op) {
   return false;
 }
 
+} // namespace
+
+bool affine_access(const Op& access) {
+  return (access.kind == OpKind::Load || access.kind == OpKind::Store) &&
+         affine_pointer(access.operand(0)).has_value();
+}
+
+namespace {
+
 // A write whose address range access_span can bound.
 bool bounded_store(const Op& op) {
   return op.kind == OpKind::Store &&

@@ -54,6 +54,8 @@ struct Lowered {
 
 // Whether lower_op puts `op` into a fusion group.
 bool fusible(const ir::Op& op);
+// A rank-1 load or store at `base + arange [+ s]`: access_span bounds its addresses.
+bool affine_access(const ir::Op& access);
 
 class KernelLowering : private scalar::Target {
 public:
@@ -178,6 +180,34 @@ private:
     llvm::Value *lo, *hi, *exact; // byte addresses [lo, hi); exact: no offset wrapped around
   };
   Span access_span(const ir::Op& access);
+
+  // --- memory streams prefetched across programs (lower_prefetch.cpp) ---
+  // A stream: the first load or store, per pointer argument and direction, whose block of
+  // addresses moves with the program or a loop. Its slot in scratch outlives the program.
+  struct Stream {
+    const ir::Op* site = nullptr;
+    bool store = false;
+    int64_t lines = 0;           // cache lines of the site's block
+    llvm::Value* slot = nullptr; // i64 {last block's address, next one's, next one's bytes}
+    enum class State { Unseen, Read, Done } state = State::Unseen;
+    bool prefetched = false;                // some loop prefetches it
+    std::vector<llvm::Instruction*> writes; // the site's updates of the slot
+  };
+  void plan_streams();
+  void stream_site(const ir::Op& access); // at the fused access: predicts the next block
+  // Around an element loop over `total` elements (0: not one to prefetch in) that touches
+  // `accesses`: which streams it prefetches, a share per strip of its elements.
+  void begin_prefetch(const std::vector<const ir::Op*>& accesses, int64_t total);
+  void prefetch_share(llvm::Value* lo, int64_t n); // the lines of elements [lo, lo + n)
+  void end_prefetch();
+  void drop_unused_streams(); // after lowering: the sites of streams no loop prefetches
+  std::vector<Stream> streams_;
+  std::unordered_map<const ir::Op*, size_t> stream_of_;
+  std::vector<size_t> prefetching_;                          // streams of the loop being emitted
+  std::vector<llvm::Value*> prefetch_next_, prefetch_lines_; // theirs: address, lines to fetch
+  int64_t prefetch_total_ = 0;
+  bool prefetch_strips_ = false; // loop() strip-mines full-width loops for prefetch_share
+  static constexpr int64_t kPrefetchStrip = 64; // elements: the vector loop's setup stays small
 
   // --- carried tensors that start as a constant (lower_kernel.cpp) ---
   // A `for` whose carried tensor starts as a splat of a scalar or a tensor constant (Triton's
