@@ -2,6 +2,8 @@
 // prefetches go, read from the LLVM IR TRITIUM_DUMP keeps, and that kernels which prefetch
 // compute what the interpreter computes, whatever the predictions (stale slots from another
 // kernel, persistent loops, one program per thread chunk).
+#include "softmax_kernel.hpp"
+
 #include <support/devices.hpp>
 
 #include <doctest/doctest.h>
@@ -19,20 +21,11 @@
 
 namespace tl = tritium::tl;
 using tritium::Device;
+using tritium::testing::softmax_kernel;
 
 namespace {
 
-// Triton's tutorial softmax: a max pass, an exp pass, a scaling pass with the store.
-void softmax_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n, tl::constexpr_<int> BLOCK) {
-  auto row = tl::program_id(0);
-  auto cols = tl::arange(0, BLOCK);
-  auto mask = cols < n;
-  auto x = tl::load(in + row * n + cols, mask, -std::numeric_limits<float>::infinity());
-  auto num = tl::exp(x - tl::max(x, 0));
-  tl::store(out + row * n + cols, num / tl::sum(num, 0), mask);
-}
-
-// The same over rows pid, pid + programs, ...: the prediction is the next iteration's row.
+// softmax_kernel over rows pid, pid + programs, ...: the prediction is the next iteration's row.
 void softmax_persistent_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 rows, tl::i32 n,
                                tl::constexpr_<int> BLOCK) {
   for (auto row : tl::range(tl::program_id(0), rows, tl::num_programs(0))) {

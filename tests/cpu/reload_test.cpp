@@ -1,6 +1,8 @@
 // Rows reloaded from memory instead of buffered, and loop-carried tensors updated in place
 // (codegen/targets/cpu/lower_reload.cpp, lower_kernel.cpp): each kernel compared with the
 // interpreter bit for bit, including stores that overwrite a row before it is read again.
+#include "softmax_kernel.hpp"
+
 #include <support/devices.hpp>
 
 #include <doctest/doctest.h>
@@ -17,6 +19,7 @@
 
 namespace tl = tritium::tl;
 using tritium::Device;
+using tritium::testing::softmax_kernel;
 
 namespace {
 
@@ -40,16 +43,6 @@ void scalar_store_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::i3
   auto s = tl::max(v, 0);
   tl::store(x + at, s + 100.f);
   tl::store(out + offs, v * 2.f + s, mask);
-}
-
-// Triton's tutorial softmax, in place when out == in.
-void softmax_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n, tl::constexpr_<int> BLOCK) {
-  auto row = tl::program_id(0);
-  auto cols = tl::arange(0, BLOCK);
-  auto mask = cols < n;
-  auto x = tl::load(in + row * n + cols, mask, -std::numeric_limits<float>::infinity());
-  auto num = tl::exp(x - tl::max(x, 0));
-  tl::store(out + row * n + cols, num / tl::sum(num, 0), mask);
 }
 
 // RMSNorm over f16 rows (the roofline kernel).

@@ -108,9 +108,8 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
   using State = Stream::State;
   std::vector<bool> touched(streams_.size(), false);
   for (const Op* a : accesses)
-    for (size_t k = 0; k < streams_.size(); ++k)
-      if (streams_[k].site == a)
-        touched[k] = true;
+    if (auto it = stream_of_.find(a); it != stream_of_.end())
+      touched[it->second] = true;
   prefetching_.clear();
   if (total > 0) {
     for (size_t k = 0; k < streams_.size(); ++k)
