@@ -199,6 +199,7 @@ void launch_host(const Kernel& k, const Image& im, const LaunchGrid& g,
   auto entry = reinterpret_cast<cpu::KernelEntry>(const_cast<void*>(im.data));
   const int64_t total = g.x * g.y * g.z;
   cpu::LaunchState state;
+  const int64_t streaming = cpu::streaming_store_bytes();
   std::atomic<int64_t> next{0};
   const int64_t chunk = std::max<int64_t>(1, total / 256);
   auto worker = [&] {
@@ -210,9 +211,11 @@ void launch_host(const Kernel& k, const Image& im, const LaunchGrid& g,
       state.failed = true;
       return;
     }
-    int64_t pg[6] = {0, 0, 0, g.x, g.y, g.z};
+    int64_t pg[cpu::kPidGridSlots] = {0, 0, 0, g.x, g.y, g.z, streaming};
     for (;;) {
       int64_t lo = next.fetch_add(chunk);
+      // Streaming stores are weakly ordered: visible before the launch counts as done.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
       if (lo >= total || state.failed.load(std::memory_order_relaxed))
         return;
       for (int64_t p = lo; p < std::min(total, lo + chunk); ++p) {

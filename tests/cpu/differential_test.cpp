@@ -121,6 +121,8 @@ std::string reproducer(std::string_view dev, uint64_t seed) {
   std::string env = fmt::format("TRITIUM_RANDOM_DEVICES={} ", dev);
   if (const char* w = std::getenv("TRITIUM_EMULATOR_WARP"); w && *w && dev == "gpu-emulator")
     env += fmt::format("TRITIUM_EMULATOR_WARP={} ", w);
+  if (const char* s = std::getenv("TRITIUM_CPU_STREAMING_STORES"); s && *s)
+    env += fmt::format("TRITIUM_CPU_STREAMING_STORES={} ", s);
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return fmt::format("{}TRITIUM_RANDOM_SEED={} TRITIUM_RANDOM_KERNELS=1 {} "

@@ -2,6 +2,7 @@
 // prefetches go, read from the LLVM IR TRITIUM_DUMP keeps, and that kernels which prefetch
 // compute what the interpreter computes, whatever the predictions (stale slots from another
 // kernel, persistent loops, one program per thread chunk).
+#include "dump_stages.hpp"
 #include "softmax_kernel.hpp"
 
 #include <support/devices.hpp>
@@ -10,13 +11,11 @@
 
 #include <array>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <limits>
+#include <optional>
 #include <random>
 #include <regex>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace tl = tritium::tl;
@@ -95,9 +94,7 @@ bool close(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("cpu: a row kernel prefetches the next row, and its own output for writing, in its "
           "second pass") {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("tritium-prefetch-" + std::to_string(getpid()));
-  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  std::optional<tritium::testing::DumpStages> dump(std::in_place, "tritium-prefetch-");
   auto dev = tritium::device("cpu");
   auto x = dev.alloc<float>(8 * 4096), y = dev.alloc<float>(8 * 4096);
   std::string softmax =
@@ -112,8 +109,7 @@ TEST_CASE("cpu: a row kernel prefetches the next row, and its own output for wri
       tritium::jit(rms_kernel, "rms_no_prefetch").compiled(y, x, 4096, 4096).artifact("ll");
   std::string scale =
       tritium::jit(scale_kernel, "scale_no_prefetch").compiled(y, x, 4096, 1024).artifact("ll");
-  ::unsetenv("TRITIUM_DUMP");
-  std::filesystem::remove_all(dir);
+  dump.reset();
   REQUIRE(!softmax.empty());
   // In the exp pass: the next row for reading, this program's output for writing.
   auto s = prefetches(softmax);

@@ -1,5 +1,7 @@
 // What the CPU backend's memory-bound loops compile to, read from the optimized LLVM IR that
 // TRITIUM_DUMP keeps: the roofline kernels (bench/roofline) depend on it.
+#include "dump_stages.hpp"
+
 #include <support/devices.hpp>
 
 #include <doctest/doctest.h>
@@ -7,15 +9,13 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <regex>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace tl = tritium::tl;
+using tritium::testing::DumpStages;
 
 namespace {
 
@@ -74,19 +74,6 @@ std::set<int> vector_load_widths(const std::string& ll, const std::string& elem)
     widths.insert(std::stoi((*it)[1].matched ? (*it)[1] : (*it)[2]));
   return widths;
 }
-
-// While it lives, compiled kernels keep their stages (TRITIUM_DUMP into a scratch folder).
-struct DumpStages {
-  std::filesystem::path dir;
-  explicit DumpStages(const std::string& tag)
-      : dir(std::filesystem::temp_directory_path() / (tag + std::to_string(getpid()))) {
-    ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
-  }
-  ~DumpStages() {
-    ::unsetenv("TRITIUM_DUMP");
-    std::filesystem::remove_all(dir);
-  }
-};
 
 // The vector load widths of two kernels' optimized IR, logged, for comparison.
 std::pair<std::set<int>, std::set<int>> widths(const std::string& f32, const std::string& f16) {

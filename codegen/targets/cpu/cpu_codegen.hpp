@@ -24,9 +24,17 @@ struct LaunchState {
   std::string message;
 };
 
-// void kernel(const uint64_t* args, const int64_t* pid_grid /*px,py,pz,gx,gy,gz*/,
+// void kernel(const uint64_t* args, const int64_t* pid_grid /*px,py,pz,gx,gy,gz,streaming*/,
 //             char* scratch /*64-byte aligned, scratch_bytes*/, LaunchState*)
 using KernelEntry = void (*)(const uint64_t*, const int64_t*, char*, LaunchState*);
+inline constexpr int kPidGridSlots = 7;
+
+// pid_grid[6]: from how many bytes a launch writes through one store site the kernel writes
+// them with non-temporal (streaming) stores, past the caches (lower_streaming_store.cpp).
+// Three quarters of the last-level cache, as glibc's memcpy decides; TRITIUM_CPU_STREAMING_STORES
+// overrides it with a byte count ("0": always) or "off". Read at every launch. Launchers must
+// also order a thread's streaming stores before its programs count as done (a full fence).
+int64_t streaming_store_bytes();
 
 struct CpuCode {
   KernelEntry entry = nullptr;

@@ -89,6 +89,9 @@ void KernelLowering::run() {
     pids_[i] = entry_builder_.CreateLoad(
         entry_builder_.getInt64Ty(),
         entry_builder_.CreateConstGEP1_64(entry_builder_.getInt64Ty(), fn_->getArg(1), i));
+  streaming_bytes_ = entry_builder_.CreateLoad(
+      entry_builder_.getInt64Ty(),
+      entry_builder_.CreateConstGEP1_64(entry_builder_.getInt64Ty(), fn_->getArg(1), 6));
   builder_.SetInsertPoint(body);
 
   // Kernel arguments arrive as 64-bit slots.
@@ -108,6 +111,7 @@ void KernelLowering::run() {
   }
 
   ir::walk(f_.entry(), [&](const Op& op) {
+    has_atomics_ = has_atomics_ || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
     for (ir::Value* v : op.operands)
       users_[v].push_back(&op);
     for (const auto& r : op.regions)
@@ -780,8 +784,13 @@ void KernelLowering::flush() {
         break;
       }
       case OpKind::Store: {
-        llvm::Value* p = get(o[0]);
         llvm::Value* v = get(o[1]);
+        if (llvm::Value* aligned = streaming_pointer(*op)) {
+          store_user(aligned, v, t);
+          mark_streaming(&b.GetInsertBlock()->back());
+          break;
+        }
+        llvm::Value* p = get(o[0]);
         if (o.size() == 2 || masks_true) {
           store_user(p, v, t);
           break;
@@ -810,16 +819,22 @@ void KernelLowering::flush() {
       b.CreateStore(to_scratch(in.at(v), v->type.elem), p);
     }
   };
+  // The one store of a 1-D group may stream past the caches (lower_streaming_store.cpp) in the
+  // lanes where it stores unconditionally.
+  const Op* streaming = streaming_store(g.ops, flat && g.shape.size() == 1);
   auto emit = [&] {
-    if (!split)
+    auto flat_element = [&](llvm::Value* i) { element({i}); };
+    if (!split) {
+      if (streaming && streaming->operands.size() == 2)
+        return store_loop(streaming, i64(0), i64(space[0]), flat_element);
       return loop_nest(space, element, flat);
+    }
     llvm::Value* n = i64(space[0]);
     llvm::Value* k = leading_true_lanes(masks, space[0]);
-    auto flat_element = [&](llvm::Value* i) { element({i}); };
     masks_true = true;
     for (const ir::Value* m : masks)
       known_masks_[m] = true;
-    loop(i64(0), k, 1, flat_element, true);
+    store_loop(streaming, i64(0), k, flat_element);
     known_masks_.clear();
     masks_true = false;
     llvm::Value* needed = masked_lanes_needed(g.ops, masks, outputs.empty(), space[0]);
@@ -1229,6 +1244,14 @@ void KernelLowering::lower_for(const Op& op) {
   llvm::Value* ub = widen(scalar(o[1]));
   llvm::Value* step = widen(scalar(o[2]));
   fail_if(b.CreateICmpEQ(step, i64(0)), op, "tl::range step is zero");
+  // At least 1, for streaming stores' estimate of a launch's bytes (lower_streaming_store.cpp).
+  llvm::Value* span = b.CreateSub(ub, lb);
+  llvm::Value* neg = b.CreateICmpSLT(step, i64(0));
+  span = b.CreateSelect(neg, b.CreateNeg(span), span);
+  llvm::Value* stride = b.CreateSelect(neg, b.CreateNeg(step), step);
+  llvm::Value* trips =
+      b.CreateSDiv(span, b.CreateSelect(b.CreateICmpEQ(stride, i64(0)), i64(1), stride));
+  trips = b.CreateSelect(b.CreateICmpSGT(trips, i64(1)), trips, i64(1));
 
   const ir::Block& body = op.body();
   size_t n = o.size() - 3;
@@ -1274,6 +1297,7 @@ void KernelLowering::lower_for(const Op& op) {
 
   b.SetInsertPoint(loop_body);
   llvm::Value* first = b.CreateICmpEQ(iv, lb, "first");
+  loop_trips_.push_back(trips);
   for (size_t i = 0; i < n; ++i)
     if (lazy[i])
       lazy_init_[body.args[1 + i]] = {splat_value(o[3 + i]), first, carry[i]};
@@ -1286,6 +1310,7 @@ void KernelLowering::lower_for(const Op& op) {
   }
   lower_block(body);
   flush();
+  loop_trips_.pop_back();
   const Op* y = body.terminator();
   std::vector<const ir::Value*> yielded(y->operands.begin(), y->operands.end());
   std::vector<llvm::Value*> next_scalars(n, nullptr);

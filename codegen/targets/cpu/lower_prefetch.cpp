@@ -133,8 +133,12 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
     // At most the site's block: the slot is not initialized before a thread's first prediction
     // (and another kernel may have used its memory).
     llvm::Value* lines = b.CreateLShr(b.CreateAdd(b.CreateLoad(i64_ty, field(2)), i64(63)), i64(6));
-    prefetch_lines_.push_back(
-        b.CreateSelect(b.CreateICmpULT(lines, i64(st.lines)), lines, i64(st.lines)));
+    lines = b.CreateSelect(b.CreateICmpULT(lines, i64(st.lines)), lines, i64(st.lines));
+    // A block that streaming stores will write is better not in cache: a non-temporal store to
+    // a cached line writes it back first (softmax gained nothing from streaming with both).
+    if (st.store && may_stream(*st.site))
+      lines = b.CreateSelect(launch_streams(*st.site), i64(0), lines);
+    prefetch_lines_.push_back(lines);
   }
   for (size_t k = 0; k < streams_.size(); ++k)
     if (touched[k] && streams_[k].state == State::Unseen)

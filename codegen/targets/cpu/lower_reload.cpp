@@ -329,6 +329,16 @@ KernelLowering::Span KernelLowering::access_span(const Op& access) {
   return {lo, b.CreateAdd(lo, b.CreateMul(count, i64(size))), exact};
 }
 
+llvm::Value* KernelLowering::lane_address(const Op& access, llvm::Value* lane) {
+  auto& b = builder_;
+  AffinePointer a = *affine_pointer(access.operand(0));
+  DType t = access.kind == OpKind::Load ? access.result()->type.elem : access.operand(1)->type.elem;
+  llvm::Value* first =
+      affine_first(b, a, access.operand(0)->type.shape[0], a.shift ? scalar(a.shift) : nullptr)
+          .first;
+  return b.CreateGEP(scalar_.memory_type(t), scalar(a.base), b.CreateAdd(first, lane));
+}
+
 void KernelLowering::guard_reloads(const Op& write) {
   auto& b = builder_;
   const size_t at = position_.at(&write);

@@ -35,7 +35,8 @@ namespace tritium::cpu {
 struct CpuTarget;
 
 // The signature of every compiled kernel:
-//   void kernel(const uint64_t* args, const int64_t* pid_and_grid /*px,py,pz,gx,gy,gz*/,
+//   void kernel(const uint64_t* args,
+//               const int64_t* pid_and_grid /*px,py,pz,gx,gy,gz,streaming (cpu_codegen.hpp)*/,
 //               char* scratch, void* launch_state)
 using KernelFn = void (*)(const uint64_t*, const int64_t*, char*, void*);
 
@@ -180,6 +181,33 @@ private:
     llvm::Value *lo, *hi, *exact; // byte addresses [lo, hi); exact: no offset wrapped around
   };
   Span access_span(const ir::Op& access);
+  // The address of lane `lane` of an affine access's block (valid where access_span is exact).
+  llvm::Value* lane_address(const ir::Op& access, llvm::Value* lane);
+
+  // --- streaming stores (lower_streaming_store.cpp) ---
+  // A group's store whose unmasked lanes may go past the caches with non-temporal stores: the
+  // only store of a flat 1-D group, at `base + arange [+ s]`, of 2-, 4- or 8-byte elements,
+  // in a kernel without atomics; else nullptr.
+  const ir::Op* streaming_store(const std::vector<const ir::Op*>& ops, bool flat_1d);
+  bool may_stream(const ir::Op& store); // the conditions on the store alone
+  // Whether this launch writes enough through `store` to stream it (an i1, at run time).
+  llvm::Value* launch_streams(const ir::Op& store);
+  // Emits body(i) for i in [lo, hi): where the launch writes enough through `store`, the lanes
+  // from its first 64-byte-aligned address on, whole lines of them, store non-temporally.
+  void store_loop(const ir::Op* store, llvm::Value* lo, llvm::Value* hi,
+                  const std::function<void(llvm::Value*)>& body);
+  // While store_loop emits its aligned lanes: `store`'s element pointer, else nullptr.
+  llvm::Value* streaming_pointer(const ir::Op& store);
+  void mark_streaming(llvm::Instruction* store); // for optimize.cpp's non-temporal pass
+  struct StreamingLoop {
+    const ir::Op* store = nullptr;
+    llvm::Value* base = nullptr; // the first aligned lane's address
+    llvm::Value* j = nullptr;    // lanes from it
+  } streaming_;
+  std::vector<llvm::Value*> loop_trips_;   // enclosing `for` loops' trip counts (at least 1)
+  llvm::Value* streaming_bytes_ = nullptr; // pid_grid[6]
+  llvm::MDNode* streaming_scope_ = nullptr;
+  bool has_atomics_ = false;
 
   // --- memory streams prefetched across programs (lower_prefetch.cpp) ---
   // A stream: the first load or store, per pointer argument and direction, whose block of

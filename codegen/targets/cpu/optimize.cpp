@@ -49,6 +49,7 @@ void optimize_module(llvm::Module& m, const CpuTarget& target) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  make_streaming_stores_nontemporal(m);
 }
 
 } // namespace tritium::cpu

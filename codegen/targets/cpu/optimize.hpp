@@ -7,4 +7,11 @@
 namespace tritium::cpu {
 struct CpuTarget;
 void optimize_module(llvm::Module& m, const CpuTarget& target);
+
+// The alias-scope domain that marks the stores lower_streaming_store.cpp emits at aligned
+// addresses (a scope nothing is declared not to alias: it changes no alias query). After the
+// vectorizers, those vector stores whose alignment LLVM can prove become non-temporal
+// (nontemporal_stores.cpp).
+inline constexpr const char* kStreamingDomain = "tritium.streaming";
+void make_streaming_stores_nontemporal(llvm::Module& m);
 } // namespace tritium::cpu

@@ -8,7 +8,13 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
 #include <string>
 
 namespace tritium::cpu {
@@ -63,6 +69,57 @@ extern "C" void tritium_cpu_print_end() {
   close_tensor();
   print_line += "\n";
   std::fputs(print_line.c_str(), stdout); // one call per line: lines of programs never mix
+}
+
+// The largest cache level's size as Linux's sysfs reports it for CPU 0 (a VM's glibc
+// sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB where sysfs and lscpu said 32), else sysconf's,
+// else 32 MiB.
+static int64_t last_level_cache_bytes() {
+  int64_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+    std::ifstream level_file(dir + "level"), size_file(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_file >> level) || !(size_file >> size) || size.empty())
+      continue;
+    int64_t bytes = std::strtoll(size.c_str(), nullptr, 10);
+    switch (size.back()) {
+    case 'K':
+      bytes <<= 10;
+      break;
+    case 'M':
+      bytes <<= 20;
+      break;
+    case 'G':
+      bytes <<= 30;
+      break;
+    default:
+      break;
+    }
+    if (level > best_level && bytes > 0) {
+      best_level = level;
+      best = bytes;
+    }
+  }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  if (best <= 0)
+    best = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  return best > 0 ? best : int64_t{32} << 20;
+}
+
+int64_t streaming_store_bytes() {
+  static const int64_t by_cache = last_level_cache_bytes() / 4 * 3;
+  const char* v = std::getenv("TRITIUM_CPU_STREAMING_STORES");
+  if (!v || !*v)
+    return by_cache;
+  if (std::string_view(v) == "off")
+    return std::numeric_limits<int64_t>::max();
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  return *end || n < 0 ? by_cache : n;
 }
 
 std::vector<std::pair<const char*, void*>> runtime_symbols() {
