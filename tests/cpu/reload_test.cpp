@@ -1,7 +1,7 @@
 // Rows reloaded from memory instead of buffered, and loop-carried tensors updated in place
 // (codegen/targets/cpu/lower_reload.cpp, lower_kernel.cpp): each kernel compared with the
 // interpreter bit for bit, including stores that overwrite a row before it is read again.
-#include "softmax_kernel.hpp"
+#include "row_kernels.hpp"
 
 #include <support/devices.hpp>
 

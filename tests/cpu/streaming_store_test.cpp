@@ -3,7 +3,7 @@
 // storing so compute what the interpreter computes wherever their rows start (aligned or not),
 // whatever their element size, in place, in loops, and with streaming on and off.
 #include "dump_stages.hpp"
-#include "softmax_kernel.hpp"
+#include "row_kernels.hpp"
 
 #include <support/devices.hpp>
 
@@ -23,6 +23,7 @@ namespace tl = tritium::tl;
 using tritium::Device;
 using tritium::half;
 using tritium::testing::DumpStages;
+using tritium::testing::rms_kernel;
 using tritium::testing::softmax_kernel;
 
 namespace {
@@ -173,7 +174,7 @@ TEST_CASE("cpu: kernels with streaming stores compute what the interpreter compu
     for (int n : {4096, 3000, 1000}) {
       CAPTURE(n);
       auto hx = random_values<float>(static_cast<size_t>(rows) * n, 17 + n);
-      std::vector<std::vector<float>> soft, in_place, looped;
+      std::vector<std::vector<float>> soft, in_place, looped, rms;
       for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
         auto x = d.from_host(hx);
         auto y = d.from_host(std::vector<float>(hx.size(), 0.f));
@@ -182,6 +183,10 @@ TEST_CASE("cpu: kernels with streaming stores compute what the interpreter compu
         tritium::jit(softmax_kernel, "softmax_kernel")[{rows}](y, x, n, 4096);
         tritium::jit(softmax_kernel, "softmax_kernel")[{rows}](z, z, n, 4096);
         tritium::jit(looped_scale_kernel, "looped_scale")[{rows}](w, x, n, 1024);
+        // Its last pass prefetches the next row while it streams (lower_prefetch.cpp).
+        auto r = d.from_host(std::vector<float>(hx.size(), 0.f));
+        tritium::jit(rms_kernel, "rms_kernel")[{rows}](r, x, n, 4096);
+        rms.push_back(r.to_host());
         soft.push_back(y.to_host());
         in_place.push_back(z.to_host());
         looped.push_back(w.to_host());
@@ -190,6 +195,7 @@ TEST_CASE("cpu: kernels with streaming stores compute what the interpreter compu
       CHECK(close(in_place[0], in_place[1]));
       CHECK(close(soft[1], in_place[1]));
       CHECK(same_bits(looped[0], looped[1]));
+      CHECK(same_bits(rms[0], rms[1]));
     }
   }
 }

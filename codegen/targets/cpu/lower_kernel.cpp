@@ -202,10 +202,10 @@ void KernelLowering::loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
     n = b.CreateSelect(b.CreateICmpSGT(n, i64(0)), n, i64(0));
     llvm::Value* whole = b.CreateAdd(lo, b.CreateMul(b.CreateSDiv(n, i64(k)), i64(k)));
     loop(lo, whole, k, [&](llvm::Value* s) {
-      prefetch_share(s, k);
+      prefetch_share(prefetch_offset_ ? b.CreateAdd(s, prefetch_offset_) : s, k);
       loop(s, b.CreateAdd(s, i64(k), "", true, true), 1, body, true);
     });
-    prefetch_share(whole, k);
+    prefetch_share(prefetch_offset_ ? b.CreateAdd(whole, prefetch_offset_) : whole, k);
     loop(whole, hi, 1, body, true);
     prefetch_strips_ = true;
     return;
@@ -871,7 +871,14 @@ void KernelLowering::flush() {
     auto c = ir::op_category(op->kind);
     return c == OpCategory::Math || c == OpCategory::Extern;
   });
-  begin_prefetch(accesses, flat && heavy && !stores ? space[0] : 0);
+  // A pass whose store streams past the caches (lower_streaming_store.cpp) writes memory
+  // without reading it: the next block's reads overlap its writes, as in a plain copy loop.
+  if (flat && heavy && !stores)
+    begin_prefetch(accesses, space[0]);
+  else if (flat && streaming)
+    begin_prefetch(accesses, space[0], launch_streams(*streaming), true);
+  else
+    begin_prefetch(accesses, 0);
   prefetch_strips_ = !prefetching_.empty();
   emit_reload_versions(reloaded_loads_in, "group", [&](bool snapshots) {
     from_snapshots = snapshots;

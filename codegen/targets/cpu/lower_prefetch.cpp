@@ -104,7 +104,8 @@ void KernelLowering::drop_unused_streams() {
         w->eraseFromParent();
 }
 
-void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int64_t total) {
+void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int64_t total,
+                                    llvm::Value* only_if, bool last_pass) {
   using State = Stream::State;
   std::vector<bool> touched(streams_.size(), false);
   for (const Op* a : accesses)
@@ -122,6 +123,7 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
   }
   prefetch_next_.clear();
   prefetch_lines_.clear();
+  prefetch_locality_.clear();
   auto& b = builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
   for (size_t k : prefetching_) {
@@ -130,6 +132,12 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
     st.prefetched = true;
     auto field = [&](int f) { return b.CreateConstInBoundsGEP1_64(i64_ty, st.slot, f); };
     prefetch_next_.push_back(b.CreateLoad(i64_ty, field(1)));
+    // Into L1 only for the next program's first pass, and only a block that leaves L1 room for
+    // this pass: earlier passes still read this program's data from L1 (softmax's exp buffer),
+    // and wide rows thrash it. Into L2 (1 MiB on Zen 4) otherwise: softmax at 12288 columns went
+    // from 0.64 to 0.86 x the plain loop, and the norms' last passes at 16384 f16 columns gained
+    // 10-15 %, while at 4096 those gained more from L1 (bench/RESULTS.md).
+    prefetch_locality_.push_back(last_pass && st.lines * 64 <= kPrefetchL1Bytes ? 3 : 2);
     // At most the site's block: the slot is not initialized before a thread's first prediction
     // (and another kernel may have used its memory).
     llvm::Value* lines = b.CreateLShr(b.CreateAdd(b.CreateLoad(i64_ty, field(2)), i64(63)), i64(6));
@@ -138,6 +146,8 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
     // a cached line writes it back first (softmax gained nothing from streaming with both).
     if (st.store && may_stream(*st.site))
       lines = b.CreateSelect(launch_streams(*st.site), i64(0), lines);
+    if (only_if)
+      lines = b.CreateSelect(only_if, lines, i64(0));
     prefetch_lines_.push_back(lines);
   }
   for (size_t k = 0; k < streams_.size(); ++k)
@@ -163,7 +173,8 @@ void KernelLowering::prefetch_share(llvm::Value* lo, int64_t n) {
     for (int64_t j = 0; j < count; ++j)
       b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getPtrTy()},
                         {b.CreateIntToPtr(b.CreateAdd(at, i64(64 * j)), b.getPtrTy()),
-                         b.getInt32(st.store ? 1 : 0), b.getInt32(3), b.getInt32(1)});
+                         b.getInt32(st.store ? 1 : 0), b.getInt32(prefetch_locality_[i]),
+                         b.getInt32(1)});
     b.CreateBr(done);
     b.SetInsertPoint(done);
   }

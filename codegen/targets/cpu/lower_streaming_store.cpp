@@ -110,6 +110,7 @@ void KernelLowering::store_loop(const Op* store, llvm::Value* lo, llvm::Value* h
   loop(lo, start, 1, body, true);
   llvm::Value* aligned = b.CreateIntrinsic(llvm::Intrinsic::ptrmask, {b.getPtrTy(), b.getInt64Ty()},
                                            {lane_address(*store, start), i64(-kLine)});
+  prefetch_offset_ = start; // prefetch shares go by lane
   loop(
       i64(0), count, 1,
       [&](llvm::Value* j) {
@@ -118,6 +119,7 @@ void KernelLowering::store_loop(const Op* store, llvm::Value* lo, llvm::Value* h
         streaming_ = {};
       },
       true);
+  prefetch_offset_ = nullptr;
   loop(end, hi, 1, body, true);
 }
 

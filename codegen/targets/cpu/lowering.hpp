@@ -225,7 +225,10 @@ private:
   void stream_site(const ir::Op& access); // at the fused access: predicts the next block
   // Around an element loop over `total` elements (0: not one to prefetch in) that touches
   // `accesses`: which streams it prefetches, a share per strip of its elements.
-  void begin_prefetch(const std::vector<const ir::Op*>& accesses, int64_t total);
+  // only_if: prefetch only where this i1 holds at run time (nullptr: always). last_pass: the
+  // loop is the program's last pass over its blocks (its store streams).
+  void begin_prefetch(const std::vector<const ir::Op*>& accesses, int64_t total,
+                      llvm::Value* only_if = nullptr, bool last_pass = false);
   void prefetch_share(llvm::Value* lo, int64_t n); // the lines of elements [lo, lo + n)
   void end_prefetch();
   void drop_unused_streams(); // after lowering: the sites of streams no loop prefetches
@@ -233,8 +236,11 @@ private:
   std::unordered_map<const ir::Op*, size_t> stream_of_;
   std::vector<size_t> prefetching_;                          // streams of the loop being emitted
   std::vector<llvm::Value*> prefetch_next_, prefetch_lines_; // theirs: address, lines to fetch
+  std::vector<int> prefetch_locality_;                       // and llvm.prefetch's locality
+  static constexpr int64_t kPrefetchL1Bytes = 16 << 10;      // half of a 32 KiB L1
   int64_t prefetch_total_ = 0;
-  bool prefetch_strips_ = false; // loop() strip-mines full-width loops for prefetch_share
+  bool prefetch_strips_ = false;           // loop() strip-mines full-width loops for prefetch_share
+  llvm::Value* prefetch_offset_ = nullptr; // a loop over lanes from it (store_loop's aligned part)
   static constexpr int64_t kPrefetchStrip = 64; // elements: the vector loop's setup stays small
 
   // --- carried tensors that start as a constant (lower_kernel.cpp) ---

@@ -1,0 +1,32 @@
+// Row kernels, one row per program, that the reload, prefetch and streaming-store tests compile.
+#pragma once
+
+#include <tritium/tritium.hpp>
+
+#include <limits>
+
+namespace tritium::testing {
+
+// Triton's tutorial softmax (in place when out == in).
+inline void softmax_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n,
+                           tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  auto cols = tl::arange(0, BLOCK);
+  auto mask = cols < n;
+  auto x = tl::load(in + row * n + cols, mask, -std::numeric_limits<float>::infinity());
+  auto num = tl::exp(x - tl::max(x, 0));
+  tl::store(out + row * n + cols, num / tl::sum(num, 0), mask);
+}
+
+// RMSNorm's shape: a light reduction, then the scaled row.
+inline void rms_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n,
+                       tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  auto cols = tl::arange(0, BLOCK);
+  auto mask = cols < n;
+  auto x = tl::load(in + row * n + cols, mask, 0.f);
+  auto scaled = x * (x / tl::sum(x * x, 0));
+  tl::store(out + row * n + cols, scaled, mask);
+}
+
+} // namespace tritium::testing
