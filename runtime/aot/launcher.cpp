@@ -211,6 +211,8 @@ void launch_host(const Kernel& k, const Image& im, const LaunchGrid& g,
       state.failed = true;
       return;
     }
+    // Kernels keep per-thread state across programs in it (stream slots), read before written.
+    std::memset(scratch.get(), 0, bytes);
     int64_t pg[cpu::kPidGridSlots] = {0, 0, 0, g.x, g.y, g.z, streaming};
     for (;;) {
       int64_t lo = next.fetch_add(chunk);

@@ -44,6 +44,9 @@ char* thread_scratch(int64_t bytes) {
     arena.p = static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(arena.size)));
     if (!arena.p)
       throw Error(fmt::format("cpu: cannot allocate {} bytes of kernel scratch", arena.size));
+    // Kernels keep per-thread state across programs in it (lower_prefetch.cpp's stream slots),
+    // read before a thread's first program writes it.
+    std::memset(arena.p, 0, static_cast<size_t>(arena.size));
   }
   return arena.p;
 }
