@@ -2,6 +2,7 @@
 // ops in program order, fusion groups, views, scratch buffers and structured control flow.
 // Element semantics live in lower_scalar.cpp; collectives, dot and atomics in their own files.
 #include "lowering.hpp"
+#include "single_trip_loops.hpp"
 #include "target.hpp"
 
 #include <tritium/error.hpp>
@@ -69,7 +70,9 @@ llvm::Value* KernelLowering::global_string(const std::string& s) {
 void KernelLowering::run() {
   auto* ptr = llvm::PointerType::get(ctx_, 0);
   auto* fty = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
-  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, module_.getName(), module_);
+  fn_ = llvm::Function::Create(
+      fty, internal_ ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
+      name_.empty() ? module_.getName() : llvm::StringRef(name_), module_);
   fn_->addFnAttr("target-cpu", target_.cpu);
   fn_->addFnAttr("target-features", target_.features);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
@@ -109,6 +112,7 @@ void KernelLowering::run() {
       v = builder_.CreateTrunc(slot, reg_type(t));
     set_scalar(params[i], v);
   }
+  branch_to_general();
 
   ir::walk(f_.entry(), [&](const Op& op) {
     has_atomics_ = has_atomics_ || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
@@ -142,6 +146,42 @@ void KernelLowering::run() {
   if (llvm::verifyFunction(*fn_, &os))
     throw Error(
         fmt::format("cpu backend: kernel '{}' lowered to invalid LLVM IR: {}", f_.name, os.str()));
+}
+
+void KernelLowering::branch_to_general() {
+  if (!general_)
+    return;
+  auto& b = builder_;
+  llvm::Value* once = b.getTrue();
+  for (const auto& bound : single_trip_) {
+    llvm::Value* v[3];
+    for (int k = 0; k < 3; ++k) {
+      const ir::Value* x = bound[k];
+      DType t = x->type.elem;
+      llvm::Value* r = x->def ? scalar_.constant(*x->def, t) : scalar(x);
+      // As lower_for widens its bounds.
+      v[k] = t.is_unsigned() ? b.CreateZExt(r, b.getInt64Ty())
+                             : b.CreateSExtOrTrunc(r, b.getInt64Ty());
+    }
+    auto [lb, ub, step] = v;
+    llvm::Value* up =
+        b.CreateAnd(b.CreateAnd(b.CreateICmpSGT(step, i64(0)), b.CreateICmpSLT(lb, ub)),
+                    b.CreateICmpULE(b.CreateSub(ub, lb), step));
+    llvm::Value* down =
+        b.CreateAnd(b.CreateAnd(b.CreateICmpSLT(step, i64(0)), b.CreateICmpSGT(lb, ub)),
+                    b.CreateICmpULE(b.CreateSub(lb, ub), b.CreateNeg(step)));
+    once = b.CreateAnd(once, b.CreateOr(up, down));
+  }
+  auto* general = llvm::BasicBlock::Create(ctx_, "loops", fn_);
+  auto* single = llvm::BasicBlock::Create(ctx_, "single_trip", fn_);
+  b.CreateCondBr(once, single, general);
+  b.SetInsertPoint(general);
+  std::vector<llvm::Value*> args;
+  for (llvm::Argument& a : fn_->args())
+    args.push_back(&a);
+  b.CreateCall(general_, args);
+  b.CreateRetVoid();
+  b.SetInsertPoint(single);
 }
 
 // LLVM 19's cost model prices masked loads and stores of f16 (and the f16 <-> f32 conversions)
@@ -1480,10 +1520,23 @@ LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm
   out.module = std::make_unique<llvm::Module>(symbol, ctx);
   out.module->setTargetTriple(target.triple);
   out.module->setDataLayout(target.machine->createDataLayout());
-  KernelLowering l(f, target, ctx, *out.module);
-  l.run();
   out.symbol = symbol;
-  out.scratch_bytes = l.scratch_bytes();
+  // Kernels whose loops may run once get a second version with those loops inlined
+  // (single_trip_loops.cpp), chosen at entry.
+  SingleTripVersion single = inline_single_trip_loops(f);
+  if (!single.function) {
+    KernelLowering l(f, target, ctx, *out.module);
+    l.run();
+    out.scratch_bytes = l.scratch_bytes();
+    return out;
+  }
+  KernelLowering loops(f, target, ctx, *out.module);
+  loops.set_name(symbol + ".loops", true);
+  loops.run();
+  KernelLowering once(*single.function, target, ctx, *out.module);
+  once.set_general(loops.fn(), std::move(single.bounds));
+  once.run();
+  out.scratch_bytes = std::max(loops.scratch_bytes(), once.scratch_bytes());
   return out;
 }
 

@@ -28,8 +28,8 @@ using ir::ScalarKind;
 
 namespace {
 
-// Ops between a load and the value reloaded (shared subtrees count once per use): a few, or a
-// reader would recompute a long chain per element.
+// Ops between a load and the value reloaded, each counted once (a reader computes a shared
+// subtree once per element): a few, or a reader would recompute a long chain per element.
 constexpr int kMaxReloadOps = 16;
 
 // p = splat(base) + (arange [+ splat(shift)]): the addresses base + (start + shift + i) * size.
@@ -152,9 +152,10 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
   const ir::Block* blk = v->def->parent;
   std::vector<const Op*> loads;
   std::vector<const ir::Value*> nodes;
+  std::unordered_set<const ir::Value*> seen; // a second visit follows a first that succeeded
   int ops = 0;
   std::function<bool(const ir::Value*)> tree = [&](const ir::Value* x) -> bool {
-    if (x->type.is_scalar() || rematerializable(x))
+    if (x->type.is_scalar() || rematerializable(x) || !seen.insert(x).second)
       return true;
     const Op* d = x->def;
     if (!d || ++ops > kMaxReloadOps)

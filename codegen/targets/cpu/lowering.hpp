@@ -22,6 +22,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -64,6 +65,18 @@ public:
                  llvm::Module& m);
   void run();
   int64_t scratch_bytes() const { return scratch_size_; }
+  // The LLVM function's name (the module's name by default) and whether it is internal.
+  void set_name(std::string name, bool internal) {
+    name_ = std::move(name);
+    internal_ = internal;
+  }
+  // This kernel is the single-trip version (single_trip_loops.hpp): where one of its inlined
+  // loops would not run exactly once, it calls `general` instead.
+  void set_general(llvm::Function* general,
+                   std::vector<std::array<const ir::Value*, 3>> single_trip) {
+    general_ = general;
+    single_trip_ = std::move(single_trip);
+  }
 
   // --- element semantics: codegen/llvm/scalar.hpp, with the CPU's choices (lower_scalar.cpp) ---
   llvm::Type* reg_type(ir::DType t) { return scalar_.type(t); } // in registers
@@ -267,6 +280,13 @@ private:
   // Copies the yielded tensors into carried buffers, through a temporary where they alias.
   void yield_into(const std::vector<const ir::Value*>& yielded, const std::vector<View>& dst,
                   const std::unordered_set<int>& clobbered_roots);
+
+  // Picks this version or the general one at entry (set_general).
+  void branch_to_general();
+  std::string name_;
+  bool internal_ = false;
+  llvm::Function* general_ = nullptr;
+  std::vector<std::array<const ir::Value*, 3>> single_trip_;
 
   const ir::Function& f_;
   const CpuTarget& target_;
