@@ -29,6 +29,7 @@
 #include <llvm/IR/MDBuilder.h>
 
 #include <algorithm>
+#include <bit>
 
 namespace tritium::cpu {
 
@@ -98,7 +99,7 @@ void KernelLowering::store_loop(const Op* store, llvm::Value* lo, llvm::Value* h
 
   // [lo, start): up to the first aligned lane; [start, end): whole lines; [end, hi): the rest.
   llvm::Value* peel = b.CreateLShr(b.CreateAnd(b.CreateNeg(addr), i64(kLine - 1)),
-                                   i64(__builtin_ctzll(static_cast<uint64_t>(size))));
+                                   i64(std::countr_zero(static_cast<uint64_t>(size))));
   llvm::Value* start = b.CreateAdd(lo, peel);
   start = b.CreateSelect(b.CreateICmpSLT(start, hi), start, hi);
   llvm::Value* left = b.CreateSub(hi, start);
