@@ -72,4 +72,10 @@ inline std::optional<std::string> first_mismatch(const std::vector<uint8_t>& wan
   return std::nullopt;
 }
 
+// Bit for bit, so that a lane stored twice, skipped or written past a mask shows.
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
 } // namespace tritium::testing

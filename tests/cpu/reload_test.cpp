@@ -1,6 +1,7 @@
 // Rows reloaded from memory instead of buffered, and loop-carried tensors updated in place
 // (codegen/targets/cpu/lower_reload.cpp, lower_kernel.cpp): each kernel compared with the
 // interpreter bit for bit, including stores that overwrite a row before it is read again.
+#include "compare.hpp"
 #include "row_kernels.hpp"
 
 #include <support/devices.hpp>
@@ -19,6 +20,7 @@
 
 namespace tl = tritium::tl;
 using tritium::Device;
+using tritium::testing::same_bits;
 using tritium::testing::softmax_kernel;
 
 namespace {
@@ -109,11 +111,6 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
   for (auto& x : v)
     x = std::normal_distribution<float>(0.f, 1.f)(rng);
   return v;
-}
-
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 // The byte offsets of the scratch buffers in a kernel's unoptimized LLVM IR (the scratch

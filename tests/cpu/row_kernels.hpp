@@ -3,7 +3,9 @@
 
 #include <tritium/tritium.hpp>
 
+#include <cmath>
 #include <limits>
+#include <vector>
 
 namespace tritium::testing {
 
@@ -27,6 +29,16 @@ inline void rms_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n,
   auto x = tl::load(in + row * n + cols, mask, 0.f);
   auto scaled = x * (x / tl::sum(x * x, 0));
   tl::store(out + row * n + cols, scaled, mask);
+}
+
+// Two softmax outputs agree: exp is within a few ulp of the interpreter's (docs/cpu-backend.md).
+inline bool softmax_close(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::fabs(a[i] - b[i]) <= 1e-6f * std::fabs(a[i]) + 1e-12f))
+      return false;
+  return true;
 }
 
 } // namespace tritium::testing

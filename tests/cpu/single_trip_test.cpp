@@ -2,6 +2,7 @@
 // bounds known at entry also compiles with those loops inlined, and runs that version where
 // every such loop runs exactly once. Both versions must compute what the interpreter computes:
 // one trip, several, none, counting down, nested, with carried tensors and scalars.
+#include "compare.hpp"
 #include "dump_stages.hpp"
 
 #include <support/devices.hpp>
@@ -16,6 +17,7 @@
 namespace tl = tritium::tl;
 using tritium::Device;
 using tritium::testing::DumpStages;
+using tritium::testing::same_bits;
 
 namespace {
 
@@ -43,11 +45,6 @@ void row_stats_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<float> stats
       scaled = scaled + k.to<float>();
     tl::store(out + row * n + cols, scaled, mask);
   }
-}
-
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 } // namespace

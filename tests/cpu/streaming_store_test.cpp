@@ -2,6 +2,7 @@
 // non-temporal, read from the optimized LLVM IR that TRITIUM_DUMP keeps, and that kernels
 // storing so compute what the interpreter computes wherever their rows start (aligned or not),
 // whatever their element size, in place, in loops, and with streaming on and off.
+#include "compare.hpp"
 #include "dump_stages.hpp"
 #include "row_kernels.hpp"
 
@@ -24,6 +25,8 @@ using tritium::Device;
 using tritium::half;
 using tritium::testing::DumpStages;
 using tritium::testing::rms_kernel;
+using tritium::testing::same_bits;
+using tritium::testing::softmax_close;
 using tritium::testing::softmax_kernel;
 
 namespace {
@@ -81,22 +84,6 @@ std::vector<T> random_values(size_t n, unsigned seed) {
   for (T& x : v)
     x = static_cast<T>(dist(gen));
   return v;
-}
-
-// exp is within a few ulp of the interpreter's (docs/cpu-backend.md).
-bool close(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(std::fabs(a[i] - b[i]) <= 1e-6f * std::fabs(a[i]) + 1e-12f))
-      return false;
-  return true;
-}
-
-// Bit for bit, so that a lane stored twice, skipped or written past the mask shows.
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 template <class T>
@@ -191,9 +178,9 @@ TEST_CASE("cpu: kernels with streaming stores compute what the interpreter compu
         in_place.push_back(z.to_host());
         looped.push_back(w.to_host());
       }
-      CHECK(close(soft[0], soft[1]));
-      CHECK(close(in_place[0], in_place[1]));
-      CHECK(close(soft[1], in_place[1]));
+      CHECK(softmax_close(soft[0], soft[1]));
+      CHECK(softmax_close(in_place[0], in_place[1]));
+      CHECK(softmax_close(soft[1], in_place[1]));
       CHECK(same_bits(looped[0], looped[1]));
       CHECK(same_bits(rms[0], rms[1]));
     }

@@ -158,10 +158,7 @@ void KernelLowering::branch_to_general() {
     for (int k = 0; k < 3; ++k) {
       const ir::Value* x = bound[k];
       DType t = x->type.elem;
-      llvm::Value* r = x->def ? scalar_.constant(*x->def, t) : scalar(x);
-      // As lower_for widens its bounds.
-      v[k] = t.is_unsigned() ? b.CreateZExt(r, b.getInt64Ty())
-                             : b.CreateSExtOrTrunc(r, b.getInt64Ty());
+      v[k] = loop_bound(x->def ? scalar_.constant(*x->def, t) : scalar(x), t);
     }
     auto [lb, ub, step] = v;
     llvm::Value* up =
@@ -1279,17 +1276,18 @@ void KernelLowering::yield_into(const std::vector<const ir::Value*>& yielded,
       copy(src[i], dst[i], yielded[i]->type.elem);
 }
 
+llvm::Value* KernelLowering::loop_bound(llvm::Value* v, DType t) {
+  return t.is_unsigned() ? builder_.CreateZExt(v, builder_.getInt64Ty())
+                         : builder_.CreateSExtOrTrunc(v, builder_.getInt64Ty());
+}
+
 void KernelLowering::lower_for(const Op& op) {
   auto& b = builder_;
   const auto& o = op.operands;
   DType it = o[0]->type.elem;
-  auto widen = [&](llvm::Value* v) {
-    return it.is_unsigned() ? b.CreateZExt(v, b.getInt64Ty())
-                            : b.CreateSExtOrTrunc(v, b.getInt64Ty());
-  };
-  llvm::Value* lb = widen(scalar(o[0]));
-  llvm::Value* ub = widen(scalar(o[1]));
-  llvm::Value* step = widen(scalar(o[2]));
+  llvm::Value* lb = loop_bound(scalar(o[0]), it);
+  llvm::Value* ub = loop_bound(scalar(o[1]), it);
+  llvm::Value* step = loop_bound(scalar(o[2]), it);
   fail_if(b.CreateICmpEQ(step, i64(0)), op, "tl::range step is zero");
   // At least 1, for streaming stores' estimate of a launch's bytes (lower_streaming_store.cpp).
   llvm::Value* span = b.CreateSub(ub, lb);

@@ -309,8 +309,7 @@ KernelLowering::Span KernelLowering::access_span(const Op& access) {
   llvm::Type* i64_ty = b.getInt64Ty();
   const ir::Value* p = access.operand(0);
   DType t = access.kind == OpKind::Load ? access.result()->type.elem : access.operand(1)->type.elem;
-  int64_t size =
-      static_cast<int64_t>(module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
+  int64_t size = memory_bytes(t);
   if (p->type.is_scalar()) {
     llvm::Value* lo = b.CreatePtrToInt(scalar(p), i64_ty);
     return {lo, b.CreateAdd(lo, i64(size)), b.getTrue()};

@@ -42,6 +42,10 @@ llvm::Value* KernelLowering::load_user(llvm::Value* ptr, DType t) {
   return v;
 }
 
+int64_t KernelLowering::memory_bytes(DType t) {
+  return static_cast<int64_t>(module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
+}
+
 void KernelLowering::store_user(llvm::Value* ptr, llvm::Value* v, DType t) {
   if (t.is_bool())
     v = builder_.CreateZExt(v, builder_.getInt8Ty());

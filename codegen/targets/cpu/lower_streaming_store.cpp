@@ -47,8 +47,7 @@ bool KernelLowering::may_stream(const Op& store) {
   DType t = store.operand(1)->type.elem;
   if (t.is_bool())
     return false;
-  const int64_t size =
-      static_cast<int64_t>(module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
+  const int64_t size = memory_bytes(t);
   const int64_t lanes = store.operand(0)->type.shape[0];
   // A few lines per program: the split loops would cost more than they save.
   return (size == 2 || size == 4 || size == 8) && lanes * size >= 4 * kLine;
@@ -71,8 +70,7 @@ llvm::Value* KernelLowering::launch_streams(const Op& store) {
   auto& b = builder_;
   llvm::Type* f64 = b.getDoubleTy();
   DType t = store.operand(1)->type.elem;
-  const int64_t size =
-      static_cast<int64_t>(module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
+  const int64_t size = memory_bytes(t);
   const int64_t lanes = store.operand(0)->type.shape[0];
   // In double: no product of sizes can wrap around.
   llvm::Value* programs = b.CreateMul(b.CreateMul(pid(3), pid(4)), pid(5));
@@ -89,8 +87,7 @@ void KernelLowering::store_loop(const Op* store, llvm::Value* lo, llvm::Value* h
     return loop(lo, hi, 1, body, true);
   auto& b = builder_;
   DType t = store->operand(1)->type.elem;
-  const int64_t size =
-      static_cast<int64_t>(module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
+  const int64_t size = memory_bytes(t);
   llvm::Value* on = launch_streams(*store);
   Span span = access_span(*store);
   on = b.CreateAnd(on, span.exact);

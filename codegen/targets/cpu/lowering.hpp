@@ -85,6 +85,7 @@ public:
   llvm::Value* from_scratch(llvm::Value* v, ir::DType t);
   llvm::Value* load_user(llvm::Value* ptr, ir::DType t); // from user memory
   void store_user(llvm::Value* ptr, llvm::Value* v, ir::DType t);
+  int64_t memory_bytes(ir::DType t); // an element's size in user memory
   // One element of an elementwise op (ir::is_elementwise).
   llvm::Value* elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
     return scalar_.elementwise(op, args);
@@ -151,6 +152,7 @@ private:
   void lower_check(const ir::Op& op); // assert, assume
   void lower_scalar_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
+  llvm::Value* loop_bound(llvm::Value* v, ir::DType t); // a `for` bound or step in i64
   void lower_if(const ir::Op& op);
   void lower_while(const ir::Op& op);
   llvm::Value* group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
