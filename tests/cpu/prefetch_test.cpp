@@ -47,6 +47,15 @@ void broadcast_row_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n,
   tl::store(out + tl::program_id(0) * n + cols, x / tl::sum(x * x, 0), mask);
 }
 
+// Two reductions over one row: the second prefetches the next program's row.
+void variance_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto cols = tl::arange(0, BLOCK);
+  auto mask = cols < n;
+  auto x = tl::load(in + tl::program_id(0) * n + cols, mask, 0.f);
+  auto xc = tl::where(mask, x - tl::sum(x, 0) / n, 0.f);
+  tl::store(out + tl::program_id(0), tl::sum(xc * xc, 0) / n);
+}
+
 // One pass: nothing runs after the loop that reads the row.
 void scale_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n, tl::constexpr_<int> BLOCK) {
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
@@ -104,6 +113,8 @@ TEST_CASE("cpu: a row kernel prefetches the next row, and its own output for wri
       tritium::jit(rms_kernel, "rms_small_no_prefetch").compiled(y, x, 32, 32).artifact("ll");
   std::string scale =
       tritium::jit(scale_kernel, "scale_no_prefetch").compiled(y, x, 4096, 1024).artifact("ll");
+  std::string variance =
+      tritium::jit(variance_kernel, "variance_prefetch").compiled(y, x, 4096, 4096).artifact("ll");
   dump.reset();
   REQUIRE(!softmax.empty());
   // In the exp pass: the next row for reading, this program's output for writing.
@@ -114,8 +125,8 @@ TEST_CASE("cpu: a row kernel prefetches the next row, and its own output for wri
   CHECK(p[0] > 0);
   CHECK(p[1] > 0);
   CHECK(prefetches(broadcast) == std::array<int, 2>{0, 0});
-  // RMSNorm's reduction is too light to hide prefetches; its last pass prefetches the next row
-  // where its store streams (decided at run time), into L1.
+  // RMSNorm's reduction is its first pass over the row (nothing to predict from yet); its last
+  // pass prefetches the next row where its store streams (decided at run time), into L1.
   CHECK(prefetches(rms)[1] == 0);
   CHECK(prefetches(rms)[0] > 0);
   CHECK(prefetches(rms_small) == std::array<int, 2>{0, 0});
@@ -124,6 +135,10 @@ TEST_CASE("cpu: a row kernel prefetches the next row, and its own output for wri
   CHECK(locality_counts(softmax)[2] > 0);
   CHECK(locality_counts(rms)[3] > 0);
   CHECK(prefetches(scale) == std::array<int, 2>{0, 0});
+  // A reduction over a row that an earlier pass read prefetches the next row, into L2.
+  CHECK(prefetches(variance)[0] > 0);
+  CHECK(locality_counts(variance)[2] > 0);
+  CHECK(locality_counts(variance)[3] == 0);
 }
 
 TEST_CASE("cpu: kernels that prefetch compute what the interpreter computes") {
@@ -134,20 +149,25 @@ TEST_CASE("cpu: kernels that prefetch compute what the interpreter computes") {
     auto hx = random_floats(static_cast<size_t>(rows) * n, 11 + n);
     for (int grid : {rows, 5, 1}) {
       CAPTURE(grid);
-      std::vector<std::vector<float>> plain, persistent;
+      std::vector<std::vector<float>> plain, persistent, variance;
       for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
         auto x = d.from_host(hx);
         auto y = d.from_host(std::vector<float>(hx.size(), 0.f));
         auto z = d.from_host(std::vector<float>(hx.size(), 0.f));
+        auto v = d.from_host(std::vector<float>(rows, 0.f));
         // Twice: the second launch starts from the first one's predictions.
         for (int rep = 0; rep < 2; ++rep) {
           tritium::jit(softmax_kernel, "softmax_kernel")[{rows}](y, x, n, block);
           tritium::jit(softmax_persistent_kernel, "softmax_persistent")[{grid}](z, x, rows, n,
                                                                                 block);
+          tritium::jit(variance_kernel, "variance_kernel")[{rows}](v, x, n, block);
         }
         plain.push_back(y.to_host());
         persistent.push_back(z.to_host());
+        variance.push_back(v.to_host());
       }
+      for (int r = 0; r < rows; ++r)
+        CHECK(variance[1][r] == doctest::Approx(variance[0][r]).epsilon(1e-5));
       CHECK(softmax_close(plain[0], plain[1]));
       CHECK(softmax_close(persistent[0], persistent[1]));
       CHECK(softmax_close(plain[1], persistent[1]));

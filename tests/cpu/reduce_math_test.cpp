@@ -88,6 +88,21 @@ TEST_CASE("cpu: reductions combine in the documented order, as the interpreter d
     k[{1}](x, y, 4);
     CHECK(y.to_host()[0] == 3 * (3 * 1 + 100) + (3 * 10 + 1000)); // not ((1.10).100).1000
   }
+  // A 1-D reduction to a scalar ends in a tree of 32 partials that the CPU backend combines in
+  // registers, not through scratch: the same order.
+  for (int n : {64, 1024}) {
+    CAPTURE(n);
+    std::vector<int32_t> hx(n);
+    for (int i = 0; i < n; ++i)
+      hx[i] = (i * 7919 % 1000) - 500;
+    for (Device d : interpreter_and_cpu()) {
+      CAPTURE(d.name());
+      auto x = d.from_host(hx);
+      auto y = d.alloc<int32_t>(1);
+      tritium::jit(order_1d_kernel, "order_1d_kernel")[{1}](x, y, n);
+      CHECK(y.to_host()[0] == documented(hx, 1));
+    }
+  }
   // 1-D (32 partials), rows (4 lanes: 8 partials each), columns (8 lanes: 4 partials; 64 lanes:
   // in order).
   struct Case {

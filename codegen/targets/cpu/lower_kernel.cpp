@@ -903,7 +903,8 @@ void KernelLowering::flush() {
       accesses.push_back(op);
   // Prefetches pay off in a pass that computes long enough per element to hide them and moves
   // no memory of its own: softmax's exp pass gained 2-17 %, while RMSNorm's output pass (a
-  // store), the looped layer norm's variance pass and the reductions (light) lost 4-17 %.
+  // store) and the looped layer norm's variance pass (a flat loop before its loops were
+  // inlined) lost 4-17 %. (A reduction prefetches too: lower_collective.cpp.)
   bool heavy = std::any_of(g.ops.begin(), g.ops.end(), [](const Op* op) {
     auto c = ir::op_category(op->kind);
     return c == OpCategory::Math || c == OpCategory::Extern;

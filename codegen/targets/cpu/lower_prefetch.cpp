@@ -15,10 +15,11 @@
 // difference is 0 or past 4 GiB (the first program of a chunk), nothing is prefetched; a wrong
 // prediction costs bandwidth, never a fault (prefetches do not fault).
 //
-// Where: in the first flat fused loop after a loop read a load stream, if that loop computes a
-// transcendental and stores nothing (the caller decides: flush in lower_kernel.cpp), spread
-// over it, a share of the lines per strip of kPrefetchStrip elements. Store streams this
-// program has not written yet are prefetched for writing there too: their slot holds what the
+// Where: in the first loop after a loop read a load stream that is either a flat fused loop
+// computing a transcendental and storing nothing, or one whose store streams (the caller
+// decides: flush in lower_kernel.cpp), or a reduction (lower_collective.cpp), spread over it, a
+// share of the lines per strip of kPrefetchStrip elements or per chunk of partials. Store streams
+// this program has not written yet are prefetched for writing there too: their slot holds what the
 // previous program predicted, this program's block. Each prediction is prefetched once.
 
 #include "lowering.hpp"
