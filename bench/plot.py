@@ -17,11 +17,13 @@ import sys
 import tempfile
 from collections import defaultdict
 
-ORDER = ["tritium", "tritium_no_streaming", "tritium_before_single_trip", "triton", "triton_persistent", "torch", "cpp_loop"]
+ORDER = ["tritium", "tritium_no_streaming", "tritium_before_single_trip", "tritium_before_reduce_prefetch", "triton", "triton_persistent", "torch", "cpp_loop"]
 LABEL = {"tritium": "tritium", "tritium_no_streaming": "tritium, streaming stores off",
-         "tritium_before_single_trip": "tritium before single-trip loops", "triton": "Triton", "triton_persistent": "Triton (persistent launch)",
+         "tritium_before_single_trip": "tritium before single-trip loops",
+         "tritium_before_reduce_prefetch": "tritium before reductions prefetched", "triton": "Triton", "triton_persistent": "Triton (persistent launch)",
          "torch": "PyTorch", "cpp_loop": "plain C++ loop (-O3, same bytes)"}
-COLOR = {"tritium": "#d62728", "tritium_no_streaming": "#ff9896", "tritium_before_single_trip": "#ff9896", "triton": "#1f77b4", "triton_persistent": "#17becf",
+COLOR = {"tritium": "#d62728", "tritium_no_streaming": "#ff9896", "tritium_before_single_trip": "#ff9896",
+         "tritium_before_reduce_prefetch": "#ff9896", "triton": "#1f77b4", "triton_persistent": "#17becf",
          "torch": "#2ca02c", "cpp_loop": "#7f7f7f"}
 XLABEL = {"vector_add_fp32": "elements", "silu_mul_fp16": "elements"}
 SUBTITLE = {"vector_add_fp32": "out = x + y, fp32",
