@@ -100,6 +100,9 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         return reload(o[k], s, masks_true, from_snapshots, cache);
       return from_scratch(b.CreateLoad(in[k].ty, at(in[k], s)), o[k]->type.elem);
     };
+    auto acc_at = [&](size_t k, llvm::Value* t) {
+      return from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem);
+    };
     // acc[t] = combine(acc[t], src[t]) over t < count, one contiguous (vectorized) loop; src is
     // the input at src_of(t), or acc itself.
     auto fold = [&](int64_t count, const std::function<llvm::Value*(llvm::Value*)>& src_of,
@@ -109,11 +112,9 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         std::unordered_map<const ir::Value*, llvm::Value*> cache;
         std::vector<llvm::Value*> args;
         for (size_t k = 0; k < n; ++k)
-          args.push_back(from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem));
+          args.push_back(acc_at(k, t));
         for (size_t k = 0; k < n; ++k)
-          args.push_back(
-              from_input ? input(k, s, cache)
-                         : from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], s)), o[k]->type.elem));
+          args.push_back(from_input ? input(k, s, cache) : acc_at(k, s));
         std::vector<llvm::Value*> r = inline_region(op.body(), args);
         for (size_t k = 0; k < n; ++k)
           b.CreateStore(to_scratch(r[k], o[k]->type.elem), at(acc[k], t));
@@ -260,7 +261,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
         for (size_t k = 0; k < n; ++k)
           for (int64_t t = 0; t < parts; ++t)
-            vals[k][t] = from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], i64(t))), o[k]->type.elem);
+            vals[k][t] = acc_at(k, i64(t));
         reload_masks_false_ = true;
         know_masks(false);
         register_chunks(vals, off, i64(chunks));
@@ -290,23 +291,18 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
                                         [](const ir::Value* r) { return r->type.is_scalar(); }) &&
                             lanes == 1;
     if (to_scalars) {
-      std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t)
-          vals[k][t] = from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], i64(t))), o[k]->type.elem);
+      std::vector<std::vector<llvm::Value*>> part(parts); // part[t]: partial t of each operand
+      for (int64_t t = 0; t < parts; ++t)
+        for (size_t k = 0; k < n; ++k)
+          part[t].push_back(acc_at(k, i64(t)));
       for (int64_t h = parts / 2; h >= 1; h /= 2)
         for (int64_t t = 0; t < h; ++t) {
-          std::vector<llvm::Value*> args;
-          for (size_t k = 0; k < n; ++k)
-            args.push_back(vals[k][t]);
-          for (size_t k = 0; k < n; ++k)
-            args.push_back(vals[k][t + h]);
-          std::vector<llvm::Value*> r = inline_region(op.body(), args);
-          for (size_t k = 0; k < n; ++k)
-            vals[k][t] = r[k];
+          std::vector<llvm::Value*> args = part[t];
+          args.insert(args.end(), part[t + h].begin(), part[t + h].end());
+          part[t] = inline_region(op.body(), args);
         }
       for (size_t k = 0; k < n; ++k)
-        set_scalar(op.results[k], vals[k][0]);
+        set_scalar(op.results[k], part[0][k]);
       return;
     }
     for (int64_t h = parts / 2; h >= 1; h /= 2)
