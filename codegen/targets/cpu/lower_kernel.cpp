@@ -160,14 +160,9 @@ void KernelLowering::branch_to_general() {
       DType t = x->type.elem;
       v[k] = loop_bound(x->def ? scalar_.constant(*x->def, t) : scalar(x), t);
     }
-    auto [lb, ub, step] = v;
-    llvm::Value* up =
-        b.CreateAnd(b.CreateAnd(b.CreateICmpSGT(step, i64(0)), b.CreateICmpSLT(lb, ub)),
-                    b.CreateICmpULE(b.CreateSub(ub, lb), step));
-    llvm::Value* down =
-        b.CreateAnd(b.CreateAnd(b.CreateICmpSLT(step, i64(0)), b.CreateICmpSGT(lb, ub)),
-                    b.CreateICmpULE(b.CreateSub(lb, ub), b.CreateNeg(step)));
-    once = b.CreateAnd(once, b.CreateOr(up, down));
+    auto [span, stride] = loop_span(v[0], v[1], v[2]);
+    once = b.CreateAnd(once,
+                       b.CreateAnd(b.CreateICmpSGT(span, i64(0)), b.CreateICmpSLE(span, stride)));
   }
   auto* general = llvm::BasicBlock::Create(ctx_, "loops", fn_);
   auto* single = llvm::BasicBlock::Create(ctx_, "single_trip", fn_);
@@ -1282,6 +1277,15 @@ llvm::Value* KernelLowering::loop_bound(llvm::Value* v, DType t) {
                          : builder_.CreateSExtOrTrunc(v, builder_.getInt64Ty());
 }
 
+KernelLowering::LoopSpan KernelLowering::loop_span(llvm::Value* lb, llvm::Value* ub,
+                                                   llvm::Value* step) {
+  auto& b = builder_;
+  llvm::Value* neg = b.CreateICmpSLT(step, i64(0));
+  llvm::Value* span = b.CreateSub(ub, lb);
+  return {b.CreateSelect(neg, b.CreateNeg(span), span),
+          b.CreateSelect(neg, b.CreateNeg(step), step)};
+}
+
 void KernelLowering::lower_for(const Op& op) {
   auto& b = builder_;
   const auto& o = op.operands;
@@ -1291,10 +1295,7 @@ void KernelLowering::lower_for(const Op& op) {
   llvm::Value* step = loop_bound(scalar(o[2]), it);
   fail_if(b.CreateICmpEQ(step, i64(0)), op, "tl::range step is zero");
   // At least 1, for streaming stores' estimate of a launch's bytes (lower_streaming_store.cpp).
-  llvm::Value* span = b.CreateSub(ub, lb);
-  llvm::Value* neg = b.CreateICmpSLT(step, i64(0));
-  span = b.CreateSelect(neg, b.CreateNeg(span), span);
-  llvm::Value* stride = b.CreateSelect(neg, b.CreateNeg(step), step);
+  auto [span, stride] = loop_span(lb, ub, step);
   llvm::Value* trips =
       b.CreateSDiv(span, b.CreateSelect(b.CreateICmpEQ(stride, i64(0)), i64(1), stride));
   trips = b.CreateSelect(b.CreateICmpSGT(trips, i64(1)), trips, i64(1));

@@ -153,6 +153,12 @@ private:
   void lower_scalar_op(const ir::Op& op);
   void lower_for(const ir::Op& op);
   llvm::Value* loop_bound(llvm::Value* v, ir::DType t); // a `for` bound or step in i64
+  // ub - lb in the direction of the step (negated for a negative step), and |step|: the loop
+  // runs ceil(span / stride) trips where span > 0, none otherwise.
+  struct LoopSpan {
+    llvm::Value *span, *stride;
+  };
+  LoopSpan loop_span(llvm::Value* lb, llvm::Value* ub, llvm::Value* step);
   void lower_if(const ir::Op& op);
   void lower_while(const ir::Op& op);
   llvm::Value* group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
