@@ -213,19 +213,15 @@ void launch_host(const Kernel& k, const Image& im, const LaunchGrid& g,
     }
     // Kernels keep per-thread state across programs in it (stream slots), read before written.
     std::memset(scratch.get(), 0, bytes);
-    int64_t pg[cpu::kPidGridSlots] = {0, 0, 0, g.x, g.y, g.z, streaming};
     for (;;) {
       int64_t lo = next.fetch_add(chunk);
-      // Streaming stores are weakly ordered: visible before the launch counts as done.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
       if (lo >= total || state.failed.load(std::memory_order_relaxed))
         return;
-      for (int64_t p = lo; p < std::min(total, lo + chunk); ++p) {
-        pg[0] = p % g.x;
-        pg[1] = (p / g.x) % g.y;
-        pg[2] = p / (g.x * g.y);
-        entry(args.data(), pg, scratch.get(), &state);
-      }
+      const int64_t range[cpu::kRangeSlots] = {lo,       std::min(total, lo + chunk), g.x, g.y, g.z,
+                                               streaming};
+      entry(args.data(), range, scratch.get(), &state);
+      // Streaming stores are weakly ordered: visible before the launch counts as done.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
     }
   };
   const int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()),

@@ -67,14 +67,11 @@ public:
     const uint64_t* a = args.data();
     const int64_t streaming = cpu::streaming_store_bytes();
     auto run = [&](int64_t lo, int64_t hi) {
+      if (state.failed.load(std::memory_order_relaxed))
+        return;
       char* scratch = thread_scratch(std::max<int64_t>(code_.scratch_bytes, 64));
-      int64_t pg[cpu::kPidGridSlots] = {0, 0, 0, grid.x, grid.y, grid.z, streaming};
-      for (int64_t p = lo; p < hi && !state.failed.load(std::memory_order_relaxed); ++p) {
-        pg[0] = p % grid.x;
-        pg[1] = (p / grid.x) % grid.y;
-        pg[2] = p / (grid.x * grid.y);
-        code_.entry(a, pg, scratch, &state);
-      }
+      const int64_t range[cpu::kRangeSlots] = {lo, hi, grid.x, grid.y, grid.z, streaming};
+      code_.entry(a, range, scratch, &state);
       // Streaming stores are weakly ordered: visible before the launch counts as done.
       std::atomic_thread_fence(std::memory_order_seq_cst);
     };

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -199,6 +200,43 @@ std::string capture_stdout(F f) {
   return ss.str();
 }
 } // namespace
+
+namespace {
+void grid_ids_kernel(tl::ptr<int32_t> ids, tl::ptr<int32_t> runs) {
+  auto x = tl::program_id(0), y = tl::program_id(1), z = tl::program_id(2);
+  auto linear = (z * tl::num_programs(1) + y) * tl::num_programs(0) + x;
+  tl::store(ids + linear, x + 100 * y + 10000 * z);
+  tl::atomic_add(runs + linear, 1);
+}
+} // namespace
+
+// The compiled entry runs a range of linear program indices (grid_loop.cpp), its ids advanced
+// by increments from the range's first: every program of a 3-D grid, once, with its own ids,
+// however the host splits the grid among threads.
+TEST_CASE("cpu: every program of a 3-D grid runs once with its ids") {
+  auto dev = tritium::device("cpu");
+  auto k = tritium::jit(grid_ids_kernel, "grid_ids");
+  for (auto [gx, gy, gz] : {std::array<int, 3>{7, 5, 3}, std::array<int, 3>{1, 1, 4000},
+                            std::array<int, 3>{3000, 1, 1}, std::array<int, 3>{1, 61, 2}}) {
+    CAPTURE(gx);
+    CAPTURE(gy);
+    CAPTURE(gz);
+    const int n = gx * gy * gz;
+    auto ids = dev.alloc<int32_t>(n), runs = dev.from_host(std::vector<int32_t>(n, 0));
+    k[{gx, gy, gz}](ids, runs);
+    std::vector<int32_t> got = ids.to_host(), count = runs.to_host();
+    int wrong = 0, not_once = 0;
+    for (int z = 0; z < gz; ++z)
+      for (int y = 0; y < gy; ++y)
+        for (int x = 0; x < gx; ++x) {
+          int i = (z * gy + y) * gx + x;
+          wrong += got[i] != x + 100 * y + 10000 * z;
+          not_once += count[i] != 1;
+        }
+    CHECK(wrong == 0);
+    CHECK(not_once == 0);
+  }
+}
 
 TEST_CASE("cpu: device_print prints what the interpreter prints") {
   std::vector<std::string> printed;

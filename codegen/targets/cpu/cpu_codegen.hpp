@@ -24,13 +24,19 @@ struct LaunchState {
   std::string message;
 };
 
-// void kernel(const uint64_t* args, const int64_t* pid_grid /*px,py,pz,gx,gy,gz,streaming*/,
+// void kernel(const uint64_t* args, const int64_t* range /*first, end, gx, gy, gz, streaming*/,
 //             char* scratch /*64-byte aligned, scratch_bytes*/, LaunchState*)
+// runs the programs with linear indices first .. end - 1 (x fastest, then y, then z) in order;
+// it stops early after a program that failed (LaunchState). Launchers split the grid into
+// such ranges, one thread each.
 using KernelEntry = void (*)(const uint64_t*, const int64_t*, char*, LaunchState*);
+inline constexpr int kRangeFirst = 0, kRangeEnd = 1, kRangeGridX = 2, kRangeStreaming = 5;
+inline constexpr int kRangeSlots = 6;
+// Inside the kernel, one program sees pid_grid: px, py, pz, gx, gy, gz, streaming.
 inline constexpr int kPidGridSlots = 7;
 
-// pid_grid[6]: from how many bytes a launch writes through one store site the kernel writes
-// them with non-temporal (streaming) stores, past the caches (lower_streaming_store.cpp).
+// range[5] (pid_grid[6]): from how many bytes a launch writes through one store site the kernel
+// writes them with non-temporal (streaming) stores, past the caches (lower_streaming_store.cpp).
 // Three quarters of the last-level cache, as glibc's memcpy decides; TRITIUM_CPU_STREAMING_STORES
 // overrides it with a byte count ("0": always) or "off". Read at every launch. Launchers must
 // also order a thread's streaming stores before its programs count as done (a full fence).

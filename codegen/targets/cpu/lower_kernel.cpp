@@ -1,6 +1,7 @@
 // The lowering stage: tritium IR -> one LLVM function per kernel. This file holds the driver:
 // ops in program order, fusion groups, views, scratch buffers and structured control flow.
 // Element semantics live in lower_scalar.cpp; collectives, dot and atomics in their own files.
+#include "grid_loop.hpp"
 #include "lowering.hpp"
 #include "single_trip_loops.hpp"
 #include "target.hpp"
@@ -69,7 +70,8 @@ llvm::Value* KernelLowering::global_string(const std::string& s) {
 
 void KernelLowering::run() {
   auto* ptr = llvm::PointerType::get(ctx_, 0);
-  auto* fty = llvm::FunctionType::get(builder_.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
+  // One program; it returns whether it reported a failure (grid_loop.cpp stops there).
+  auto* fty = llvm::FunctionType::get(builder_.getInt1Ty(), {ptr, ptr, ptr, ptr}, false);
   fn_ = llvm::Function::Create(
       fty, internal_ ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
       name_.empty() ? module_.getName() : llvm::StringRef(name_), module_);
@@ -88,6 +90,8 @@ void KernelLowering::run() {
   builder_.SetInsertPoint(entry);
   builder_.CreateBr(body);
   entry_builder_.SetInsertPoint(entry->getTerminator());
+  failed_ = entry_builder_.CreateAlloca(entry_builder_.getInt1Ty(), nullptr, "failed");
+  entry_builder_.CreateStore(entry_builder_.getFalse(), failed_);
   for (int i = 0; i < 6; ++i)
     pids_[i] = entry_builder_.CreateLoad(
         entry_builder_.getInt64Ty(),
@@ -139,7 +143,7 @@ void KernelLowering::run() {
   lower_block(f_.entry());
   flush();
   drop_unused_streams();
-  builder_.CreateRetVoid();
+  builder_.CreateRet(builder_.CreateLoad(builder_.getInt1Ty(), failed_));
 
   std::string err;
   llvm::raw_string_ostream os(err);
@@ -171,8 +175,7 @@ void KernelLowering::branch_to_general() {
   std::vector<llvm::Value*> args;
   for (llvm::Argument& a : fn_->args())
     args.push_back(&a);
-  b.CreateCall(general_, args);
-  b.CreateRetVoid();
+  b.CreateRet(b.CreateCall(general_, args));
   b.SetInsertPoint(single);
 }
 
@@ -356,6 +359,7 @@ void KernelLowering::fail_if(llvm::Value* cond, const Op& op, const std::string&
   std::string suffix = fmt::format("op '{}': {}", ir::op_name(op.kind), what);
   b.CreateCall(callee, {state_arg_, global_string(prefix), global_string(suffix),
                         lane ? lane : i64(-1), fn_->getArg(1)});
+  b.CreateStore(b.getTrue(), failed_);
   b.CreateBr(cont);
   b.SetInsertPoint(cont);
 }
@@ -1524,19 +1528,25 @@ LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm
   // Kernels whose loops may run once get a second version with those loops inlined
   // (single_trip_loops.cpp), chosen at entry.
   SingleTripVersion single = inline_single_trip_loops(f);
+  llvm::Function* program = nullptr;
   if (!single.function) {
     KernelLowering l(f, target, ctx, *out.module);
+    l.set_name(symbol + ".program", true);
     l.run();
     out.scratch_bytes = l.scratch_bytes();
-    return out;
+    program = l.fn();
+  } else {
+    KernelLowering loops(f, target, ctx, *out.module);
+    loops.set_name(symbol + ".loops", true);
+    loops.run();
+    KernelLowering once(*single.function, target, ctx, *out.module);
+    once.set_name(symbol + ".program", true);
+    once.set_general(loops.fn(), std::move(single.bounds));
+    once.run();
+    out.scratch_bytes = std::max(loops.scratch_bytes(), once.scratch_bytes());
+    program = once.fn();
   }
-  KernelLowering loops(f, target, ctx, *out.module);
-  loops.set_name(symbol + ".loops", true);
-  loops.run();
-  KernelLowering once(*single.function, target, ctx, *out.module);
-  once.set_general(loops.fn(), std::move(single.bounds));
-  once.run();
-  out.scratch_bytes = std::max(loops.scratch_bytes(), once.scratch_bytes());
+  emit_grid_loop(*program, symbol);
   return out;
 }
 

@@ -6,9 +6,9 @@
 // a row kernel that reads its row, reduces it and writes the scaled row moved 16-30 % more.
 //
 // When: output that the last-level cache could hold is better left in it for its reader, so a
-// site streams only where the launch writes at least pid_grid[6] bytes through it (programs x
-// block bytes x the trip counts of the loops around it; three quarters of the last-level cache
-// by default, cpu_codegen.hpp). That is decided at run time, per group execution.
+// site streams only where the launch writes at least pid_grid[6] (range[5]) bytes through it
+// (programs x block bytes x the trip counts of the loops around it; three quarters of the
+// last-level cache by default, cpu_codegen.hpp). That is decided at run time, per group execution.
 //
 // Which lanes: the lanes that store unconditionally (a split group's leading lanes, every lane
 // of an unmasked one) from the first lane whose address is 64-byte aligned, whole lines of

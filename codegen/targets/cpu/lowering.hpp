@@ -307,6 +307,7 @@ private:
   llvm::Value* args_arg_ = nullptr;
   llvm::Value* scratch_arg_ = nullptr;
   llvm::Value* state_arg_ = nullptr;
+  llvm::AllocaInst* failed_ = nullptr; // set where fail_if reports; the program returns it
   llvm::Value* pids_[6] = {};
   int64_t scratch_size_ = 0;
   int next_root_ = 0;
