@@ -13,7 +13,9 @@
 //
 // On the CPU each workload also runs its roof, "cpp_loop": a plain loop compiled -O3 that moves
 // the same bytes (reads what the kernel reads, writes what it writes, one cheap operation per
-// element), split over the same oneTBB threads as the CPU backend's programs. On a GPU the
+// element), split over the same oneTBB threads as the CPU backend's programs. The two are timed
+// round by round (tritium::bench_interleaved), and tritium's line ends with the median of the
+// rounds' ratios ("0.86 x cpp_loop, paired"). On a GPU the
 // peers are Triton's kernels of the same source and PyTorch (bench/compare/roofline.py).
 //
 // Usage: bench_roofline [--device NAME] [--csv FILE] [--quick] [--no-flush] [--dump DIR] [--warps
@@ -40,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -199,8 +202,33 @@ private:
       setenv("TRITIUM_DUMP", fmt::format("{}/{}.{}", opt_.dump, workload, size).c_str(), 1);
   }
 
-  tritium::BenchResult time(const std::function<void()>& fn) {
-    return tritium::bench(dev_, fn, {.flush_l2 = opt_.flush, .quantiles = {0.5, 0.2, 0.8}});
+  // A workload's kernel, and on the CPU its roof: timed round by round there
+  // (tritium::bench_interleaved), so that the host's drift (its memory bus is shared with
+  // other guests) lands on both alike. The note gives the median of the rounds' ratios.
+  struct Timed {
+    tritium::BenchResult kernel;
+    std::optional<tritium::BenchResult> roof;
+    std::string note;
+  };
+  Timed time(const std::function<void()>& kernel, const std::function<void()>& roof) {
+    const tritium::BenchOptions o{.flush_l2 = opt_.flush, .quantiles = {0.5, 0.2, 0.8}};
+    if (!cpu_)
+      return {tritium::bench(dev_, kernel, o), std::nullopt, {}};
+    auto r = tritium::bench_interleaved(dev_, {kernel, roof}, o);
+    std::vector<double> ratios;
+    for (size_t i = 0; i < r[0].times_ms.size(); ++i)
+      ratios.push_back(r[1].times_ms[i] / r[0].times_ms[i]);
+    std::sort(ratios.begin(), ratios.end());
+    double median = ratios[ratios.size() / 2];
+    if (ratios.size() % 2 == 0)
+      median = (median + ratios[ratios.size() / 2 - 1]) / 2;
+    return {r[0], r[1], fmt::format("  {:.2f} x cpp_loop, paired", median)};
+  }
+  void report(const std::string& workload, int64_t size, double bytes, const Timed& t,
+              const std::string& note = {}) {
+    report_.add(workload, size, "tritium", bytes, t.kernel, note + t.note);
+    if (t.roof)
+      report_.add(workload, size, "cpp_loop", bytes, *t.roof);
   }
 
   void vector_add(int64_t n) {
@@ -209,19 +237,17 @@ private:
     auto out = dev_.alloc<float>(n);
     static auto k = tritium::jit(roofline::add_kernel, "add_kernel");
     tritium::LaunchGrid grid{tritium::cdiv(n, int64_t{1024})};
-    auto r = time([&] { k[grid](x, y, out, static_cast<int>(n), 1024); });
-    auto got = out.to_host();
-    for (int64_t i = 0; i < n; i += 97)
-      expect(got[i] == hx[i] + hy[i], fmt::format("vector add element {}", i));
-    report_.add("vector_add_fp32", n, "tritium", 12.0 * n, r);
-    if (cpu_) {
-      auto o2 = dev_.alloc<float>(n);
-      report_.add("vector_add_fp32", n, "cpp_loop", 12.0 * n, time([&] {
+    auto o2 = cpu_ ? dev_.alloc<float>(n) : Buffer<float>();
+    auto r = time([&] { k[grid](x, y, out, static_cast<int>(n), 1024); },
+                  [&] {
                     on_threads(n, [&](int64_t lo, int64_t hi) {
                       roof_add(x.data(), y.data(), o2.data(), lo, hi);
                     });
-                  }));
-    }
+                  });
+    auto got = out.to_host();
+    for (int64_t i = 0; i < n; i += 97)
+      expect(got[i] == hx[i] + hy[i], fmt::format("vector add element {}", i));
+    report("vector_add_fp32", n, 12.0 * n, r);
   }
 
   void silu_mul(int64_t n) {
@@ -230,24 +256,22 @@ private:
     auto h = dev_.alloc<half>(n);
     static auto k = tritium::jit(roofline::silu_mul_kernel, "silu_mul_kernel");
     tritium::LaunchGrid grid{tritium::cdiv(n, int64_t{1024})};
-    auto r = time([&] { k[grid](g, u, h, static_cast<int>(n), 1024); });
+    auto h2 = cpu_ ? dev_.alloc<half>(n) : Buffer<half>();
+    auto r = time([&] { k[grid](g, u, h, static_cast<int>(n), 1024); },
+                  [&] {
+                    on_threads(n, [&](int64_t lo, int64_t hi) {
+                      roof_combine16(reinterpret_cast<const uint16_t*>(g.data()),
+                                     reinterpret_cast<const uint16_t*>(u.data()),
+                                     reinterpret_cast<uint16_t*>(h2.data()), lo, hi);
+                    });
+                  });
     auto got = h.to_host();
     for (int64_t i = 0; i < n; i += 97) {
       double gv = float(hg[i]), ref = gv / (1 + std::exp(-gv)) * float(hu[i]);
       expect(std::fabs(float(got[i]) - ref) <= 2e-3 + 2e-3 * std::fabs(ref),
              fmt::format("silu_mul element {}: {} vs {}", i, float(got[i]), ref));
     }
-    report_.add("silu_mul_fp16", n, "tritium", 6.0 * n, r);
-    if (cpu_) {
-      auto h2 = dev_.alloc<half>(n);
-      report_.add("silu_mul_fp16", n, "cpp_loop", 6.0 * n, time([&] {
-                    on_threads(n, [&](int64_t lo, int64_t hi) {
-                      roof_combine16(reinterpret_cast<const uint16_t*>(g.data()),
-                                     reinterpret_cast<const uint16_t*>(u.data()),
-                                     reinterpret_cast<uint16_t*>(h2.data()), lo, hi);
-                    });
-                  }));
-    }
+    report("silu_mul_fp16", n, 6.0 * n, r);
   }
 
   void softmax(int64_t m, int64_t n) {
@@ -258,7 +282,13 @@ private:
     // As Triton's tutorial: 8 warps; one program per row.
     k.options({.num_warps = opt_.warps ? opt_.warps : 8, .num_stages = 4});
     const int block = next_pow2(n), mi = static_cast<int>(m), ni = static_cast<int>(n);
-    auto r = time([&] { k[{m}](y, x, ni, ni, mi, ni, block); });
+    auto y2 = cpu_ ? dev_.alloc<float>(m * n) : Buffer<float>();
+    auto r = time([&] { k[{m}](y, x, ni, ni, mi, ni, block); },
+                  [&] {
+                    on_threads(m, [&](int64_t lo, int64_t hi) {
+                      roof_scale_rows(x.data(), y2.data(), n, lo, hi);
+                    });
+                  });
     auto got = y.to_host();
     for (int64_t row : sample_rows(m)) {
       const float* xr = &hx[row * n];
@@ -273,21 +303,12 @@ private:
       }
     }
     double bytes = 2.0 * m * n * sizeof(float);
-    report_.add("softmax_fp32", n, "tritium", bytes, r,
-                regs_note(k.compiled(y, x, ni, ni, mi, ni, block)));
-    if (cpu_) {
-      auto y2 = dev_.alloc<float>(m * n);
-      report_.add("softmax_fp32", n, "cpp_loop", bytes, time([&] {
-                    on_threads(m, [&](int64_t lo, int64_t hi) {
-                      roof_scale_rows(x.data(), y2.data(), n, lo, hi);
-                    });
-                  }));
-    }
+    report("softmax_fp32", n, bytes, r, regs_note(k.compiled(y, x, ni, ni, mi, ni, block)));
   }
 
   struct NormData {
     std::vector<half> hx, hw, hb;
-    Buffer<half> x, w, b, y;
+    Buffer<half> x, w, b, y, y2; // y2: the roof's output (CPU)
   };
   NormData norm_data(int64_t m, int64_t n) {
     NormData d;
@@ -298,16 +319,18 @@ private:
     d.w = dev_.from_host(d.hw);
     d.b = dev_.from_host(d.hb);
     d.y = dev_.alloc<half>(m * n);
+    if (cpu_)
+      d.y2 = dev_.alloc<half>(m * n);
     return d;
   }
-  void roof16(const std::string& workload, int64_t m, int64_t n, const NormData& d) {
-    auto y2 = dev_.alloc<half>(m * n);
-    report_.add(workload, n, "cpp_loop", 2.0 * m * n * sizeof(half), time([&] {
-                  on_threads(m, [&](int64_t lo, int64_t hi) {
-                    roof_negate_rows16(reinterpret_cast<const uint16_t*>(d.x.data()),
-                                       reinterpret_cast<uint16_t*>(y2.data()), n, lo, hi);
-                  });
-                }));
+  // The fp16 rows' roof, writing d.y2.
+  std::function<void()> roof16(int64_t m, int64_t n, const NormData& d) {
+    return [this, m, n, &d] {
+      on_threads(m, [&](int64_t lo, int64_t hi) {
+        roof_negate_rows16(reinterpret_cast<const uint16_t*>(d.x.data()),
+                           reinterpret_cast<uint16_t*>(d.y2.data()), n, lo, hi);
+      });
+    };
   }
   // Triton's tutorial: num_warps = min(max(BLOCK_SIZE // 256, 1), 8).
   int norm_warps(int block) const {
@@ -323,7 +346,8 @@ private:
     const int block = next_pow2(n), ni = static_cast<int>(n);
     k.options({.num_warps = norm_warps(block)});
     const float eps = 1e-5f;
-    auto r = time([&] { k[{m}](d.x, d.y, d.w, d.b, mean, rstd, ni, ni, eps, block); });
+    auto r =
+        time([&] { k[{m}](d.x, d.y, d.w, d.b, mean, rstd, ni, ni, eps, block); }, roof16(m, n, d));
     auto got = d.y.to_host();
     for (int64_t row : sample_rows(m)) {
       double mu = 0, var = 0;
@@ -341,10 +365,8 @@ private:
       }
     }
     std::string workload = looped ? "layer_norm_fp16" : "layer_norm_row_fp16";
-    report_.add(workload, n, "tritium", 2.0 * m * n * sizeof(half), r,
-                regs_note(k.compiled(d.x, d.y, d.w, d.b, mean, rstd, ni, ni, eps, block)));
-    if (cpu_)
-      roof16(workload, m, n, d);
+    report(workload, n, 2.0 * m * n * sizeof(half), r,
+           regs_note(k.compiled(d.x, d.y, d.w, d.b, mean, rstd, ni, ni, eps, block)));
   }
 
   void rmsnorm(int64_t m, int64_t n) {
@@ -353,7 +375,7 @@ private:
     const int block = next_pow2(n), ni = static_cast<int>(n);
     k.options({.num_warps = norm_warps(block)});
     const float eps = 1e-6f;
-    auto r = time([&] { k[{m}](d.x, d.w, d.y, ni, eps, block); });
+    auto r = time([&] { k[{m}](d.x, d.w, d.y, ni, eps, block); }, roof16(m, n, d));
     auto got = d.y.to_host();
     for (int64_t row : sample_rows(m)) {
       double ss = 0;
@@ -367,10 +389,8 @@ private:
                            float(got[row * n + c]), ref));
       }
     }
-    report_.add("rmsnorm_fp16", n, "tritium", 2.0 * m * n * sizeof(half), r,
-                regs_note(k.compiled(d.x, d.w, d.y, ni, eps, block)));
-    if (cpu_)
-      roof16("rmsnorm_fp16", m, n, d);
+    report("rmsnorm_fp16", n, 2.0 * m * n * sizeof(half), r,
+           regs_note(k.compiled(d.x, d.w, d.y, ni, eps, block)));
   }
 
   Device dev_;

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -148,6 +150,78 @@ TEST_CASE("bench rejects options that make no sense, naming them") {
                        Error);
   // An error inside the benchmarked function reaches the caller as it is.
   CHECK_THROWS_WITH_AS(tritium::bench(dev, [] { throw Error("inner"); }), "inner", Error);
+}
+
+TEST_CASE("bench_interleaved times several functions round by round, each on its own") {
+  FakeBackend fake;
+  tritium::Device dev(&fake);
+  std::vector<char> log; // which function ran, in order
+  // a takes 1 ms a run, b 3 ms; during the timed rounds the machine slows down by 1 ms a round,
+  // for both alike.
+  int round_cost = 0;
+  auto a = [&] {
+    log.push_back('a');
+    fake.clock_ms += 1 + round_cost;
+  };
+  auto b = [&] {
+    log.push_back('b');
+    fake.clock_ms += 3 + round_cost;
+  };
+  std::vector<std::function<void()>> fns = {a, b};
+  // Wrapped so that the slowdown starts with the timed rounds: after 1 + 2 calls of each.
+  int calls = 0;
+  std::vector<std::function<void()>> slowing;
+  for (auto& f : fns)
+    slowing.push_back([&, f] {
+      if (++calls > 6 && (calls - 7) % 2 == 0)
+        ++round_cost;
+      f();
+    });
+  auto r = tritium::bench_interleaved(dev, slowing, {.warmup = 2, .reps = 6});
+  REQUIRE(r.size() == 2);
+  // First calls and warm-ups of each, then six rounds, the order alternating.
+  CHECK(std::string(log.begin(), log.end()) == "abaabbabbaabbaabba");
+  REQUIRE(r[0].times_ms.size() == 6);
+  REQUIRE(r[1].times_ms.size() == 6);
+  for (int i = 0; i < 6; ++i) {
+    CAPTURE(i);
+    // Round i's slowdown is the same for both: the pair's difference stays 2 ms.
+    CHECK(r[1].times_ms[i] - r[0].times_ms[i] == doctest::Approx(2));
+  }
+  CHECK(r[0].warmup == 2);
+  CHECK(fake.fills == 12); // before every timed run of each
+}
+
+TEST_CASE("bench_interleaved shares bench's budgets and rejects what makes no sense") {
+  FakeBackend fake;
+  tritium::Device dev(&fake);
+  int ca = 0, cb = 0;
+  auto r = tritium::bench_interleaved(dev,
+                                      {[&] {
+                                         ++ca;
+                                         fake.clock_ms += 1;
+                                       },
+                                       [&] {
+                                         ++cb;
+                                         fake.clock_ms += 3;
+                                       }},
+                                      {.flush_l2 = false, .warmup_ms = 12, .rep_ms = 40});
+  // Estimates 1 and 3 ms: warm-ups 12 and 4; two budgets of 40 ms over rounds of 4 ms: 20.
+  CHECK(r[0].warmup == 12);
+  CHECK(r[1].warmup == 4);
+  CHECK(r[0].times_ms.size() == 20);
+  CHECK(ca == 1 + 5 + 12 + 20);
+  CHECK(cb == 1 + 5 + 4 + 20);
+  // One function: bench's own protocol.
+  CHECK(tritium::bench_interleaved(dev, {[&] { fake.clock_ms += 2; }}, {.rep_ms = 40})
+            .front()
+            .times_ms.size() == 20);
+  CHECK_THROWS_WITH_AS(tritium::bench_interleaved(dev, {}), doctest::Contains("no function"),
+                       Error);
+  CHECK_THROWS_WITH_AS(tritium::bench_interleaved(dev, {[] {}, nullptr}),
+                       doctest::Contains("function 1 is empty"), Error);
+  CHECK_THROWS_WITH_AS(tritium::bench_interleaved(dev, {[] {}}, {.reps = 0}),
+                       doctest::Contains("reps = 0 >= 1"), Error);
 }
 
 TEST_CASE("bench times real kernels on every device, and host work where launches wait") {

@@ -64,6 +64,16 @@ requires std::invocable<F&> || std::invocable<F&, int>
     return detail::bench(dev, std::function<void(int)>([&fn](int) { fn(); }), options);
 }
 
+// Times several functions on `dev` under the same conditions, to compare them: each is called
+// once and warmed up as bench() does, then the timed runs go round by round, every function
+// once a round (caches cleared before each run, the order rotating), so that a drift in the
+// machine's speed while they run (another tenant, the clock, a shared memory bus) lands on all
+// of them alike. Run i of every result's times_ms is from round i: times_ms[i] of two results
+// make a pair. The budgets are bench()'s per function.
+std::vector<BenchResult> bench_interleaved(const Device& dev,
+                                           const std::vector<std::function<void()>>& fns,
+                                           const BenchOptions& options = {});
+
 // On default_device().
 template <class F>
 requires std::invocable<F&> || std::invocable<F&, int>
