@@ -292,7 +292,7 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
     if (!cpu_target.empty()) {
       b.cpu_symbol = fmt::format("tritium_aot_{}_{}_{}", identifier(ns), identifier(s.kernel->name),
                                  counter[s.kernel->name]++);
-      cpu_kernels.push_back({f.get(), b.cpu_symbol});
+      cpu_kernels.push_back({f.get(), b.cpu_symbol, s.options.enable_fp_fusion});
     }
     traced.push_back(f);
     built.push_back(std::move(b));

@@ -131,8 +131,8 @@ public:
     return llc > 0 ? 2 * static_cast<size_t>(llc) : size_t{64} << 20;
   }
   std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
-                                          const CompileOptions&) override {
-    cpu::CpuCode code = cpu::compile_kernel(*f);
+                                          const CompileOptions& options) override {
+    cpu::CpuCode code = cpu::compile_kernel(*f, options.enable_fp_fusion);
     return std::make_unique<CpuKernel>(std::move(f), std::move(code));
   }
 };

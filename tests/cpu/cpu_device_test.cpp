@@ -2,6 +2,7 @@
 // precision on tiles the micro-kernel and its edge loops cover, atomics, printing and asserts,
 // each compared with the interpreter.
 #include "compare.hpp"
+#include "dump_stages.hpp"
 
 #include <support/devices.hpp>
 
@@ -235,6 +236,52 @@ TEST_CASE("cpu: every program of a 3-D grid runs once with its ids") {
         }
     CHECK(wrong == 0);
     CHECK(not_once == 0);
+  }
+}
+
+namespace {
+void multiply_add_kernel(tl::ptr<float> x, tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> y,
+                         tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  tl::store(y + offs, tl::load(x + offs) * tl::load(a + offs) + tl::load(b + offs));
+}
+} // namespace
+
+// As Triton and the GPU backends: with enable_fp_fusion (the default) a multiply feeding an add
+// may round once, as an fma; without it every op rounds as the interpreter's.
+TEST_CASE("cpu: enable_fp_fusion decides whether x * a + b rounds once or twice") {
+  constexpr int kBlock = 256;
+  auto hx = random_values<float>(kBlock, 31), ha = random_values<float>(kBlock, 32),
+       hb = random_values<float>(kBlock, 33);
+  auto run = [&](Device d, bool fusion, std::string* ll) {
+    auto x = d.from_host(hx), a = d.from_host(ha), b = d.from_host(hb);
+    auto y = d.alloc<float>(kBlock);
+    tritium::testing::DumpStages dump("tritium-fp-fusion-");
+    auto k = tritium::jit(multiply_add_kernel, fusion ? "multiply_add_fused" : "multiply_add");
+    k.options({.enable_fp_fusion = fusion});
+    k[{1}](x, a, b, y, kBlock);
+    if (ll)
+      *ll = k.compiled(x, a, b, y, kBlock).artifact("ll");
+    return y.to_host();
+  };
+  std::string ll_fused, ll_plain;
+  auto want = run(tritium::device("interpreter"), false, nullptr);
+  auto plain = run(tritium::device("cpu"), false, &ll_plain);
+  auto fused = run(tritium::device("cpu"), true, &ll_fused);
+  CHECK(plain == want);
+  CHECK(ll_plain.find("contract") == std::string::npos);
+  REQUIRE(ll_fused.find("fmul contract") != std::string::npos);
+  int rounded_once = 0, differs = 0;
+  for (int i = 0; i < kBlock; ++i) {
+    rounded_once += fused[i] == std::fma(hx[i], ha[i], hb[i]);
+    differs += fused[i] != want[i];
+  }
+  // Where the host has an fma instruction, LLVM uses it for every element.
+  if (ll_fused.find("+fma") != std::string::npos) {
+    CHECK(rounded_once == kBlock);
+    CHECK(differs > 0); // random inputs: some elements round differently once
+  } else {
+    CHECK(fused == want);
   }
 }
 

@@ -205,7 +205,8 @@ TEST_CASE("cpu: softmax and RMSNorm with reloaded rows, in place and not") {
   }
 }
 
-// One program of `kernel(x, out, n, block)` on the interpreter and on the cpu: each one's `out`.
+// One program of `kernel(x, out, n, block)` on the interpreter and on the cpu: each one's `out`,
+// compiled without fused multiply-adds, for a bitwise comparison.
 template <class Kernel>
 std::vector<std::vector<float>> one_program_outputs(Kernel kernel, const char* name,
                                                     const std::vector<float>& hx, int n,
@@ -215,6 +216,7 @@ std::vector<std::vector<float>> one_program_outputs(Kernel kernel, const char* n
     auto x = d.from_host(hx);
     auto out = d.from_host(std::vector<float>(block, 0.f));
     auto k = tritium::jit(kernel, name);
+    k.options({.enable_fp_fusion = false});
     k[{1}](x, out, n, block);
     got.push_back(out.to_host());
   }

@@ -49,8 +49,9 @@ struct CpuCode {
   std::shared_ptr<void> keep_alive; // releases the JIT'd code when the last user goes
 };
 
-// The whole pipeline: lower -> optimize (O3) -> JIT. Thread-safe.
-CpuCode compile_kernel(const ir::Function& f);
+// The whole pipeline: lower -> optimize (O3) -> JIT. Thread-safe. fp_fusion:
+// CompileOptions::enable_fp_fusion (a float multiply feeding an add may become one fma).
+CpuCode compile_kernel(const ir::Function& f, bool fp_fusion = true);
 
 // Ahead of time: kernels compiled into one relocatable object (PIC) for this host's
 // architecture, tuned for `cpu` (an LLVM CPU name such as "x86-64-v3"; "" is this machine's),
@@ -59,6 +60,7 @@ CpuCode compile_kernel(const ir::Function& f);
 struct ObjectKernel {
   const ir::Function* function;
   std::string symbol;
+  bool fp_fusion = true; // CompileOptions::enable_fp_fusion
 };
 struct CpuObject {
   std::string object;                 // the ELF object's bytes

@@ -29,7 +29,7 @@ CpuObject compile_kernels_to_object(std::span<const ObjectKernel> kernels, const
   auto all = std::make_unique<llvm::Module>("tritium_aot", ctx);
   CpuObject out;
   for (const ObjectKernel& k : kernels) {
-    LoweredModule lowered = lower_to_llvm(*k.function, target, ctx, k.symbol);
+    LoweredModule lowered = lower_to_llvm(*k.function, target, ctx, k.symbol, k.fp_fusion);
     optimize_module(*lowered.module, target);
     if (all->getDataLayout().isDefault()) {
       all->setDataLayout(lowered.module->getDataLayout());

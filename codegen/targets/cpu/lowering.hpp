@@ -62,7 +62,7 @@ bool affine_access(const ir::Op& access);
 class KernelLowering : private scalar::Target {
 public:
   KernelLowering(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
-                 llvm::Module& m);
+                 llvm::Module& m, bool fp_fusion);
   void run();
   int64_t scratch_bytes() const { return scratch_size_; }
   // The LLVM function's name (the module's name by default) and whether it is internal.
@@ -308,6 +308,7 @@ private:
   llvm::Value* scratch_arg_ = nullptr;
   llvm::Value* state_arg_ = nullptr;
   llvm::AllocaInst* failed_ = nullptr; // set where fail_if reports; the program returns it
+  bool fp_fusion_;                     // float multiply-adds may fuse (CompileOptions)
   llvm::Value* pids_[6] = {};
   int64_t scratch_size_ = 0;
   int next_root_ = 0;
@@ -356,13 +357,14 @@ private:
   } group_;
 };
 
-// The lowering stage's entry point: one LLVM module holding one kernel function.
+// The lowering stage's entry point: one LLVM module holding one kernel's entry point (a loop over
+// programs, grid_loop.cpp) and its program. fp_fusion: CompileOptions::enable_fp_fusion.
 struct LoweredModule {
   std::unique_ptr<llvm::Module> module;
   std::string symbol;
   int64_t scratch_bytes = 0;
 };
 LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
-                            const std::string& symbol);
+                            const std::string& symbol, bool fp_fusion);
 
 } // namespace tritium::cpu

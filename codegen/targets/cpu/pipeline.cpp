@@ -69,7 +69,7 @@ std::string host_arch() {
   return llvm::Triple(host_target().triple).getArchName().str();
 }
 
-CpuCode compile_kernel(const ir::Function& f) {
+CpuCode compile_kernel(const ir::Function& f, bool fp_fusion) {
   static std::atomic<int> counter{0};
   const CpuTarget& target = host_target();
   const bool dump = env("TRITIUM_DUMP");
@@ -78,7 +78,8 @@ CpuCode compile_kernel(const ir::Function& f) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::string symbol = fmt::format("tritium_{}_{}", f.name, counter++);
 
-  LoweredModule lowered = stage("lower", [&] { return lower_to_llvm(f, target, *ctx, symbol); });
+  LoweredModule lowered =
+      stage("lower", [&] { return lower_to_llvm(f, target, *ctx, symbol, fp_fusion); });
   if (dump)
     code.artifacts["ll"] = text(*lowered.module);
   {

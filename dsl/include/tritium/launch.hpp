@@ -16,7 +16,7 @@ struct CompileOptions {
   int num_warps = 4;
   int num_stages = 3;
   // Triton's enable_fp_fusion: a float multiply feeding an add may become one fma (rounded
-  // once). Off: every op rounds as the interpreter does (GPU backends; the CPU never fuses).
+  // once), on every compiled backend. Off: every op rounds as the interpreter does.
   bool enable_fp_fusion = true;
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
 };
