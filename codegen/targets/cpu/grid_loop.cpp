@@ -1,10 +1,10 @@
 // The kernel's entry point runs a range of programs, not one. Called once per program, every
 // program paid for a call, the host's divisions that split a linear index into (x, y, z), the
 // argument loads and everything else a kernel computes from its arguments alone (row lengths,
-// chunk counts, mask bounds, w and b's addresses): about 130 cycles a row of a layer norm,
-// a quarter of its time at 512 columns. With the program inlined into a loop over the range,
-// LLVM hoists what does not depend on the program id out of that loop, and the ids advance
-// by increments.
+// chunk counts, mask bounds, w and b's addresses). With the program inlined into a loop over
+// the range, LLVM hoists what does not depend on the program id out of that loop, and the ids
+// advance by increments: an empty kernel went from 7.8 to 0.9 ns a program, a 32-column f16
+// layer norm from 53 to 27 ns a row (2 threads; bench/RESULTS.md).
 #include "grid_loop.hpp"
 
 #include <llvm/IR/IRBuilder.h>
