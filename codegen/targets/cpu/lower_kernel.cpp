@@ -52,9 +52,10 @@ bool is_rank0(const ir::Value* v) {
 } // namespace
 
 KernelLowering::KernelLowering(const ir::Function& f, const CpuTarget& target,
-                               llvm::LLVMContext& ctx, llvm::Module& m, bool fp_fusion)
-    : f_(f), target_(target), ctx_(ctx), module_(m), builder_(ctx), entry_builder_(ctx),
-      fp_fusion_(fp_fusion) {}
+                               llvm::LLVMContext& ctx, llvm::Module& m, std::string name,
+                               bool fp_fusion)
+    : name_(std::move(name)), f_(f), target_(target), ctx_(ctx), module_(m), builder_(ctx),
+      entry_builder_(ctx), fp_fusion_(fp_fusion) {}
 
 std::string KernelLowering::where(const Op& op) const {
   return fmt::format("{}: in kernel '{}', op '{}'", op.loc.str(), f_.name, ir::op_name(op.kind));
@@ -73,9 +74,7 @@ void KernelLowering::run() {
   auto* ptr = llvm::PointerType::get(ctx_, 0);
   // One program; it returns whether it reported a failure (grid_loop.cpp stops there).
   auto* fty = llvm::FunctionType::get(builder_.getInt1Ty(), {ptr, ptr, ptr, ptr}, false);
-  fn_ = llvm::Function::Create(
-      fty, internal_ ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
-      name_.empty() ? module_.getName() : llvm::StringRef(name_), module_);
+  fn_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name_, module_);
   fn_->addFnAttr("target-cpu", target_.cpu);
   fn_->addFnAttr("target-features", target_.features);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
@@ -1537,17 +1536,14 @@ LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm
   SingleTripVersion single = inline_single_trip_loops(f);
   llvm::Function* program = nullptr;
   if (!single.function) {
-    KernelLowering l(f, target, ctx, *out.module, fp_fusion);
-    l.set_name(symbol + ".program", true);
+    KernelLowering l(f, target, ctx, *out.module, symbol + ".program", fp_fusion);
     l.run();
     out.scratch_bytes = l.scratch_bytes();
     program = l.fn();
   } else {
-    KernelLowering loops(f, target, ctx, *out.module, fp_fusion);
-    loops.set_name(symbol + ".loops", true);
+    KernelLowering loops(f, target, ctx, *out.module, symbol + ".loops", fp_fusion);
     loops.run();
-    KernelLowering once(*single.function, target, ctx, *out.module, fp_fusion);
-    once.set_name(symbol + ".program", true);
+    KernelLowering once(*single.function, target, ctx, *out.module, symbol + ".program", fp_fusion);
     once.set_general(loops.fn(), std::move(single.bounds));
     once.run();
     out.scratch_bytes = std::max(loops.scratch_bytes(), once.scratch_bytes());

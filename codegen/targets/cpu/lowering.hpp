@@ -61,15 +61,11 @@ bool affine_access(const ir::Op& access);
 
 class KernelLowering : private scalar::Target {
 public:
+  // `name`: the internal LLVM function of one program (grid_loop.cpp's entry point calls it).
   KernelLowering(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
-                 llvm::Module& m, bool fp_fusion);
+                 llvm::Module& m, std::string name, bool fp_fusion);
   void run();
   int64_t scratch_bytes() const { return scratch_size_; }
-  // The LLVM function's name (the module's name by default) and whether it is internal.
-  void set_name(std::string name, bool internal) {
-    name_ = std::move(name);
-    internal_ = internal;
-  }
   // This kernel is the single-trip version (single_trip_loops.hpp): where one of its inlined
   // loops would not run exactly once, it calls `general` instead.
   void set_general(llvm::Function* general,
@@ -292,7 +288,6 @@ private:
   // Picks this version or the general one at entry (set_general).
   void branch_to_general();
   std::string name_;
-  bool internal_ = false;
   llvm::Function* general_ = nullptr;
   std::vector<std::array<const ir::Value*, 3>> single_trip_;
 
