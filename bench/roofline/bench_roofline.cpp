@@ -15,7 +15,9 @@
 // the same bytes (reads what the kernel reads, writes what it writes, one cheap operation per
 // element), split over the same oneTBB threads as the CPU backend's programs. The two are timed
 // round by round (tritium::bench_interleaved), and tritium's line ends with the median of the
-// rounds' ratios ("0.86 x cpp_loop, paired"). On a GPU the
+// rounds' ratios ("0.86 x cpp_loop, paired"). The layer norms also run "cpp_kernel", the same
+// algorithm written by hand (cpp_layer_norm.cpp; x86 with F16C), in the same rounds, and the
+// note adds tritium's paired ratio to it. On a GPU the
 // peers are Triton's kernels of the same source and PyTorch (bench/compare/roofline.py).
 //
 // Usage: bench_roofline [--device NAME] [--csv FILE] [--quick] [--no-flush] [--dump DIR] [--warps
@@ -29,6 +31,7 @@
 //   --warps N: num_warps for softmax and the norms instead of the tutorials' choice
 //   --n, --cols: the sizes of the elementwise kernels, the row lengths of the row-wise ones
 // CSV columns: workload,size,provider,gbps,median_ms,q20_ms,q80_ms
+#include "cpp_layer_norm.hpp"
 #include "kernels.hpp"
 
 #include <fmt/format.h>
@@ -202,33 +205,49 @@ private:
       setenv("TRITIUM_DUMP", fmt::format("{}/{}.{}", opt_.dump, workload, size).c_str(), 1);
   }
 
-  // A workload's kernel, and on the CPU its roof: timed round by round there
-  // (tritium::bench_interleaved), so that the host's drift (its memory bus is shared with
-  // other guests) lands on both alike. The note gives the median of the rounds' ratios.
+  // A workload's kernel, and on the CPU its roof and, where there is one, the same algorithm
+  // written by hand ("cpp_kernel"): timed round by round there (tritium::bench_interleaved), so
+  // that the host's drift (its memory bus is shared with other guests) lands on all alike. The
+  // note gives the median of the rounds' ratios.
   struct Timed {
     tritium::BenchResult kernel;
-    std::optional<tritium::BenchResult> roof;
+    std::optional<tritium::BenchResult> roof, hand;
     std::string note;
   };
-  Timed time(const std::function<void()>& kernel, const std::function<void()>& roof) {
+  Timed time(const std::function<void()>& kernel, const std::function<void()>& roof,
+             const std::function<void()>& hand = {}) {
     const tritium::BenchOptions o{.flush_l2 = opt_.flush, .quantiles = {0.5, 0.2, 0.8}};
     if (!cpu_)
-      return {tritium::bench(dev_, kernel, o), std::nullopt, {}};
-    auto r = tritium::bench_interleaved(dev_, {kernel, roof}, o);
-    std::vector<double> ratios;
-    for (size_t i = 0; i < r[0].times_ms.size(); ++i)
-      ratios.push_back(r[1].times_ms[i] / r[0].times_ms[i]);
-    std::sort(ratios.begin(), ratios.end());
-    double median = ratios[ratios.size() / 2];
-    if (ratios.size() % 2 == 0)
-      median = (median + ratios[ratios.size() / 2 - 1]) / 2;
-    return {r[0], r[1], fmt::format("  {:.2f} x cpp_loop, paired", median)};
+      return {tritium::bench(dev_, kernel, o), std::nullopt, std::nullopt, {}};
+    std::vector<std::function<void()>> fns{kernel, roof};
+    if (hand)
+      fns.push_back(hand);
+    auto r = tritium::bench_interleaved(dev_, fns, o);
+    // Median over rounds of (peer's time / kernel's time): the kernel's speed relative to it.
+    auto paired = [&](const tritium::BenchResult& peer) {
+      std::vector<double> ratios;
+      for (size_t i = 0; i < r[0].times_ms.size(); ++i)
+        ratios.push_back(peer.times_ms[i] / r[0].times_ms[i]);
+      std::sort(ratios.begin(), ratios.end());
+      double median = ratios[ratios.size() / 2];
+      if (ratios.size() % 2 == 0)
+        median = (median + ratios[ratios.size() / 2 - 1]) / 2;
+      return median;
+    };
+    Timed t{r[0], r[1], std::nullopt, fmt::format("  {:.2f} x cpp_loop, paired", paired(r[1]))};
+    if (hand) {
+      t.hand = r[2];
+      t.note += fmt::format(", {:.2f} x cpp_kernel", paired(r[2]));
+    }
+    return t;
   }
   void report(const std::string& workload, int64_t size, double bytes, const Timed& t,
               const std::string& note = {}) {
     report_.add(workload, size, "tritium", bytes, t.kernel, note + t.note);
     if (t.roof)
       report_.add(workload, size, "cpp_loop", bytes, *t.roof);
+    if (t.hand)
+      report_.add(workload, size, "cpp_kernel", bytes, *t.hand);
   }
 
   void vector_add(int64_t n) {
@@ -346,9 +365,25 @@ private:
     const int block = next_pow2(n), ni = static_cast<int>(n);
     k.options({.num_warps = norm_warps(block)});
     const float eps = 1e-5f;
-    auto r =
-        time([&] { k[{m}](d.x, d.y, d.w, d.b, mean, rstd, ni, ni, eps, block); }, roof16(m, n, d));
+    // The hand-written layer norm (x86 with F16C) writes its own output and statistics.
+    const int64_t own = cpu_ && roofline::cpp_layer_norm_available() ? m : 1;
+    auto y3 = dev_.alloc<half>(own * n);
+    auto mean2 = dev_.alloc<float>(own), rstd2 = dev_.alloc<float>(own);
+    std::function<void()> hand;
+    if (cpu_ && roofline::cpp_layer_norm_available())
+      hand = [&] {
+        on_threads(m, [&](int64_t lo, int64_t hi) {
+          roofline::cpp_layer_norm_rows(reinterpret_cast<const uint16_t*>(d.x.data()),
+                                        reinterpret_cast<const uint16_t*>(d.w.data()),
+                                        reinterpret_cast<const uint16_t*>(d.b.data()),
+                                        reinterpret_cast<uint16_t*>(y3.data()), mean2.data(),
+                                        rstd2.data(), n, eps, lo, hi);
+        });
+      };
+    auto r = time([&] { k[{m}](d.x, d.y, d.w, d.b, mean, rstd, ni, ni, eps, block); },
+                  roof16(m, n, d), hand);
     auto got = d.y.to_host();
+    auto got2 = hand ? y3.to_host() : std::vector<half>();
     for (int64_t row : sample_rows(m)) {
       double mu = 0, var = 0;
       for (int64_t c = 0; c < n; ++c)
@@ -362,6 +397,10 @@ private:
         expect(std::fabs(float(got[row * n + c]) - ref) <= 1e-2,
                fmt::format("layer norm {}x{} at ({}, {}): {} vs {}", m, n, row, c,
                            float(got[row * n + c]), ref));
+        if (hand)
+          expect(std::fabs(float(got2[row * n + c]) - ref) <= 1e-2,
+                 fmt::format("hand-written layer norm {}x{} at ({}, {}): {} vs {}", m, n, row, c,
+                             float(got2[row * n + c]), ref));
       }
     }
     std::string workload = looped ? "layer_norm_fp16" : "layer_norm_row_fp16";
