@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -83,6 +84,44 @@ std::pair<std::set<int>, std::set<int>> widths(const std::string& f32, const std
   return {w32, w16};
 }
 
+// SiLU of an f16 tensor: an exp per element, far more arithmetic than conversions.
+void silu_kernel(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask).to<float>();
+  tl::store(y + offs, (v / (1.f + tl::exp(-v))).to<tl::f16>(), mask);
+}
+
+// The vectorization hints of the loops in a kernel's LLVM IR before optimization, as (width,
+// interleave count) per loop that has a width (interleave 1 where none is given).
+std::set<std::pair<int, int>> loop_hints(const std::string& ll) {
+  std::map<std::string, std::pair<std::string, int>> node; // !N -> (hint name, value)
+  std::regex kv("(![0-9]+) = !\\{!\"(llvm\\.loop\\.[a-z.]+)\", i32 ([0-9]+)\\}");
+  for (auto it = std::sregex_iterator(ll.begin(), ll.end(), kv); it != std::sregex_iterator(); ++it)
+    node[(*it)[1]] = {(*it)[2], std::stoi((*it)[3])};
+  std::set<std::pair<int, int>> hints;
+  std::regex loop("![0-9]+ = distinct !\\{![0-9]+((?:, ![0-9]+)*)\\}");
+  for (auto it = std::sregex_iterator(ll.begin(), ll.end(), loop); it != std::sregex_iterator();
+       ++it) {
+    int width = 0, interleave = 1;
+    std::string ops = (*it)[1];
+    std::regex ref("![0-9]+");
+    for (auto r = std::sregex_iterator(ops.begin(), ops.end(), ref); r != std::sregex_iterator();
+         ++r) {
+      auto found = node.find(r->str());
+      if (found == node.end())
+        continue;
+      if (found->second.first == "llvm.loop.vectorize.width")
+        width = found->second.second;
+      else if (found->second.first == "llvm.loop.interleave.count")
+        interleave = found->second.second;
+    }
+    if (width)
+      hints.insert({width, interleave});
+  }
+  return hints;
+}
+
 template <class T>
 std::string optimized_ir(const char* name) {
   auto dev = tritium::device("cpu");
@@ -94,19 +133,64 @@ std::string optimized_ir(const char* name) {
 } // namespace
 
 TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
-  // LLVM's cost model alone picked 4 lanes for f16 where it picked 16 for f32 (AVX-512).
-  std::string f32, f16;
+  // LLVM's cost model alone picked 4 lanes for f16 where it picked 16 for f32 (AVX-512). A loop
+  // bound by its conversions may run narrower, interleaved (see the next test): as many
+  // elements per iteration.
+  std::string f32, f16, f16_hints;
   {
     DumpStages dump("tritium-width-");
     f32 = optimized_ir<float>("scale_f32");
     f16 = optimized_ir<tritium::half>("scale_f16");
+    auto dev = tritium::device("cpu");
+    auto x = dev.alloc<tritium::half>(4096), y = dev.alloc<tritium::half>(4096);
+    f16_hints = tritium::jit(scale_two_bounds_kernel<tritium::half>, "scale_f16")
+                    .compiled(x, y, 4096, 4096, 1024)
+                    .artifact("ll");
   }
   auto [w32, w16] = widths(f32, f16);
   REQUIRE(!w32.empty());
   CHECK(*w32.rbegin() >= 4);
-  CHECK(*w16.rbegin() == *w32.rbegin());
+  auto hints = loop_hints(f16_hints);
+  REQUIRE(!hints.empty());
+  const int interleave = hints.begin()->second;
+  CHECK(*w16.rbegin() * interleave == *w32.rbegin());
   // The leading lanes where the mask holds load without one (see the test below).
-  CHECK(f16.find(fmt::format("load <{} x half>", *w32.rbegin())) != std::string::npos);
+  CHECK(f16.find(fmt::format("load <{} x half>", *w16.rbegin())) != std::string::npos);
+}
+
+TEST_CASE("cpu: a loop bound by f16 conversions may run narrower, interleaved to a full "
+          "register's elements; one bound by arithmetic runs full width") {
+  // On a Zen 4, 256-bit conversions beat 512-bit ones (target.cpp, f16_convert_bits); elsewhere
+  // both loops keep the f32 width. Either way an iteration covers as many elements.
+  std::string f32, f16, silu;
+  {
+    DumpStages dump("tritium-convert-");
+    auto dev = tritium::device("cpu");
+    auto x = dev.alloc<float>(4096), y = dev.alloc<float>(4096);
+    auto h = dev.alloc<tritium::half>(4096), g = dev.alloc<tritium::half>(4096);
+    f32 = tritium::jit(scale_kernel<float>, "hint_scale_f32")
+              .compiled(x, y, 4096, 1024)
+              .artifact("ll");
+    f16 = tritium::jit(scale_kernel<tritium::half>, "hint_scale_f16")
+              .compiled(h, g, 4096, 1024)
+              .artifact("ll");
+    silu = tritium::jit(silu_kernel, "hint_silu_f16").compiled(h, g, 4096, 1024).artifact("ll");
+  }
+  auto h32 = loop_hints(f32), h16 = loop_hints(f16), hs = loop_hints(silu);
+  MESSAGE("loop hints (width x interleave), f32 scale: ", fmt::format("{}", fmt::join(h32, " ")),
+          "; f16 scale: ", fmt::format("{}", fmt::join(h16, " ")),
+          "; f16 silu: ", fmt::format("{}", fmt::join(hs, " ")));
+  REQUIRE(h32.size() == 1);
+  const auto [width, one] = *h32.begin();
+  CHECK(one == 1);
+  REQUIRE(!h16.empty());
+  for (auto [w, k] : h16) {
+    CHECK(w * k == width);
+    CHECK(w >= 4);
+  }
+  REQUIRE(!hs.empty());
+  for (auto [w, k] : hs)
+    CHECK(std::pair{w, k} == std::pair{width, 1});
 }
 
 TEST_CASE("cpu: a reduction reads each chunk of an f16 row as one vector, and sums as the "

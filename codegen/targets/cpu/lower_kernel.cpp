@@ -185,6 +185,27 @@ void KernelLowering::branch_to_general() {
   b.SetInsertPoint(single);
 }
 
+namespace {
+
+// Whether the loop body starting at `first` converts between f16 and f32 at least as often as it
+// computes in floating point: then the conversions, not the arithmetic, bound its speed.
+bool conversion_bound(llvm::BasicBlock* first) {
+  int conversions = 0, arithmetic = 0;
+  for (auto bb = first->getIterator(); bb != first->getParent()->end(); ++bb)
+    for (const llvm::Instruction& inst : *bb) {
+      if ((llvm::isa<llvm::FPExtInst>(inst) &&
+           inst.getOperand(0)->getType()->getScalarType()->isHalfTy()) ||
+          (llvm::isa<llvm::FPTruncInst>(inst) && inst.getType()->getScalarType()->isHalfTy()))
+        ++conversions;
+      else if (llvm::isa<llvm::BinaryOperator>(inst) || llvm::isa<llvm::UnaryOperator>(inst) ||
+               llvm::isa<llvm::CallInst>(inst))
+        arithmetic += inst.getType()->isFPOrFPVectorTy();
+    }
+  return conversions > 0 && conversions >= arithmetic;
+}
+
+} // namespace
+
 // LLVM 19's cost model prices masked loads and stores of f16 (and the f16 <-> f32 conversions)
 // as if scalarized at 8 and 16 lanes, so loops over f16 memory were vectorized 4 lanes wide
 // (128 bits of a 512-bit machine) while the same loop over f32 got 16; at 16 lanes they compile
@@ -192,9 +213,15 @@ void KernelLowering::branch_to_general() {
 // case the vectorizer handles best, so its width is fixed to the f32 lanes of a register,
 // unless the body calls a function that has no vector version at that width (a libm call, a
 // math intrinsic LLVM would scalarize, a host function): forcing those would call the scalar
-// function once per lane where the cost model picks a narrower library version.
+// function once per lane where the cost model picks a narrower library version. A loop bound by
+// f16 conversions runs at the target's f16_convert_bits instead, interleaved so that an
+// iteration still covers a full register's elements (target.cpp says where that is narrower).
 llvm::MDNode* KernelLowering::full_width_hint(llvm::BasicBlock* first) {
-  const int lanes = target_.vector_bits / 32;
+  int lanes = target_.vector_bits / 32, interleave = 1;
+  if (target_.f16_convert_bits < target_.vector_bits && conversion_bound(first)) {
+    interleave = target_.vector_bits / target_.f16_convert_bits;
+    lanes = target_.f16_convert_bits / 32;
+  }
   const std::string at_width = fmt::format("_ZGV_LLVM_N{}", lanes);
   for (auto bb = first->getIterator(); bb != fn_->end(); ++bb)
     for (const llvm::Instruction& inst : *bb) {
@@ -222,10 +249,14 @@ llvm::MDNode* KernelLowering::full_width_hint(llvm::BasicBlock* first) {
         break;
       }
     }
-  llvm::Metadata* width[] = {
-      llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
-      llvm::ConstantAsMetadata::get(builder_.getInt32(static_cast<uint32_t>(lanes)))};
-  llvm::Metadata* ops[] = {nullptr, llvm::MDNode::get(ctx_, width)};
+  auto hint = [&](const char* name, int value) -> llvm::Metadata* {
+    llvm::Metadata* kv[] = {llvm::MDString::get(ctx_, name),
+                            llvm::ConstantAsMetadata::get(builder_.getInt32(value))};
+    return llvm::MDNode::get(ctx_, kv);
+  };
+  std::vector<llvm::Metadata*> ops = {nullptr, hint("llvm.loop.vectorize.width", lanes)};
+  if (interleave > 1)
+    ops.push_back(hint("llvm.loop.interleave.count", interleave));
   llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
   id->replaceOperandWith(0, id); // a loop id refers to itself
   return id;

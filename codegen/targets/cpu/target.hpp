@@ -17,6 +17,9 @@ struct CpuTarget {
   std::string cpu;       // e.g. znver3, neoverse-v1
   std::string features;  // +avx2,+fma,… as LLVM spells them
   int vector_bits = 128; // the widest fixed-width vector register LLVM will use
+  // The width at which a fused loop whose work is mostly f16 <-> f32 conversions runs fastest
+  // (bits; vector_bits on every CPU but those named in target.cpp).
+  int f16_convert_bits = 128;
   // The vector math library the loop vectorizer may call for exp/log/sin/cos/pow (glibc's
   // libmvec on x86-64 Linux, loaded into the process), or NoLibrary.
   llvm::TargetLibraryInfoImpl::VectorLibrary vector_library =
