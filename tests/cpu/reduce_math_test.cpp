@@ -76,7 +76,55 @@ void map_kernel(tl::ptr<T> x, tl::ptr<T> e, tl::ptr<T> l, tl::i32 n, tl::constex
   tl::store(l + offs, tl::log(v), mask);
 }
 
+// Triton's looped layer norm's first statistic: rows summed into a zero tile, then reduced.
+template <class T>
+void zero_tile_sum_kernel(tl::ptr<T> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  auto acc = tl::zeros<float>({BLOCK});
+  for (auto off : tl::range(0, n, BLOCK)) {
+    auto cols = off + tl::arange(0, BLOCK);
+    acc += tl::load(x + row * n + cols, cols < n, 0.f).template to<float>();
+  }
+  tl::store(out + row, tl::sum(acc, 0));
+}
+
 } // namespace
+
+TEST_CASE("cpu: a sum accumulated into a zero tile keeps the interpreter's bits, zero signs "
+          "included") {
+  // The CPU reads `0 + a` as `a` past each partial's first element (lower_collective.cpp,
+  // summand_without_zero): the same floats, and a row of -0 still sums to +0.
+  const int rows = 5;
+  for (int n : {1024, 1000, 2500}) {
+    CAPTURE(n);
+    std::vector<float> src(rows * n);
+    for (int c = 0; c < n; ++c) {
+      src[0 * n + c] = -0.f;                                     // every element -0
+      src[1 * n + c] = c % 3 == 0 ? 0.f : -0.f;                  // zeros of both signs
+      src[2 * n + c] = c < 32 ? -0.f : (c % 2 ? 1e-3f : -1e-3f); // -0 first, then values
+      src[3 * n + c] = static_cast<float>((c * 7919) % 2003 - 1001) * 1.37e-3f;
+      src[4 * n + c] = c % 5 == 0 ? 3e7f : -1.f; // rounding depends on the order
+    }
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T> h(src.begin(), src.end());
+      std::vector<std::vector<uint32_t>> bits;
+      for (Device d : interpreter_and_cpu()) {
+        auto x = d.from_host(h);
+        auto o = d.alloc<float>(rows);
+        tritium::jit(zero_tile_sum_kernel<T>, "zero_tile_sum")[{rows}](x, o, n, 1024);
+        std::vector<uint32_t> b;
+        for (float f : o.to_host())
+          b.push_back(std::bit_cast<uint32_t>(f));
+        bits.push_back(b);
+      }
+      CHECK(bits[0][0] == 0u); // +0, as 0 + (-0) makes it
+      CHECK(bits[1] == bits[0]);
+    };
+    run(float{});
+    run(tritium::half{});
+  }
+}
 
 TEST_CASE("cpu: reductions combine in the documented order, as the interpreter does") {
   // Four elements, one output: four partials, then ((x0 . x2) . (x1 . x3)).

@@ -9,6 +9,7 @@
 #include <tritium/ir/reduce_order.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 
@@ -29,6 +30,46 @@ bool is_axis_major(const View& v, int64_t axis) {
       s *= v.shape[d];
     }
   return v.shape[axis] == 1 || v.strides[axis] == s;
+}
+
+// Whether `v` is +0.0: a constant or a splat of one.
+bool is_plus_zero(const ir::Value* v) {
+  const ir::Op* d = v->def;
+  if (d && d->kind == OpKind::Splat)
+    d = d->operand(0)->def;
+  if (!d || d->kind != OpKind::Constant || !d->operands.empty())
+    return false;
+  const ir::AttrValue& a = d->attrs.at("value");
+  if (const auto* i = std::get_if<int64_t>(&a))
+    return *i == 0;
+  const auto* f = std::get_if<double>(&a);
+  return f && *f == 0.0 && !std::signbit(*f);
+}
+
+// For a float sum of `in = 0.0 + y` (Triton's looped layer norm accumulates `_mean += a` into a
+// zero tile), y: the add can be left out of every element but the partials' first. A partial
+// that starts as 0 + x is never -0 (0 + -0 is +0, and p + q is -0 only for p = q = -0), and for
+// p != -0, p + (0 + y) and p + y are the same float for every y (they could differ only at
+// y = -0). Not where y is a product: without the add, fp fusion could fold it into the sum.
+const ir::Value* summand_without_zero(const ir::Op& reduce, const ir::Value* in) {
+  if (reduce.operands.size() != 1 || !in->type.elem.is_float() || !in->def ||
+      in->def->kind != OpKind::Add)
+    return nullptr;
+  const ir::Block& body = reduce.body();
+  if (body.ops.size() != 2 || body.ops[0]->kind != OpKind::Add ||
+      body.ops[1]->operands.size() != 1 || body.ops[1]->operand(0) != body.ops[0]->result())
+    return nullptr;
+  const ir::Op& combine = *body.ops[0];
+  if (!((combine.operand(0) == body.args[0] && combine.operand(1) == body.args[1]) ||
+        (combine.operand(0) == body.args[1] && combine.operand(1) == body.args[0])))
+    return nullptr;
+  for (int z = 0; z < 2; ++z) {
+    const ir::Value* y = in->def->operand(1 - z);
+    if (is_plus_zero(in->def->operand(z)) && y->type.shape == in->type.shape &&
+        !(y->def && y->def->kind == OpKind::Mul))
+      return y;
+  }
+  return nullptr;
 }
 
 } // namespace
@@ -100,6 +141,12 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         return reload(o[k], s, masks_true, from_snapshots, cache);
       return from_scratch(b.CreateLoad(in[k].ty, at(in[k], s)), o[k]->type.elem);
     };
+    // An input combined into a partial that already holds an element.
+    const ir::Value* summand = is_reloaded(o[0]) ? summand_without_zero(op, o[0]) : nullptr;
+    auto later_input = [&](size_t k, llvm::Value* s,
+                           std::unordered_map<const ir::Value*, llvm::Value*>& cache) {
+      return summand ? reload(summand, s, masks_true, from_snapshots, cache) : input(k, s, cache);
+    };
     auto acc_at = [&](size_t k, llvm::Value* t) {
       return from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem);
     };
@@ -114,7 +161,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         for (size_t k = 0; k < n; ++k)
           args.push_back(acc_at(k, t));
         for (size_t k = 0; k < n; ++k)
-          args.push_back(from_input ? input(k, s, cache) : acc_at(k, s));
+          args.push_back(from_input ? later_input(k, s, cache) : acc_at(k, s));
         std::vector<llvm::Value*> r = inline_region(op.body(), args);
         for (size_t k = 0; k < n; ++k)
           b.CreateStore(to_scratch(r[k], o[k]->type.elem), at(acc[k], t));
@@ -150,7 +197,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         for (size_t k = 0; k < n && !first; ++k)
           args.push_back(vals[k][t]);
         for (size_t k = 0; k < n; ++k)
-          args.push_back(input(k, s, cache));
+          args.push_back(first ? input(k, s, cache) : later_input(k, s, cache));
         std::vector<llvm::Value*> r = first ? args : inline_region(op.body(), args);
         for (size_t k = 0; k < n; ++k)
           vals[k][t] = r[k];
