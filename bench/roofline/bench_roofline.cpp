@@ -366,11 +366,12 @@ private:
     k.options({.num_warps = norm_warps(block)});
     const float eps = 1e-5f;
     // The hand-written layer norm (x86 with F16C) writes its own output and statistics.
-    const int64_t own = cpu_ && roofline::cpp_layer_norm_available() ? m : 1;
+    const bool by_hand = cpu_ && roofline::cpp_layer_norm_available();
+    const int64_t own = by_hand ? m : 1;
     auto y3 = dev_.alloc<half>(own * n);
     auto mean2 = dev_.alloc<float>(own), rstd2 = dev_.alloc<float>(own);
     std::function<void()> hand;
-    if (cpu_ && roofline::cpp_layer_norm_available())
+    if (by_hand)
       hand = [&] {
         on_threads(m, [&](int64_t lo, int64_t hi) {
           roofline::cpp_layer_norm_rows(reinterpret_cast<const uint16_t*>(d.x.data()),

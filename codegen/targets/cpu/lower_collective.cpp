@@ -65,8 +65,7 @@ const ir::Value* summand_without_zero(const ir::Op& reduce, const ir::Value* in)
     return nullptr;
   for (int z = 0; z < 2; ++z) {
     const ir::Value* y = in->def->operand(1 - z);
-    if (is_plus_zero(in->def->operand(z)) && y->type.shape == in->type.shape &&
-        !(y->def && y->def->kind == OpKind::Mul))
+    if (is_plus_zero(in->def->operand(z)) && !(y->def && y->def->kind == OpKind::Mul))
       return y;
   }
   return nullptr;
