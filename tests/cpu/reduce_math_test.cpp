@@ -9,9 +9,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tl = tritium::tl;
@@ -88,7 +93,136 @@ void zero_tile_sum_kernel(tl::ptr<T> x, tl::ptr<float> out, tl::i32 n, tl::const
   tl::store(out + row, tl::sum(acc, 0));
 }
 
+// Each program reduces one masked row to a scalar with one combine op: the CPU backend's
+// partials then halve on whole vectors (lower_collective.cpp, vector_combine).
+enum class Combine { Sum, Max, Min, Prod, Xor };
+
+template <class T, Combine C>
+void row_reduce_kernel(tl::ptr<T> x, tl::ptr<T> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  auto cols = tl::arange(0, BLOCK);
+  auto other = C == Combine::Max    ? std::numeric_limits<T>::lowest()
+               : C == Combine::Min  ? std::numeric_limits<T>::max()
+               : C == Combine::Prod ? T{1}
+                                    : T{0};
+  auto v = tl::load(x + row * n + cols, cols < n, other);
+  if constexpr (C == Combine::Sum)
+    tl::store(out + row, tl::sum(v, 0));
+  else if constexpr (C == Combine::Max)
+    tl::store(out + row, tl::max(v, 0));
+  else if constexpr (C == Combine::Min)
+    tl::store(out + row, tl::min(v, 0));
+  else if constexpr (C == Combine::Prod)
+    tl::store(out + row, tl::reduce(v, 0, [](auto a, auto b) { return a * b; }));
+  else
+    tl::store(out + row, tl::xor_sum(v, 0));
+}
+
+template <class T, Combine C>
+T combine(T a, T b) {
+  if constexpr (C == Combine::Sum)
+    return std::is_integral_v<T>
+               ? static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b))
+               : a + b;
+  else if constexpr (C == Combine::Max)
+    return std::max(a, b);
+  else if constexpr (C == Combine::Min)
+    return std::min(a, b);
+  else if constexpr (C == Combine::Prod)
+    return std::is_integral_v<T>
+               ? static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b))
+               : a * b;
+  else
+    return a ^ b;
+}
+
+// The documented order (ir/reduce_order.hpp) of one row, and the row combined front to back.
+template <class T, Combine C>
+std::pair<T, T> row_results(const std::vector<T>& xs) {
+  const int64_t len = static_cast<int64_t>(xs.size());
+  const int64_t p = tritium::ir::reduce_partials(len, 1);
+  std::vector<T> part(xs.begin(), xs.begin() + p);
+  for (int64_t j = p; j < len; ++j)
+    part[j % p] = combine<T, C>(part[j % p], xs[j]);
+  for (int64_t h = p / 2; h >= 1; h /= 2)
+    for (int64_t k = 0; k < h; ++k)
+      part[k] = combine<T, C>(part[k], part[k + h]);
+  T seq = xs[0];
+  for (int64_t j = 1; j < len; ++j)
+    seq = combine<T, C>(seq, xs[j]);
+  return {part[0], seq};
+}
+
+// Rows whose result depends on the order: for floats, large and small magnitudes mixed.
+template <class T, Combine C>
+T row_value(int row, int c) {
+  const int64_t h = (static_cast<int64_t>(row) * 7919 + c * 104729) % 2003 - 1001;
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(h * 2654435761LL);
+  else if constexpr (C == Combine::Prod)
+    return static_cast<T>(1 + static_cast<double>(h) * 1e-4);
+  else
+    return static_cast<T>(c % 7 == 0 ? h * 1e6 : h * 1.37e-3);
+}
+
+template <class T, Combine C>
+void check_row_reduce(const char* name) {
+  // Full rows (partials in registers throughout), a row ending inside a chunk, rows shorter
+  // than one chunk, an empty row; blocks of 32, 16 and 2 partials.
+  struct Case {
+    int block, n;
+  };
+  int order_matters = 0;
+  const std::string label = name;
+  for (Case c : {Case{1024, 1024}, Case{1024, 1000}, Case{1024, 40}, Case{1024, 1}, Case{1024, 0},
+                 Case{16, 16}, Case{16, 9}, Case{2, 2}}) {
+    CAPTURE(label);
+    CAPTURE(c.block);
+    CAPTURE(c.n);
+    const int rows = 3;
+    std::vector<T> hx(std::max(rows * c.n, 1));
+    std::vector<T> want(rows);
+    for (int r = 0; r < rows; ++r) {
+      std::vector<T> row(c.block);
+      for (int j = 0; j < c.block; ++j) {
+        T other = C == Combine::Max    ? std::numeric_limits<T>::lowest()
+                  : C == Combine::Min  ? std::numeric_limits<T>::max()
+                  : C == Combine::Prod ? T{1}
+                                       : T{0};
+        row[j] = j < c.n ? row_value<T, C>(r, j) : other;
+        if (j < c.n)
+          hx[r * c.n + j] = row[j];
+      }
+      auto [documented, sequential] = row_results<T, C>(row);
+      want[r] = documented;
+      order_matters += std::memcmp(&documented, &sequential, sizeof(T)) != 0;
+    }
+    for (Device d : interpreter_and_cpu()) {
+      CAPTURE(d.name());
+      auto x = d.from_host(hx);
+      auto out = d.alloc<T>(rows);
+      tritium::jit(row_reduce_kernel<T, C>, "row_reduce")[{rows}](x, out, c.n, c.block);
+      std::vector<T> got = out.to_host();
+      CHECK(std::memcmp(got.data(), want.data(), rows * sizeof(T)) == 0);
+    }
+  }
+  if constexpr (C == Combine::Sum || C == Combine::Prod)
+    if constexpr (std::is_floating_point_v<T>)
+      CHECK(order_matters > 0); // a backend that combined front to back would fail
+}
+
 } // namespace
+
+TEST_CASE("cpu: a row reduced to a scalar by one op keeps the documented order, bit for bit") {
+  check_row_reduce<float, Combine::Sum>("f32 sum");
+  check_row_reduce<double, Combine::Sum>("f64 sum");
+  check_row_reduce<float, Combine::Prod>("f32 product");
+  check_row_reduce<float, Combine::Max>("f32 max");
+  check_row_reduce<int32_t, Combine::Min>("i32 min");
+  check_row_reduce<int32_t, Combine::Prod>("i32 product");
+  check_row_reduce<int64_t, Combine::Sum>("i64 sum");
+  check_row_reduce<int32_t, Combine::Xor>("i32 xor");
+}
 
 TEST_CASE("cpu: a sum accumulated into a zero tile keeps the interpreter's bits, zero signs "
           "included") {

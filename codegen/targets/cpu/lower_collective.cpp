@@ -71,6 +71,36 @@ const ir::Value* summand_without_zero(const ir::Op& reduce, const ir::Value* in)
   return nullptr;
 }
 
+// Whether the combine region is one op that lowers the same on vectors as on scalars: a
+// reduction of one operand by add, mul, min, max, and, or or xor, of f32, f64 or integers (f16
+// and bf16 results round through scalar types).
+bool vector_combine(const ir::Op& reduce) {
+  if (reduce.operands.size() != 1)
+    return false;
+  const ir::Block& body = reduce.body();
+  if (body.ops.size() != 2 || body.ops[1]->operands.size() != 1 ||
+      body.ops[1]->operand(0) != body.ops[0]->result())
+    return false;
+  const ir::Op& c = *body.ops[0];
+  switch (c.kind) {
+  case OpKind::Add:
+  case OpKind::Mul:
+  case OpKind::Min:
+  case OpKind::Max:
+  case OpKind::And:
+  case OpKind::Or:
+  case OpKind::Xor:
+    break;
+  default:
+    return false;
+  }
+  if (!((c.operand(0) == body.args[0] && c.operand(1) == body.args[1]) ||
+        (c.operand(0) == body.args[1] && c.operand(1) == body.args[0])))
+    return false;
+  const DType t = c.result()->type.elem;
+  return t.kind == ir::ScalarKind::F32 || t.kind == ir::ScalarKind::F64 || t.is_int();
+}
+
 } // namespace
 
 void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
@@ -206,9 +236,9 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
     // each mask is in closed form.
     llvm::Value* trailing = leading ? all_masks_off_from(masks, len) : nullptr;
-    // Chunks lo .. hi-1 in registers, starting from the partials `vals`; stores them to acc.
-    auto register_chunks = [&](std::vector<std::vector<llvm::Value*>> vals, llvm::Value* lo,
-                               llvm::Value* hi) {
+    using Partials = std::vector<std::vector<llvm::Value*>>; // [operand][partial]
+    // Chunks lo .. hi-1 in registers, starting from the partials `vals`.
+    auto register_chunks = [&](const Partials& vals, llvm::Value* lo, llvm::Value* hi) {
       llvm::BasicBlock* pre = b.GetInsertBlock();
       std::vector<std::vector<llvm::PHINode*>> phis(n, std::vector<llvm::PHINode*>(parts));
       llvm::BasicBlock* latch = nullptr;
@@ -232,9 +262,48 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
           out->addIncoming(next[k][t], latch);
           outs[k][t] = out;
         }
+      return outs;
+    };
+    auto store_partials = [&](const Partials& vals) {
       for (size_t k = 0; k < n; ++k)
         for (int64_t t = 0; t < parts; ++t)
-          b.CreateStore(to_scratch(outs[k][t], o[k]->type.elem), at(acc[k], i64(t)));
+          b.CreateStore(to_scratch(vals[k][t], o[k]->type.elem), at(acc[k], i64(t)));
+    };
+    auto load_partials = [&] {
+      Partials vals(n, std::vector<llvm::Value*>(parts));
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t)
+          vals[k][t] = acc_at(k, i64(t));
+      return vals;
+    };
+    // Partials merged from two predecessors.
+    auto merge_partials = [&](const Partials& x, llvm::BasicBlock* from_x, const Partials& y,
+                              llvm::BasicBlock* from_y) {
+      Partials m = x;
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t) {
+          auto* phi = b.CreatePHI(x[k][t]->getType(), 2);
+          phi->addIncoming(x[k][t], from_x);
+          phi->addIncoming(y[k][t], from_y);
+          m[k][t] = phi;
+        }
+      return m;
+    };
+    // A reduction to scalars hands its partials to the halving tree as values, partial by
+    // partial (t * n + k); any other keeps them in acc.
+    const bool to_scalars = std::all_of(op.results.begin(), op.results.end(),
+                                        [](const ir::Value* r) { return r->type.is_scalar(); }) &&
+                            lanes == 1;
+    auto result = [&](const Partials& vals) {
+      VersionValues flat;
+      if (!to_scalars) {
+        store_partials(vals);
+        return flat;
+      }
+      for (int64_t t = 0; t < parts; ++t)
+        for (size_t k = 0; k < n; ++k)
+          flat.push_back(vals[k][t]);
+      return flat;
     };
     auto clamp = [&](llvm::Value* v, llvm::Value* lo, int64_t hi) {
       v = b.CreateSelect(b.CreateICmpSLT(v, lo), lo, v);
@@ -250,6 +319,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
       auto* rest_bb = llvm::BasicBlock::Create(ctx_, "partials.rest", fn_);
       std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> resume; // first chunk left
       const bool in_registers = direct && (leading || loads.empty()) && lanes == 1;
+      Partials fast_vals;
       if (in_registers) {
         // Reading memory directly, the partials stay in registers while the leading lanes last.
         // (Accumulated in a buffer, they were stored back every chunk: the buffer may alias the
@@ -257,11 +327,11 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         auto* fast = llvm::BasicBlock::Create(ctx_, "partials.registers", fn_);
         b.CreateCondBr(b.CreateICmpSGE(split, i64(1)), fast, masked_start);
         b.SetInsertPoint(fast);
-        std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
+        Partials vals(n, std::vector<llvm::Value*>(parts));
         masks_true = true;
         know_masks(true);
         chunk_in_registers(i64(0), vals, true);
-        register_chunks(vals, i64(1), split);
+        fast_vals = register_chunks(vals, i64(1), split);
         know_masks(std::nullopt);
         masks_true = false;
         resume.emplace_back(split, b.GetInsertBlock());
@@ -293,54 +363,100 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         know_masks(std::nullopt);
         masks_true = false;
       }
+      auto fold_rest = [&] {
+        fold(
+            rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);
+      };
+      if (!in_registers) {
+        resume.emplace_back(after, b.GetInsertBlock());
+        b.CreateBr(rest_bb);
+        b.SetInsertPoint(rest_bb);
+        auto* from = b.CreatePHI(b.getInt64Ty(), 1);
+        from->addIncoming(after, resume[0].second);
+        loop(from, i64(chunks), 1, chunk);
+        if (rest)
+          fold_rest();
+        return result(load_partials());
+      }
+      // The partials stay values from here on, and go through acc only around the chunks
+      // folded there (the fast path's partials read back through acc waited on a store
+      // forward per reduction).
+      Partials masked_vals = load_partials();
       resume.emplace_back(after, b.GetInsertBlock());
       b.CreateBr(rest_bb);
       b.SetInsertPoint(rest_bb);
       auto* from = b.CreatePHI(b.getInt64Ty(), 2);
       for (auto& [v, bb] : resume)
         from->addIncoming(v, bb);
-      if (in_registers && trailing) {
-        // Chunks with some lanes on, then chunks whose lanes are all off: no loads there.
-        llvm::Value* off =
-            clamp(b.CreateSDiv(b.CreateAdd(trailing, i64(parts - 1)), i64(parts)), from, chunks);
-        loop(from, off, 1, chunk);
-        std::vector<std::vector<llvm::Value*>> vals(n, std::vector<llvm::Value*>(parts));
-        for (size_t k = 0; k < n; ++k)
-          for (int64_t t = 0; t < parts; ++t)
-            vals[k][t] = acc_at(k, i64(t));
+      Partials vals = merge_partials(fast_vals, resume[0].second, masked_vals, resume[1].second);
+      // Chunks with some lanes on (folded through acc, where there are any), then chunks
+      // whose lanes are all off: no loads there.
+      llvm::Value* off =
+          trailing
+              ? clamp(b.CreateSDiv(b.CreateAdd(trailing, i64(parts - 1)), i64(parts)), from, chunks)
+              : i64(chunks);
+      auto* partly = llvm::BasicBlock::Create(ctx_, "partials.partly", fn_);
+      auto* joined = llvm::BasicBlock::Create(ctx_, "partials.joined", fn_);
+      llvm::BasicBlock* skip = b.GetInsertBlock();
+      b.CreateCondBr(b.CreateICmpSLT(from, off), partly, joined);
+      b.SetInsertPoint(partly);
+      store_partials(vals);
+      loop(from, off, 1, chunk);
+      Partials folded = load_partials();
+      llvm::BasicBlock* partly_end = b.GetInsertBlock();
+      b.CreateBr(joined);
+      b.SetInsertPoint(joined);
+      vals = merge_partials(folded, partly_end, vals, skip);
+      if (trailing) {
         reload_masks_false_ = true;
         know_masks(false);
-        register_chunks(vals, off, i64(chunks));
+        vals = register_chunks(vals, off, i64(chunks));
         know_masks(std::nullopt);
         reload_masks_false_ = false;
-      } else {
-        loop(from, i64(chunks), 1, chunk);
       }
-      if (rest)
-        fold(
-            rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);
+      if (rest) {
+        store_partials(vals);
+        fold_rest();
+        vals = load_partials();
+      }
+      return result(vals);
     };
     // A reduction over a row an earlier pass read (a layer norm's variance) prefetches the next
     // program's row, a line or so per chunk: memory reads while this pass and the next compute
     // on cached data, and the last pass, whose store streams, only writes.
     begin_prefetch(loads, len * lanes);
-    emit_reload_versions(loads, "reduce", [&](bool snapshots) {
+    VersionValues flat = emit_reload_versions(loads, "reduce", [&](bool snapshots) {
       from_snapshots = snapshots;
-      partials(!snapshots);
+      VersionValues r = partials(!snapshots);
       from_snapshots = false;
+      return r;
     });
     end_prefetch();
     // The halving tree: partial k absorbs partial k + h. Into scalars, in registers: through
     // scratch, each level's loads waited on the previous level's stores, a chain of store
     // forwards: the layer norms at 512 columns, rows in cache, ran 5-15 % faster without it.
-    const bool to_scalars = std::all_of(op.results.begin(), op.results.end(),
-                                        [](const ir::Value* r) { return r->type.is_scalar(); }) &&
-                            lanes == 1;
+    if (to_scalars && parts > 1 && vector_combine(op)) {
+      // One combine op, on whole vectors: lanes 0 .. h-1 absorb lanes h .. 2h-1. Left to the
+      // SLP vectorizer, the tree stayed mostly scalar shuffles and adds, about twice the
+      // latency (Zen 4: the row layer norm at 256 columns 86.5 -> 79 ns a row).
+      const ir::Op& combine = *op.body().ops[0];
+      llvm::Value* v = llvm::PoisonValue::get(
+          llvm::FixedVectorType::get(flat[0]->getType(), static_cast<unsigned>(parts)));
+      for (int64_t t = 0; t < parts; ++t)
+        v = b.CreateInsertElement(v, flat[t], static_cast<uint64_t>(t));
+      for (int64_t h = parts / 2; h >= 1; h /= 2) {
+        std::vector<int> lo(h), hi(h);
+        std::iota(lo.begin(), lo.end(), 0);
+        std::iota(hi.begin(), hi.end(), static_cast<int>(h));
+        v = elementwise(combine, {b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi)});
+      }
+      set_scalar(op.results[0], b.CreateExtractElement(v, uint64_t{0}));
+      return;
+    }
     if (to_scalars) {
       std::vector<std::vector<llvm::Value*>> part(parts); // part[t]: partial t of each operand
       for (int64_t t = 0; t < parts; ++t)
-        for (size_t k = 0; k < n; ++k)
-          part[t].push_back(acc_at(k, i64(t)));
+        part[t].assign(flat.begin() + t * n, flat.begin() + (t + 1) * n);
       for (int64_t h = parts / 2; h >= 1; h /= 2)
         for (int64_t t = 0; t < h; ++t) {
           std::vector<llvm::Value*> args = part[t];

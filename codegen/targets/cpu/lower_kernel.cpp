@@ -958,6 +958,7 @@ void KernelLowering::flush() {
     from_snapshots = snapshots;
     emit();
     from_snapshots = false;
+    return VersionValues{};
   });
   end_prefetch();
   for (auto& [v, buf] : outputs)

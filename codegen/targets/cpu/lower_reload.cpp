@@ -282,26 +282,34 @@ llvm::Value* KernelLowering::reload_slow_path(const std::vector<const Op*>& load
   return any;
 }
 
-void KernelLowering::emit_reload_versions(const std::vector<const Op*>& loads,
-                                          const std::string& tag,
-                                          const std::function<void(bool)>& emit) {
+KernelLowering::VersionValues
+KernelLowering::emit_reload_versions(const std::vector<const Op*>& loads, const std::string& tag,
+                                     const std::function<VersionValues(bool)>& emit) {
   llvm::Value* slow = reload_slow_path(loads);
-  if (!slow) {
-    emit(false);
-    return;
-  }
+  if (!slow)
+    return emit(false);
   auto& b = builder_;
   auto* copied = llvm::BasicBlock::Create(ctx_, tag + ".snapshot", fn_);
   auto* direct = llvm::BasicBlock::Create(ctx_, tag + ".memory", fn_);
   auto* done = llvm::BasicBlock::Create(ctx_, tag + ".done", fn_);
   b.CreateCondBr(slow, copied, direct);
   b.SetInsertPoint(copied);
-  emit(true);
+  VersionValues from_copies = emit(true);
+  llvm::BasicBlock* copies_end = b.GetInsertBlock();
   b.CreateBr(done);
   b.SetInsertPoint(direct);
-  emit(false);
+  VersionValues from_memory = emit(false);
+  llvm::BasicBlock* memory_end = b.GetInsertBlock();
   b.CreateBr(done);
   b.SetInsertPoint(done);
+  VersionValues merged;
+  for (size_t k = 0; k < from_memory.size(); ++k) {
+    auto* phi = b.CreatePHI(from_memory[k]->getType(), 2);
+    phi->addIncoming(from_copies.at(k), copies_end);
+    phi->addIncoming(from_memory[k], memory_end);
+    merged.push_back(phi);
+  }
+  return merged;
 }
 
 KernelLowering::Span KernelLowering::access_span(const Op& access) {

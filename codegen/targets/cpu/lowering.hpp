@@ -188,9 +188,12 @@ private:
   // first version computes them in 64 bits, exact only when no 32-bit offset wraps around).
   llvm::Value* reload_slow_path(const std::vector<const ir::Op*>& loads);
   // Emits `emit(false)`, or where reload_slow_path may be taken both versions behind a branch
-  // on it: `emit(true)` for the rows copied aside, `emit(false)` for the rows in memory.
-  void emit_reload_versions(const std::vector<const ir::Op*>& loads, const std::string& tag,
-                            const std::function<void(bool from_snapshots)>& emit);
+  // on it: `emit(true)` for the rows copied aside, `emit(false)` for the rows in memory. The
+  // values `emit` returns (as many from either version) are merged where the versions meet.
+  using VersionValues = std::vector<llvm::Value*>;
+  VersionValues emit_reload_versions(const std::vector<const ir::Op*>& loads,
+                                     const std::string& tag,
+                                     const std::function<VersionValues(bool from_snapshots)>& emit);
   // Before `write` (a store) runs: copies the rows it may overwrite that are still to be
   // reloaded, when the addresses overlap at run time.
   void guard_reloads(const ir::Op& write);
