@@ -193,6 +193,47 @@ TEST_CASE("cpu: a loop bound by f16 conversions may run narrower, interleaved to
     CHECK(std::pair{w, k} == std::pair{width, 1});
 }
 
+TEST_CASE("cpu: a kernel that converts f16 and computes nothing costly runs at the conversion "
+          "width throughout; one with an exp, or without f16, keeps the full width") {
+  // Its reductions too, which no loop hint reaches: the function's preferred vector width
+  // (lower_kernel.cpp, narrow_kernel). Where conversions are no faster narrower (every CPU but a
+  // Zen 4 today), no kernel carries the attribute.
+  std::string scale16, row_sum, silu, scale32;
+  {
+    DumpStages dump("tritium-narrow-");
+    auto dev = tritium::device("cpu");
+    auto x = dev.alloc<float>(4096), y = dev.alloc<float>(4096);
+    auto h = dev.alloc<tritium::half>(4096), g = dev.alloc<tritium::half>(4096);
+    scale16 = tritium::jit(scale_kernel<tritium::half>, "narrow_scale_f16")
+                  .compiled(h, g, 4096, 1024)
+                  .artifact("ll");
+    row_sum = tritium::jit(row_sum_kernel<tritium::half>, "narrow_row_sum_f16")
+                  .compiled(h, x, 1000, 1024)
+                  .artifact("ll");
+    silu = tritium::jit(silu_kernel, "narrow_silu_f16").compiled(h, g, 4096, 1024).artifact("ll");
+    scale32 = tritium::jit(scale_kernel<float>, "narrow_scale_f32")
+                  .compiled(x, y, 4096, 1024)
+                  .artifact("ll");
+  }
+  auto preferred = [](const std::string& ll) {
+    std::smatch m;
+    static const std::regex attr("\"prefer-vector-width\"=\"([0-9]+)\"");
+    return std::regex_search(ll, m, attr) ? std::stoi(m[1]) : 0;
+  };
+  auto hints = loop_hints(scale16);
+  REQUIRE(hints.size() == 1);
+  const auto [lanes, interleave] = *hints.begin();
+  const int narrow_bits = interleave > 1 ? lanes * 32 : 0; // 0: this CPU does not narrow
+  MESSAGE("preferred vector width: f16 scale ", preferred(scale16), ", f16 row sum ",
+          preferred(row_sum), ", f16 silu ", preferred(silu), ", f32 scale ", preferred(scale32));
+  CHECK(preferred(scale16) == narrow_bits);
+  CHECK(preferred(row_sum) == narrow_bits);
+  CHECK(preferred(silu) == 0);
+  CHECK(preferred(scale32) == 0);
+  if (narrow_bits)
+    CHECK(row_sum.find("\"min-legal-vector-width\"=\"0\"") != std::string::npos);
+}
+
 TEST_CASE("cpu: a reduction reads each chunk of an f16 row as one vector, and sums as the "
           "interpreter does") {
   // The SLP vectorizer alone summed an f16 row 4 lanes at a time on an AVX-512 host (LLVM 19

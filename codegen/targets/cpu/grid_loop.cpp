@@ -18,8 +18,10 @@ llvm::Function* emit_grid_loop(llvm::Function& program, const std::string& symbo
   auto* ptr = llvm::PointerType::get(ctx, 0);
   auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, ptr}, false);
   auto* fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, symbol, m);
-  // The program's target attributes, or the inliner would refuse to inline it.
-  for (const char* a : {"target-cpu", "target-features"})
+  // The program's target attributes (the inliner refuses to inline it without them), and its
+  // vector width: the optimizer vectorizes the program where it has been inlined, here.
+  for (const char* a :
+       {"target-cpu", "target-features", "prefer-vector-width", "min-legal-vector-width"})
     if (program.hasFnAttribute(a))
       fn->addFnAttr(program.getFnAttribute(a));
   fn->addFnAttr(llvm::Attribute::NoUnwind);

@@ -296,6 +296,8 @@ private:
 
   const ir::Function& f_;
   const CpuTarget& target_;
+  // The whole kernel is vectorized at target_.f16_convert_bits (narrow_kernel, lower_kernel.cpp).
+  bool narrow_ = false;
   llvm::LLVMContext& ctx_;
   llvm::Module& module_;
   llvm::IRBuilder<> builder_;

@@ -61,7 +61,8 @@ CpuTarget make_cpu_target(const std::string& cpu) {
   // conversion pipes longer: a layer norm's output loop (3 conversions in, 1 out, 3 arithmetic
   // operations per element, row in L1) took 1.95 ns per 16 elements at 512 bits and 1.50 at 256
   // bits, while loops dominated by arithmetic (SiLU's exp) ran 20 % slower at 256 bits
-  // (bench/RESULTS.md, fourteenth session). LLVM's cost model does not tell them apart.
+  // (bench/RESULTS.md, fourteenth session); an f16 variance pass (convert, subtract, fma) ran
+  // 30 % faster at 256 bits (fifteenth session). LLVM's cost model does not tell them apart.
   t.f16_convert_bits = t.cpu == "znver4" ? std::min(t.vector_bits, 256) : t.vector_bits;
   // glibc's libmvec names are x86-64 only in LLVM 19's tables; elsewhere math stays scalar.
   llvm::Triple triple(t.triple);
