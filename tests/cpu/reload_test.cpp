@@ -47,6 +47,20 @@ void scalar_store_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::i3
   tl::store(out + offs, v * 2.f + s, mask);
 }
 
+// Reductions after a scalar store that may land in the row: they read the row copied aside
+// where it does (the second version of their loops), and hand their partials to the tree from
+// either version.
+void store_then_reduce_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::i32 at,
+                              tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask, 0.f);
+  tl::store(x + at, 1e6f);
+  tl::store(out, tl::sum(v, 0));
+  tl::store(out + 1, tl::max(v * 3.f, 0));
+  tl::store(out + 2 + offs, v, mask);
+}
+
 // RMSNorm over f16 rows (the roofline kernel).
 void rmsnorm_kernel(tl::ptr<tl::f16> x, tl::ptr<tl::f16> w, tl::ptr<tl::f16> y, tl::i32 n,
                     tl::constexpr_<int> BLOCK) {
@@ -165,6 +179,22 @@ TEST_CASE("cpu: a scalar store into a reloaded row") {
     }
     CHECK_MESSAGE(same_bits(got[0], got[1]), "at=" << at);
   }
+}
+
+TEST_CASE("cpu: reductions after a store into their row read the row as it was loaded") {
+  constexpr int kBlock = 256;
+  for (int n : {256, 200, 20})
+    for (int at : {0, 7, 150, 255, 300}) {
+      auto hx = random_floats(320, 11 + n);
+      std::vector<std::vector<float>> got;
+      for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
+        auto x = d.from_host(hx);
+        auto out = d.from_host(std::vector<float>(kBlock + 2, 0.f));
+        tritium::jit(store_then_reduce_kernel, "store_then_reduce")[{1}](x, out, n, at, kBlock);
+        got.push_back(out.to_host());
+      }
+      CHECK_MESSAGE(same_bits(got[0], got[1]), "n=" << n << " at=" << at);
+    }
 }
 
 TEST_CASE("cpu: softmax and RMSNorm with reloaded rows, in place and not") {

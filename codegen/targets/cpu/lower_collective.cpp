@@ -376,7 +376,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         loop(from, i64(chunks), 1, chunk);
         if (rest)
           fold_rest();
-        return result(load_partials());
+        return to_scalars ? result(load_partials()) : VersionValues{};
       }
       // The partials stay values from here on, and go through acc only around the chunks
       // folded there (the fast path's partials read back through acc waited on a store
