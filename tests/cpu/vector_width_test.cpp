@@ -197,8 +197,8 @@ TEST_CASE("cpu: a kernel that converts f16 and computes nothing costly runs at t
           "width throughout; one with an exp, or without f16, keeps the full width") {
   // Its reductions too, which no loop hint reaches: the function's preferred vector width
   // (lower_kernel.cpp, narrow_kernel). Where conversions are no faster narrower (every CPU but a
-  // Zen 4 today), no kernel carries the attribute.
-  std::string scale16, row_sum, silu, scale32;
+  // Zen 4 today), no kernel carries the attribute; a bf16 kernel never does.
+  std::string scale16, row_sum, row_sum_bf16, silu, scale32;
   {
     DumpStages dump("tritium-narrow-");
     auto dev = tritium::device("cpu");
@@ -210,6 +210,10 @@ TEST_CASE("cpu: a kernel that converts f16 and computes nothing costly runs at t
     row_sum = tritium::jit(row_sum_kernel<tritium::half>, "narrow_row_sum_f16")
                   .compiled(h, x, 1000, 1024)
                   .artifact("ll");
+    auto hb = dev.alloc<tritium::bfloat16>(4096);
+    row_sum_bf16 = tritium::jit(row_sum_kernel<tritium::bfloat16>, "narrow_row_sum_bf16")
+                       .compiled(hb, x, 1000, 1024)
+                       .artifact("ll");
     silu = tritium::jit(silu_kernel, "narrow_silu_f16").compiled(h, g, 4096, 1024).artifact("ll");
     scale32 = tritium::jit(scale_kernel<float>, "narrow_scale_f32")
                   .compiled(x, y, 4096, 1024)
@@ -228,6 +232,7 @@ TEST_CASE("cpu: a kernel that converts f16 and computes nothing costly runs at t
           preferred(row_sum), ", f16 silu ", preferred(silu), ", f32 scale ", preferred(scale32));
   CHECK(preferred(scale16) == narrow_bits);
   CHECK(preferred(row_sum) == narrow_bits);
+  CHECK(preferred(row_sum_bf16) == 0); // bf16 converts by shifts: not measured to gain
   CHECK(preferred(silu) == 0);
   CHECK(preferred(scale32) == 0);
   if (narrow_bits)
