@@ -97,15 +97,20 @@ void zero_tile_sum_kernel(tl::ptr<T> x, tl::ptr<float> out, tl::i32 n, tl::const
 // partials then halve on whole vectors (lower_collective.cpp, vector_combine).
 enum class Combine { Sum, Max, Min, Prod, Xor };
 
+// The value masked lanes load: the combine's identity.
+template <class T, Combine C>
+constexpr T identity() {
+  return C == Combine::Max    ? std::numeric_limits<T>::lowest()
+         : C == Combine::Min  ? std::numeric_limits<T>::max()
+         : C == Combine::Prod ? T{1}
+                              : T{0};
+}
+
 template <class T, Combine C>
 void row_reduce_kernel(tl::ptr<T> x, tl::ptr<T> out, tl::i32 n, tl::constexpr_<int> BLOCK) {
   auto row = tl::program_id(0);
   auto cols = tl::arange(0, BLOCK);
-  auto other = C == Combine::Max    ? std::numeric_limits<T>::lowest()
-               : C == Combine::Min  ? std::numeric_limits<T>::max()
-               : C == Combine::Prod ? T{1}
-                                    : T{0};
-  auto v = tl::load(x + row * n + cols, cols < n, other);
+  auto v = tl::load(x + row * n + cols, cols < n, identity<T, C>());
   if constexpr (C == Combine::Sum)
     tl::store(out + row, tl::sum(v, 0));
   else if constexpr (C == Combine::Max)
@@ -185,11 +190,7 @@ void check_row_reduce(const char* name) {
     for (int r = 0; r < rows; ++r) {
       std::vector<T> row(c.block);
       for (int j = 0; j < c.block; ++j) {
-        T other = C == Combine::Max    ? std::numeric_limits<T>::lowest()
-                  : C == Combine::Min  ? std::numeric_limits<T>::max()
-                  : C == Combine::Prod ? T{1}
-                                       : T{0};
-        row[j] = j < c.n ? row_value<T, C>(r, j) : other;
+        row[j] = j < c.n ? row_value<T, C>(r, j) : identity<T, C>();
         if (j < c.n)
           hx[r * c.n + j] = row[j];
       }

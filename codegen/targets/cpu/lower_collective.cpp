@@ -46,22 +46,31 @@ bool is_plus_zero(const ir::Value* v) {
   return f && *f == 0.0 && !std::signbit(*f);
 }
 
+// The combine op of a reduction of one operand whose region is that one op on its two
+// arguments (`a + b`, `max(a, b)`, ...), then the yield; nullptr for any other region.
+const ir::Op* single_combine(const ir::Op& reduce) {
+  if (reduce.operands.size() != 1)
+    return nullptr;
+  const ir::Block& body = reduce.body();
+  if (body.ops.size() != 2 || body.ops[0]->results.size() != 1 ||
+      body.ops[1]->operands.size() != 1 || body.ops[1]->operand(0) != body.ops[0]->result())
+    return nullptr;
+  const ir::Op& c = *body.ops[0];
+  if (c.operands.size() != 2 || !((c.operand(0) == body.args[0] && c.operand(1) == body.args[1]) ||
+                                  (c.operand(0) == body.args[1] && c.operand(1) == body.args[0])))
+    return nullptr;
+  return &c;
+}
+
 // For a float sum of `in = 0.0 + y` (Triton's looped layer norm accumulates `_mean += a` into a
 // zero tile), y: the add can be left out of every element but the partials' first. A partial
 // that starts as 0 + x is never -0 (0 + -0 is +0, and p + q is -0 only for p = q = -0), and for
 // p != -0, p + (0 + y) and p + y are the same float for every y (they could differ only at
 // y = -0). Not where y is a product: without the add, fp fusion could fold it into the sum.
 const ir::Value* summand_without_zero(const ir::Op& reduce, const ir::Value* in) {
-  if (reduce.operands.size() != 1 || !in->type.elem.is_float() || !in->def ||
+  const ir::Op* combine = single_combine(reduce);
+  if (!combine || combine->kind != OpKind::Add || !in->type.elem.is_float() || !in->def ||
       in->def->kind != OpKind::Add)
-    return nullptr;
-  const ir::Block& body = reduce.body();
-  if (body.ops.size() != 2 || body.ops[0]->kind != OpKind::Add ||
-      body.ops[1]->operands.size() != 1 || body.ops[1]->operand(0) != body.ops[0]->result())
-    return nullptr;
-  const ir::Op& combine = *body.ops[0];
-  if (!((combine.operand(0) == body.args[0] && combine.operand(1) == body.args[1]) ||
-        (combine.operand(0) == body.args[1] && combine.operand(1) == body.args[0])))
     return nullptr;
   for (int z = 0; z < 2; ++z) {
     const ir::Value* y = in->def->operand(1 - z);
@@ -71,18 +80,13 @@ const ir::Value* summand_without_zero(const ir::Op& reduce, const ir::Value* in)
   return nullptr;
 }
 
-// Whether the combine region is one op that lowers the same on vectors as on scalars: a
-// reduction of one operand by add, mul, min, max, and, or or xor, of f32, f64 or integers (f16
-// and bf16 results round through scalar types).
-bool vector_combine(const ir::Op& reduce) {
-  if (reduce.operands.size() != 1)
-    return false;
-  const ir::Block& body = reduce.body();
-  if (body.ops.size() != 2 || body.ops[1]->operands.size() != 1 ||
-      body.ops[1]->operand(0) != body.ops[0]->result())
-    return false;
-  const ir::Op& c = *body.ops[0];
-  switch (c.kind) {
+// The combine op, where it lowers the same on vectors as on scalars: add, mul, min, max, and, or
+// or xor of f32, f64 or integers (f16 and bf16 results round through scalar types); else nullptr.
+const ir::Op* vector_combine(const ir::Op& reduce) {
+  const ir::Op* c = single_combine(reduce);
+  if (!c)
+    return nullptr;
+  switch (c->kind) {
   case OpKind::Add:
   case OpKind::Mul:
   case OpKind::Min:
@@ -92,13 +96,10 @@ bool vector_combine(const ir::Op& reduce) {
   case OpKind::Xor:
     break;
   default:
-    return false;
+    return nullptr;
   }
-  if (!((c.operand(0) == body.args[0] && c.operand(1) == body.args[1]) ||
-        (c.operand(0) == body.args[1] && c.operand(1) == body.args[0])))
-    return false;
-  const DType t = c.result()->type.elem;
-  return t.kind == ir::ScalarKind::F32 || t.kind == ir::ScalarKind::F64 || t.is_int();
+  const DType t = c->result()->type.elem;
+  return t.kind == ir::ScalarKind::F32 || t.kind == ir::ScalarKind::F64 || t.is_int() ? c : nullptr;
 }
 
 } // namespace
@@ -435,11 +436,10 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     // The halving tree: partial k absorbs partial k + h. Into scalars, in registers: through
     // scratch, each level's loads waited on the previous level's stores, a chain of store
     // forwards: the layer norms at 512 columns, rows in cache, ran 5-15 % faster without it.
-    if (to_scalars && parts > 1 && vector_combine(op)) {
+    if (const ir::Op* combine = vector_combine(op); to_scalars && parts > 1 && combine) {
       // One combine op, on whole vectors: lanes 0 .. h-1 absorb lanes h .. 2h-1. Left to the
       // SLP vectorizer, the tree stayed mostly scalar shuffles and adds, about twice the
       // latency (Zen 4: the row layer norm at 256 columns 86.5 -> 79 ns a row).
-      const ir::Op& combine = *op.body().ops[0];
       llvm::Value* v = llvm::PoisonValue::get(
           llvm::FixedVectorType::get(flat[0]->getType(), static_cast<unsigned>(parts)));
       for (int64_t t = 0; t < parts; ++t)
@@ -448,7 +448,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
         std::vector<int> lo(h), hi(h);
         std::iota(lo.begin(), lo.end(), 0);
         std::iota(hi.begin(), hi.end(), static_cast<int>(h));
-        v = elementwise(combine, {b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi)});
+        v = elementwise(*combine, {b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi)});
       }
       set_scalar(op.results[0], b.CreateExtractElement(v, uint64_t{0}));
       return;
