@@ -187,9 +187,11 @@ private:
     OpKind k = t.is_float() ? fl[pick(portable_ ? 6 : 8)] : in[pick(13)];
     Value* c = partner(a);
     // Integer divisors may be 0: x / 0 == 0 and x % 0 == x on every device. A portable float
-    // division asks for the correctly rounded quotient (tl::math::div_rn): f32 `/` is
-    // div.full.f32 on NVIDIA GPUs, within 2 ulp, as in Triton.
-    if (portable_ && k == OpKind::Div && t.is_float())
+    // division, and every f32 one, asks for the correctly rounded quotient (tl::math::div_rn):
+    // f32 `/` is div.full.f32 on NVIDIA GPUs, within 2 ulp, as in Triton, and a product with
+    // the reciprocal on the CPU where the divisor is loop-invariant (cpu_device_test.cpp
+    // measures it).
+    if (k == OpKind::Div && t.is_float() && (portable_ || t.kind == ScalarKind::F32))
       return b_->create1(k, {a, c}, a->type, {{"rn", int64_t{1}}});
     return min_max(k, a, c, a->type);
   }

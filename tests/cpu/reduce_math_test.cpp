@@ -1,7 +1,8 @@
-// The CPU backend's two departures from "one step after another, in double": reductions keep
+// The CPU backend's departures from "one step after another, in double": reductions keep
 // partial results in the documented order (ir/reduce_order.hpp), which the interpreter follows
-// too, so results stay bit-identical; exp and log of f32 come from the vector math library and
-// are compared with the interpreter within the tolerance the docs state.
+// too, so results stay bit-identical; exp and log of f32 are fast approximations, and an f32
+// quotient by a loop-invariant divisor a product with its reciprocal, both compared with the
+// interpreter within the tolerance the docs state.
 #include "compare.hpp"
 
 #include <support/devices.hpp>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -79,6 +81,16 @@ void map_kernel(tl::ptr<T> x, tl::ptr<T> e, tl::ptr<T> l, tl::i32 n, tl::constex
   auto v = tl::load(x + offs, mask, 1);
   tl::store(e + offs, tl::exp(v), mask);
   tl::store(l + offs, tl::log(v), mask);
+}
+
+// Each element divided by a scalar (invariant in the element loop) with `/` and with div_rn.
+void quotient_kernel(tl::ptr<float> x, tl::ptr<float> q, tl::ptr<float> q_rn, tl::f32 d, tl::i32 n,
+                     tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + offs, mask, 1.f);
+  tl::store(q + offs, v / d, mask);
+  tl::store(q_rn + offs, tl::div_rn(v, d), mask);
 }
 
 // Triton's looped layer norm's first statistic: rows summed into a zero tile, then reduced.
@@ -354,4 +366,49 @@ TEST_CASE("cpu: f32 exp and log are within 3 and 4 ulp of the interpreter's") {
   CHECK(max_e <= 3);
   CHECK(max_l <= 4);
   CHECK(differ > 0); // the fast path is in use (a correctly rounded one would never differ)
+}
+
+TEST_CASE("cpu: an f32 quotient by an invariant divisor is within 2 ulp; div_rn is exact") {
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  // Every 4099th f32 of either sign, the special values, and the largest finite one.
+  std::vector<float> xs = {0.f, -0.f, inf, -inf, nan, 1.f, std::numeric_limits<float>::max()};
+  for (uint32_t b = 0; b < 0x7f800000u; b += 4099) {
+    xs.push_back(std::bit_cast<float>(b));
+    xs.push_back(-std::bit_cast<float>(b));
+  }
+  const int n = static_cast<int>(xs.size()), block = 1024;
+  // Divisors with a normal reciprocal (|d| in [2^-126, 2^126]), at both ends of that range, and
+  // the special ones, whose quotients must be the interpreter's exactly.
+  const float normal[] = {3.f, -0.1f, 1.f, 1e30f, -7e-30f, 1.9f * 0x1p125f, 1.1f * 0x1p-126f};
+  const float special[] = {0.f, -0.f, inf, -inf, nan};
+  auto quotients = [&](Device d, float divisor) {
+    auto x = d.from_host(xs);
+    auto q = d.alloc<float>(n), q_rn = d.alloc<float>(n);
+    auto k = tritium::jit(quotient_kernel, "quotient_kernel");
+    k[{tritium::cdiv(n, block)}](x, q, q_rn, divisor, n, block);
+    return std::pair{q.to_host(), q_rn.to_host()};
+  };
+  int64_t max_ulps = 0, differ = 0;
+  auto interp = tritium::device("interpreter"), cpu = tritium::device("cpu");
+  for (bool is_special : {false, true})
+    for (float divisor :
+         is_special ? std::span<const float>(special) : std::span<const float>(normal)) {
+      CAPTURE(divisor);
+      auto [want, want_rn] = quotients(interp, divisor);
+      auto [got, got_rn] = quotients(cpu, divisor);
+      for (int i = 0; i < n; ++i) {
+        CAPTURE(xs[i]);
+        int64_t u = ulps(want[i], got[i]);
+        if (is_special || i < 5)
+          CHECK(u == 0);
+        max_ulps = std::max(max_ulps, u);
+        differ += u != 0;
+        CHECK(ulps(want[i], want_rn[i]) == 0);
+        CHECK(ulps(want_rn[i], got_rn[i]) == 0);
+      }
+    }
+  MESSAGE("x / d: max " << max_ulps << " ulp, " << differ << " quotients differ");
+  CHECK(max_ulps <= 2);
+  CHECK(differ > 0); // the reciprocal is in use (a correctly rounded quotient never differs)
 }

@@ -20,14 +20,15 @@ inline void softmax_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n,
   tl::store(out + row * n + cols, num / tl::sum(num, 0), mask);
 }
 
-// RMSNorm's shape: a light reduction, then the scaled row.
+// RMSNorm's shape: a light reduction, then the scaled row (div_rn: the tests compare it bit for
+// bit, and the CPU's `/` by an invariant is a product with the reciprocal).
 inline void rms_kernel(tl::ptr<float> out, tl::ptr<float> in, tl::i32 n,
                        tl::constexpr_<int> BLOCK) {
   auto row = tl::program_id(0);
   auto cols = tl::arange(0, BLOCK);
   auto mask = cols < n;
   auto x = tl::load(in + row * n + cols, mask, 0.f);
-  auto scaled = x * (x / tl::sum(x * x, 0));
+  auto scaled = x * tl::div_rn(x, tl::sum(x * x, 0));
   tl::store(out + row * n + cols, scaled, mask);
 }
 

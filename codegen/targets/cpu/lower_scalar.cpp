@@ -7,6 +7,7 @@
 //    vectorizer knows a vector version, the LLVM intrinsic on double; but exp and log of 32-
 //    and 16-bit floats use the vector math library's f32 functions, within a few ulp (an op
 //    marked rn = 1 keeps the double path);
+//  * an f32 quotient allows a reciprocal (within 2 ulp, as Triton's `/` on GPUs); div_rn not;
 //  * user memory holds f16/bf16 as 16 bits and i1 as a byte.
 #include "lowering.hpp"
 
@@ -52,6 +53,21 @@ void KernelLowering::store_user(llvm::Value* ptr, llvm::Value* v, DType t) {
   else if (t.kind == ScalarKind::F16 || t.kind == ScalarKind::BF16)
     v = scalar_.to_bits(v, t);
   builder_.CreateStore(v, ptr);
+}
+
+// An f32 quotient may be approximate, as on GPUs (Triton's `/`, NVIDIA's div.full.f32): the
+// quotient allows a reciprocal, so LLVM's LICM turns x / d with d invariant in the loop into x
+// times 1 / d, computed once. That is within 2 ulp while |d| is in [2^-126, 2^126] (1 / d
+// normal), and infinite where |d| < 2^-128; div_rn keeps the correctly rounded quotient. A
+// softmax row's division pass was 22 % of its time in cache (bench/RESULTS.md, 2026-11-26).
+llvm::Value* KernelLowering::elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
+  llvm::Value* r = scalar_.elementwise(op, args);
+  if (op.kind == OpKind::Div && op.operands[0]->type.elem.kind == ScalarKind::F32 &&
+      !op.int_attr("rn", 0))
+    if (auto* q = llvm::dyn_cast<llvm::Instruction>(r);
+        q && q->getOpcode() == llvm::Instruction::FDiv)
+      q->setHasAllowReciprocal(true);
+  return r;
 }
 
 llvm::FunctionCallee KernelLowering::libm(const char* name, int args) {

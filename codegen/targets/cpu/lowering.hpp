@@ -83,9 +83,7 @@ public:
   void store_user(llvm::Value* ptr, llvm::Value* v, ir::DType t);
   int64_t memory_bytes(ir::DType t); // an element's size in user memory
   // One element of an elementwise op (ir::is_elementwise).
-  llvm::Value* elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
-    return scalar_.elementwise(op, args);
-  }
+  llvm::Value* elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args);
 
   // --- loops and views (lower_kernel.cpp) ---
   // Emits for (i = lo; i < hi; i += step) body(i) with i64 induction, constant step.
