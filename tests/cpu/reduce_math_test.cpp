@@ -4,6 +4,7 @@
 // quotient by a loop-invariant divisor a product with its reciprocal, both compared with the
 // interpreter within the tolerance the docs state.
 #include "compare.hpp"
+#include "dump_stages.hpp"
 
 #include <support/devices.hpp>
 #include <tritium/ir/reduce_order.hpp>
@@ -366,6 +367,27 @@ TEST_CASE("cpu: f32 exp and log are within 3 and 4 ulp of the interpreter's") {
   CHECK(max_e <= 3);
   CHECK(max_l <= 4);
   CHECK(differ > 0); // the fast path is in use (a correctly rounded one would never differ)
+}
+
+TEST_CASE("cpu: exp scales by 2^k in one instruction where the host has one") {
+  // AVX-512's vscalefps (codegen/targets/cpu/ldexp.hpp); the test above checks its results.
+  std::string opt;
+  {
+    tritium::testing::DumpStages dump("tritium-ldexp-");
+    auto dev = tritium::device("cpu");
+    auto x = dev.alloc<float>(4096), e = dev.alloc<float>(4096), l = dev.alloc<float>(4096);
+    opt = tritium::jit(map_kernel<float>, "map_kernel_ldexp")
+              .compiled(x, e, l, 4096, 1024)
+              .artifact("ll.opt");
+  }
+  REQUIRE(!opt.empty());
+  bool scalef = false;
+#if defined(__x86_64__)
+  scalef = __builtin_cpu_supports("avx512f");
+#endif
+  CAPTURE(scalef);
+  CHECK(opt.find("tritium.ldexp") == std::string::npos); // every call lowered, nothing declared
+  CHECK((opt.find("@llvm.x86.avx512.mask.scalef.ps.") != std::string::npos) == scalef);
 }
 
 TEST_CASE("cpu: an f32 quotient by an invariant divisor is within 2 ulp; div_rn is exact") {

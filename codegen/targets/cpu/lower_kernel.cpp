@@ -258,11 +258,11 @@ llvm::MDNode* KernelLowering::full_width_hint(llvm::BasicBlock* first) {
       const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
       if (!call)
         continue;
+      if (call->getFnAttr("vector-function-abi-variant").getValueAsString().contains(at_width))
+        continue; // libmvec's, or ours (ldexp.hpp)
       const llvm::Function* callee = call->getCalledFunction();
       if (!callee || !callee->isIntrinsic())
         return nullptr;
-      if (call->getFnAttr("vector-function-abi-variant").getValueAsString().contains(at_width))
-        continue;
       switch (callee->getIntrinsicID()) {
       case llvm::Intrinsic::exp:
       case llvm::Intrinsic::exp2:

@@ -1,5 +1,6 @@
 #include "optimize.hpp"
 
+#include "ldexp.hpp"
 #include "target.hpp"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -49,6 +50,7 @@ void optimize_module(llvm::Module& m, const CpuTarget& target) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  lower_ldexp_calls(m);
   make_streaming_stores_nontemporal(m);
 }
 

@@ -2,6 +2,8 @@
 // nothing but LLVM's AArch64 backend linked in (its triple comes from the process).
 #include "target.hpp"
 
+#include "ldexp.hpp"
+
 #include <tritium/error.hpp>
 
 #include <llvm/Analysis/TargetTransformInfo.h>
@@ -64,6 +66,7 @@ CpuTarget make_cpu_target(const std::string& cpu) {
   // (bench/RESULTS.md, fourteenth session); an f16 variance pass (convert, subtract, fma) ran
   // 30 % faster at 256 bits (fifteenth session). LLVM's cost model does not tell them apart.
   t.f16_convert_bits = t.cpu == "znver4" ? std::min(t.vector_bits, 256) : t.vector_bits;
+  t.ldexp_lanes = ldexp_lanes(*t.machine);
   // glibc's libmvec names are x86-64 only in LLVM 19's tables; elsewhere math stays scalar.
   llvm::Triple triple(t.triple);
   if (triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&

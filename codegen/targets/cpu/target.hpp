@@ -33,6 +33,9 @@ struct CpuTarget {
     std::string name; // e.g. _ZGVeN16v_logf
   };
   std::vector<VectorVariant> vector_variants;
+  // The widths (f32 lanes) at which one instruction multiplies by a power of two (ldexp.hpp);
+  // exp_f32 scales through it where there are any.
+  std::vector<int> ldexp_lanes;
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 

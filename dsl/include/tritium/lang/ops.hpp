@@ -235,8 +235,9 @@ TRITIUM_MINMAX_FN(maximum, Max)
 #undef TRITIUM_MINMAX_FN
 
 // Floating-point division (Triton's `/` and fdiv); integer operands are converted to f32. As
-// in Triton, an f32 quotient may be approximate on GPUs (NVIDIA: div.full.f32, within 2 ulp);
-// div_rn is always correctly rounded.
+// in Triton, an f32 quotient may be approximate on GPUs (NVIDIA: div.full.f32, within 2 ulp),
+// and on the CPU (x times 1 / d where d is invariant in the loop, within 2 ulp for |d| in
+// [2^-126, 2^126]); div_rn is always correctly rounded.
 template <class A, class B>
 auto fdiv(const A& a, const B& b, Loc loc = Loc::current()) {
   using P = where_elem_t<A, B>;
