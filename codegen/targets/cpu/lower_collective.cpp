@@ -213,6 +213,14 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     };
     // Chunk c's elements combined into the partials `vals` as straight-line code (lanes == 1
     // here), which the SLP vectorizer turns into a few vector operations per chunk.
+    // A float min or max whose region is that one op takes the element first: x86 lowers
+    // maxnum(a, b) to a max and a select on isnan(a), and with the partial as `a` that test
+    // was on the loop-carried chain (softmax's max pass, 4096 columns in cache: 1320 -> 1255
+    // ns a row). maxnum is commutative but for which zero it returns and NaN payloads, which
+    // the comparison with the interpreter leaves open (docs/cpu-backend.md).
+    const ir::Op* single = single_combine(op);
+    const bool input_first = single && single->result()->type.elem.is_float() &&
+                             (single->kind == OpKind::Min || single->kind == OpKind::Max);
     auto chunk_in_registers = [&](llvm::Value* base, std::vector<std::vector<llvm::Value*>>& vals,
                                   bool first) {
       if (!prefetching_.empty())
@@ -228,6 +236,8 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
           args.push_back(vals[k][t]);
         for (size_t k = 0; k < n; ++k)
           args.push_back(first ? input(k, s, cache) : later_input(k, s, cache));
+        if (!first && input_first)
+          std::swap(args[0], args[1]);
         std::vector<llvm::Value*> r = first ? args : inline_region(op.body(), args);
         for (size_t k = 0; k < n; ++k)
           vals[k][t] = r[k];
