@@ -15,6 +15,7 @@
 #include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
+#include <algorithm>
 #include <string>
 
 namespace tritium::cpu {
