@@ -40,7 +40,8 @@ void row_stats_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<float> stats
     auto cols = off + tl::arange(0, BLOCK);
     auto mask = cols < n;
     auto a = tl::load(x + row * n + cols, mask, 0.f);
-    auto scaled = tl::div_rn(a, total + 1.f); // compared bit for bit
+    // div_rn: compared bit for bit (the CPU's `/` by an invariant is a reciprocal's product)
+    auto scaled = tl::div_rn(a, total + 1.f);
     for (auto k : tl::range(0, 2, 2)) // nested, one trip: inlined after its parent
       scaled = scaled + k.to<float>();
     tl::store(out + row * n + cols, scaled, mask);
