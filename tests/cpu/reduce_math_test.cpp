@@ -238,6 +238,68 @@ TEST_CASE("cpu: a row reduced to a scalar by one op keeps the documented order, 
   check_row_reduce<int32_t, Combine::Xor>("i32 xor");
 }
 
+TEST_CASE("cpu: f32 max and min reductions skip NaN as the interpreter does, whichever partial "
+          "holds it") {
+  // The chunk loop passes the element first to maxnum / minnum (lower_collective.cpp), so a NaN
+  // element, or a partial that starts as NaN, must still give way to any number. Rows of 1024
+  // fill the block; rows of 1000 end inside a chunk, and their masked lanes load the identity.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int block = 1024;
+  for (int n : {1024, 1000}) {
+    std::vector<std::vector<float>> rows;
+    auto numbers = [&](int r) {
+      std::vector<float> row(n);
+      for (int j = 0; j < n; ++j)
+        row[j] = row_value<float, Combine::Max>(r, j);
+      return row;
+    };
+    for (int at : {0, 1, 31, 32, 500, n - 10, n - 1}) { // one NaN: first chunk, later, last
+      rows.push_back(numbers(at));
+      rows.back()[at] = nan;
+    }
+    rows.push_back(numbers(7)); // NaN starts every partial: the first chunk is all NaN
+    for (int j = 0; j < 32; ++j)
+      rows.back()[j] = nan;
+    rows.push_back(numbers(8)); // only NaN but one number, at the end
+    for (int j = 0; j < n - 1; ++j)
+      rows.back()[j] = nan;
+    rows.push_back(std::vector<float>(n, nan)); // only NaN
+    std::vector<float> hx;
+    for (const auto& r : rows)
+      hx.insert(hx.end(), r.begin(), r.end());
+    const int count = static_cast<int>(rows.size());
+    auto run = [&](Device d, bool max) {
+      auto x = d.from_host(hx);
+      auto out = d.alloc<float>(count);
+      if (max)
+        tritium::jit(row_reduce_kernel<float, Combine::Max>, "row_max_nan")[{count}](x, out, n,
+                                                                                     block);
+      else
+        tritium::jit(row_reduce_kernel<float, Combine::Min>, "row_min_nan")[{count}](x, out, n,
+                                                                                     block);
+      return out.to_host();
+    };
+    for (bool max : {true, false}) {
+      CAPTURE(n);
+      CAPTURE(max);
+      std::vector<float> want = run(tritium::device("interpreter"), max);
+      std::vector<float> got = run(tritium::device("cpu"), max);
+      for (int r = 0; r < count; ++r) {
+        CAPTURE(r);
+        // The extreme of the numbers (the masked lanes' identity among them), else NaN.
+        float expect =
+            n < block ? (max ? identity<float, Combine::Max>() : identity<float, Combine::Min>())
+                      : nan;
+        for (float v : rows[r])
+          if (!std::isnan(v))
+            expect = std::isnan(expect) ? v : max ? std::max(expect, v) : std::min(expect, v);
+        CHECK(ulps(want[r], expect) == 0);
+        CHECK(ulps(got[r], expect) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("cpu: a sum accumulated into a zero tile keeps the interpreter's bits, zero signs "
           "included") {
   // The CPU reads `0 + a` as `a` past each partial's first element (lower_collective.cpp,
