@@ -137,7 +137,7 @@ private:
                     const ir::Op& op) override;
 
   void add_vector_variants(llvm::CallInst* call);
-  llvm::Value* exp_f32(llvm::Value* x);
+  llvm::Value* exp_f32(llvm::Value* x, bool base2 = false); // e^x, or 2^x
   llvm::MDNode* full_width_hint(llvm::BasicBlock* first);
   void lower_op(const ir::Op& op);
   void fuse(const ir::Op& op);
