@@ -1,6 +1,7 @@
 #include "ldexp.hpp"
 
 #include "target.hpp"
+#include "vector_variants.hpp"
 
 #include <tritium/error.hpp>
 
@@ -9,7 +10,6 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/VFABIDemangler.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
@@ -84,19 +84,12 @@ llvm::Value* call_ldexp(llvm::IRBuilderBase& b, const CpuTarget& target, llvm::V
     fn->addFnAttr(llvm::Attribute::Speculatable);
     fn->addFnAttr(llvm::Attribute::NoFree);
     fn->addFnAttr(llvm::Attribute::NoSync);
-    for (int lanes : target.ldexp_lanes) {
-      auto* vt = llvm::FixedVectorType::get(f, lanes);
-      auto* v = llvm::Function::Create(llvm::FunctionType::get(vt, {vt, vt}, false),
-                                       llvm::Function::ExternalLinkage, vector_name(lanes), m);
-      v->copyAttributesFrom(fn);
-      llvm::appendToCompilerUsed(m, {v}); // kept until the vectorizer, which calls it
-    }
   }
   llvm::CallInst* call = b.CreateCall(fn, {p, k});
-  std::vector<std::string> names;
+  std::vector<VectorVersion> versions;
   for (int lanes : target.ldexp_lanes)
-    names.push_back(fmt::format("_ZGV_LLVM_N{}vv_{}({})", lanes, kScalar, vector_name(lanes)));
-  llvm::VFABI::setVectorVariantNames(call, names);
+    versions.push_back({lanes, vector_name(lanes)});
+  add_vector_versions(call, versions);
   return call;
 }
 

@@ -13,11 +13,10 @@
 #include "lowering.hpp"
 
 #include "target.hpp"
+#include "vector_variants.hpp"
 
 #include <fmt/format.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/VFABIDemangler.h>
-#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 namespace tritium::cpu {
 
@@ -103,26 +102,14 @@ static llvm::Intrinsic::ID vectorizable(OpKind k) {
   }
 }
 
-// Names the target's extra vector versions of an f32 math intrinsic on the call, as LLVM's
-// InjectTLIMappings does for the functions in its tables (which keeps both sets), so that the
-// loop vectorizer can call them at those widths.
+// Names the target's extra vector versions of an f32 math intrinsic on the call (LLVM's tables
+// keep theirs), so that the loop vectorizer can call them at those widths.
 void KernelLowering::add_vector_variants(llvm::CallInst* call) {
-  llvm::Function* scalar_fn = call->getCalledFunction();
-  std::vector<std::string> names;
-  for (const CpuTarget::VectorVariant& v : target_.vector_variants) {
-    if (v.intrinsic != scalar_fn->getIntrinsicID())
-      continue;
-    auto* vec = llvm::FixedVectorType::get(call->getType(), v.lanes);
-    auto callee = module_.getOrInsertFunction(v.name, llvm::FunctionType::get(vec, {vec}, false));
-    auto* fn = llvm::cast<llvm::Function>(callee.getCallee());
-    fn->copyAttributesFrom(scalar_fn);
-    // Kept until the vectorizer runs, which is what calls it.
-    llvm::appendToCompilerUsed(module_, {fn});
-    names.push_back(
-        fmt::format("_ZGV_LLVM_N{}v_{}({})", v.lanes, scalar_fn->getName().str(), v.name));
-  }
-  if (!names.empty())
-    llvm::VFABI::setVectorVariantNames(call, names);
+  std::vector<VectorVersion> versions;
+  for (const CpuTarget::VectorVariant& v : target_.vector_variants)
+    if (v.intrinsic == call->getCalledFunction()->getIntrinsicID())
+      versions.push_back({v.lanes, v.name});
+  add_vector_versions(call, versions);
 }
 
 // e^x of an f32 as straight-line arithmetic, which the loop vectorizer widens like any other:
@@ -155,10 +142,9 @@ llvm::Value* KernelLowering::exp_f32(llvm::Value* x, bool base2) {
     return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f}, {m, n, a});
   };
   // Below -104 the result rounds to 0, above 89 to infinity (base 2: -151 and 129). No compare
-  // of x: LLVM narrows a
-  // compare of an f16 widened to f32 back to f16, which has no vector compare without
-  // AVX512-FP16 (every lane became a scalar ucomiss). maximum/minimum keep a NaN, which flows
-  // through the arithmetic below into the result.
+  // of x: LLVM narrows a compare of an f16 widened to f32 back to f16, which has no vector
+  // compare without AVX512-FP16 (every lane became a scalar ucomiss). maximum/minimum keep a
+  // NaN, which flows through the arithmetic below into the result.
   llvm::Value* xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, c(base2 ? -151 : -104));
   xc = b.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, xc, c(base2 ? 129 : 89));
   // Round to nearest by adding 1.5 * 2^23 (|k| <= 151): k's bits are then the low bits of the
@@ -192,7 +178,7 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
                                   const ir::Op& op) {
   auto& b = builder_;
   // f32, f16 and bf16 exp and exp2: exp_f32; log: the f32 function of the vector math library
-  // (glibc's libmvec, 8 lanes per call with AVX2). Within 3 ulp (exp) and 4 ulp (log) of the
+  // (glibc's libmvec, 8 lanes per call with AVX2). Within 3 ulp (exp, exp2) and 4 ulp (log) of the
   // correctly rounded result the interpreter computes, measured over every f32 input; the double
   // path below is five times slower. An op with the attribute rn = 1 keeps the double path.
   if ((kind == OpKind::Exp || kind == OpKind::Exp2) && t.kind != ScalarKind::F64 &&
