@@ -81,10 +81,10 @@ llvm::FunctionCallee KernelLowering::libm(const char* name, int args) {
   return callee;
 }
 
-// exp, log, sin, cos and pow on f32/f16/bf16 as double intrinsics: scalar code calls the C
-// library (what the interpreter does), vectorized loops a vector math library where the target
-// has one. Its few-ulp double error vanishes when rounded to f32/f16/bf16 (but for ties once in
-// ~10^8 values), so f64 results keep the exact scalar call.
+// exp, log, sin, cos and pow on f32/f16/bf16 as double intrinsics (where math() has no f32 path
+// for them): scalar code calls the C library (what the interpreter does), vectorized loops a
+// vector math library where the target has one. Its few-ulp double error vanishes when rounded to
+// f32/f16/bf16 (but for ties once in ~10^8 values), so f64 results keep the exact scalar call.
 static llvm::Intrinsic::ID vectorizable(OpKind k) {
   switch (k) {
   case OpKind::Exp:
@@ -102,14 +102,48 @@ static llvm::Intrinsic::ID vectorizable(OpKind k) {
   }
 }
 
-// Names the target's extra vector versions of an f32 math intrinsic on the call (LLVM's tables
+// Names the target's extra vector versions of an f32 math function on the call (LLVM's tables
 // keep theirs), so that the loop vectorizer can call them at those widths.
 void KernelLowering::add_vector_variants(llvm::CallInst* call) {
   std::vector<VectorVersion> versions;
   for (const CpuTarget::VectorVariant& v : target_.vector_variants)
-    if (v.intrinsic == call->getCalledFunction()->getIntrinsicID())
+    if (v.scalar == call->getCalledFunction()->getName())
       versions.push_back({v.lanes, v.name});
   add_vector_versions(call, versions);
+}
+
+// The C library's f32 function for the math ops that a vector math library may compute in f32
+// (CpuTarget::vector_variants); nullptr for the rest.
+static const char* f32_function(OpKind k) {
+  switch (k) {
+  case OpKind::Tanh:
+    return "tanhf";
+  case OpKind::Erf:
+    return "erff";
+  case OpKind::Log2:
+    return "log2f";
+  case OpKind::Log1p:
+    return "log1pf";
+  case OpKind::Sin:
+    return "sinf";
+  case OpKind::Cos:
+    return "cosf";
+  default:
+    return nullptr;
+  }
+}
+
+// float fn(float), pure: a kernel cannot read errno, and a call that touches no memory is one
+// the loop vectorizer widens and LICM hoists.
+static llvm::FunctionCallee pure_f32_function(llvm::Module& m, const char* name) {
+  auto* f = llvm::Type::getFloatTy(m.getContext());
+  auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(f, {f}, false));
+  if (auto* fn = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    fn->setDoesNotAccessMemory();
+    fn->setDoesNotThrow();
+    fn->setWillReturn();
+  }
+  return callee;
 }
 
 // e^x of an f32 as straight-line arithmetic, which the loop vectorizer widens like any other:
@@ -188,6 +222,18 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
   }
   if (kind == OpKind::Log && t.kind != ScalarKind::F64 && !op.int_attr("rn", 0)) {
     llvm::CallInst* r = b.CreateUnaryIntrinsic(vectorizable(kind), args[0]);
+    add_vector_variants(r);
+    return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
+  }
+  // tanh, erf, log2, log1p, sin and cos: the C library's f32 function where the vector math
+  // library has it (libmvec; tanh, erf, log2 and log1p since glibc 2.35), within 4 ulp of the
+  // interpreter's at every width (over every fifth f32: at most 1, 4, 3, 2, 2 and 2). In
+  // double, the first four were one scalar call per element, 3.7-10.5 ns (a GELU's tanh 50
+  // times its exp), sin and cos 4 lanes a call, 1 ns (bench/RESULTS.md, 2026-11-26). Where the
+  // library lacks one, the double path below keeps the interpreter's result.
+  if (const char* fn = f32_function(kind);
+      fn && t.kind != ScalarKind::F64 && !op.int_attr("rn", 0) && target_.has_vector_variant(fn)) {
+    llvm::CallInst* r = b.CreateCall(pure_f32_function(module_, fn), {args[0]});
     add_vector_variants(r);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
   }

@@ -17,6 +17,9 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <mutex>
 
 namespace tritium::cpu {
@@ -72,16 +75,42 @@ CpuTarget make_cpu_target(const std::string& cpu) {
   if (triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
       !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1")) {
     t.vector_library = llvm::TargetLibraryInfoImpl::LIBMVEC_X86;
-    // The x86 vector function ABI's "e" functions take 512-bit registers (16 floats).
-    // (exp is computed inline: lower_scalar.cpp's exp_f32.)
-    const std::pair<llvm::Intrinsic::ID, const char*> wide[] = {
-        {llvm::Intrinsic::log, "_ZGVeN16v_logf"}};
-    if (t.vector_bits >= 512)
-      for (const auto& [id, name] : wide)
-        if (llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(name))
-          t.vector_variants.push_back({id, 16, name});
+    // The x86 vector function ABI's ISA letters: b takes 128-bit registers (4 floats, SSE), d
+    // AVX2's 256-bit ones (8), e AVX-512's 512-bit ones (16).
+    const llvm::MCSubtargetInfo& st = *t.machine->getMCSubtargetInfo();
+    struct Isa {
+      char letter;
+      int lanes;
+      bool usable;
+    };
+    const Isa isas[] = {{'b', 4, true},
+                        {'d', 8, t.vector_bits >= 256 && st.checkFeatures("+avx2")},
+                        {'e', 16, t.vector_bits >= 512 && st.checkFeatures("+avx512f")}};
+    // (exp and exp2 are computed inline: lower_scalar.cpp's exp_f32.)
+    struct Function {
+      const char* scalar; // what lower_scalar.cpp calls
+      const char* name;   // libmvec's, in the mangled vector names
+      bool only_wide;     // LLVM's table already has the narrower ones
+    };
+    const Function functions[] = {{"llvm.log.f32", "logf", true}, {"tanhf", "tanhf", false},
+                                  {"erff", "erff", false},        {"log2f", "log2f", false},
+                                  {"log1pf", "log1pf", false},    {"sinf", "sinf", false},
+                                  {"cosf", "cosf", false}};
+    for (const Function& f : functions)
+      for (const Isa& isa : isas) {
+        if (!isa.usable || (f.only_wide && isa.letter != 'e'))
+          continue;
+        std::string name = fmt::format("_ZGV{}N{}v_{}", isa.letter, isa.lanes, f.name);
+        if (llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(name.c_str()))
+          t.vector_variants.push_back({f.scalar, isa.lanes, name});
+      }
   }
   return t;
+}
+
+bool CpuTarget::has_vector_variant(const std::string& fn) const {
+  return std::any_of(vector_variants.begin(), vector_variants.end(),
+                     [&](const VectorVariant& v) { return v.scalar == fn; });
 }
 
 const CpuTarget& host_target() {

@@ -24,14 +24,18 @@ struct CpuTarget {
   // libmvec on x86-64 Linux, loaded into the process), or NoLibrary.
   llvm::TargetLibraryInfoImpl::VectorLibrary vector_library =
       llvm::TargetLibraryInfoImpl::NoLibrary;
-  // Vector versions of f32 math intrinsics that LLVM's table for vector_library lacks but the
-  // loaded library has: LLVM 19 maps logf to libmvec's 4- and 8-lane functions only, so with
-  // 512-bit registers a full-width loop would call logf once per lane.
+  // Vector versions of f32 math functions that LLVM's table for vector_library lacks but the
+  // loaded library has: LLVM 19 maps logf to libmvec's 4- and 8-lane functions only (so with
+  // 512-bit registers a full-width loop would call logf once per lane), and tanhf, erff, log2f
+  // and log1pf, which glibc 2.35 added to libmvec, not at all.
   struct VectorVariant {
-    llvm::Intrinsic::ID intrinsic; // on float: llvm.log.f32
+    std::string scalar; // the scalar callee: llvm.log.f32, tanhf
     int lanes;
     std::string name; // e.g. _ZGVeN16v_logf
   };
+  // Whether f32 `fn` (tanhf) has a vector version here: lower_scalar.cpp then calls it in f32
+  // instead of computing in double.
+  bool has_vector_variant(const std::string& fn) const;
   std::vector<VectorVariant> vector_variants;
   // The widths (f32 lanes) at which one instruction multiplies by a power of two (ldexp.hpp);
   // exp_f32 scales through it where there are any.
