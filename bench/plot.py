@@ -25,9 +25,10 @@ LABEL = {"tritium": "tritium", "tritium_no_streaming": "tritium, streaming store
 COLOR = {"tritium": "#d62728", "tritium_no_streaming": "#ff9896", "tritium_before_single_trip": "#ff9896",
          "tritium_before_reduce_prefetch": "#ff9896", "triton": "#1f77b4", "triton_persistent": "#17becf",
          "torch": "#2ca02c", "cpp_loop": "#7f7f7f"}
-XLABEL = {"vector_add_fp32": "elements", "silu_mul_fp16": "elements"}
+XLABEL = {"vector_add_fp32": "elements", "silu_mul_fp16": "elements", "gelu_mul_fp16": "elements"}
 SUBTITLE = {"vector_add_fp32": "out = x + y, fp32",
             "silu_mul_fp16": "h = g * sigmoid(g) * u, fp16",
+            "gelu_mul_fp16": "h = gelu_tanh(g) * u (GeGLU), fp16",
             "softmax_fp32": "softmax over rows, fp32, 4096 rows",
             "layer_norm_fp16": "layer norm forward (Triton's looped kernel), fp16, 4096 rows",
             "layer_norm_row_fp16": "layer norm forward (row in one block), fp16, 4096 rows",

@@ -15,7 +15,8 @@
 #
 # Shapes (issue 10): softmax fp32 4096 x {1024, 4096, 12288}; layer norm forward fp16 (the
 # looped and the row-in-one-block form) and RMSNorm fp16 4096 x {1024, 4096, 8192}; the
-# fused triple multiply (silu_mul fp16) and vector add fp32 at 2^20 and 2^22 elements. Every
+# fused triple multiply (silu_mul fp16), GeGLU's activation (gelu_mul fp16, one tanh an
+# element) and vector add fp32 at 2^20 and 2^22 elements. Every
 # size runs for every row-wise workload ({1024, 4096, 8192, 12288}), so each plot has the same
 # x axis. tritium's lines carry the registers and local (spill) bytes of each kernel; Triton's
 # are in ptx/triton_regs.csv, printed at the end. About 2 minutes on an H200.

@@ -31,6 +31,7 @@ import sys
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 from triton.testing import do_bench
 
 
@@ -51,6 +52,17 @@ def silu_mul_kernel(g_ptr, u_ptr, h_ptr, n, BLOCK_SIZE: tl.constexpr):
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     u = tl.load(u_ptr + offs, mask=mask).to(tl.float32)
     tl.store(h_ptr + offs, (g * tl.sigmoid(g) * u).to(tl.float16), mask=mask)
+
+
+@triton.jit
+def gelu_mul_kernel(g_ptr, u_ptr, h_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n
+    g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
+    u = tl.load(u_ptr + offs, mask=mask).to(tl.float32)
+    inner = 0.7978845608028654 * (g + 0.044715 * g * g * g)
+    gelu = 0.5 * g * (1.0 + libdevice.tanh(inner))
+    tl.store(h_ptr + offs, (gelu * u).to(tl.float16), mask=mask)
 
 
 @triton.jit
@@ -310,6 +322,22 @@ def main():
                 "silu_mul_kernel", h, lambda: check(
                     "silu_mul", h, torch.nn.functional.silu(g.float()) * u.float(), 2e-3, 2e-3))
             emit("silu_mul_fp16", n, "torch", 6 * n, lambda: torch.nn.functional.silu(g) * u)
+
+    if wanted("gelu_mul_fp16"):
+        for n in flat:
+            g = (2 * torch.randn(n, device=dev)).half()
+            u = torch.randn(n, device=dev).half()
+            h = torch.empty_like(g)
+            gelu = lambda t: torch.nn.functional.gelu(t, approximate="tanh")
+            tri = lambda: gelu_mul_kernel[(triton.cdiv(n, 1024), )](g, u, h, n, BLOCK_SIZE=1024)
+            keep("gelu_mul_fp16", n, tri())
+            check("gelu_mul", h, gelu(g.float()) * u.float(), 2e-3, 2e-3)
+            emit("gelu_mul_fp16", n, "triton", 6 * n, tri)
+            same_harness(
+                "gelu_mul_fp16", n, 6 * n, (triton.cdiv(n, 1024), ), (g, u, h, n), tri(),
+                "gelu_mul_kernel", h,
+                lambda: check("gelu_mul", h, gelu(g.float()) * u.float(), 2e-3, 2e-3))
+            emit("gelu_mul_fp16", n, "torch", 6 * n, lambda: gelu(g) * u)
 
     if wanted("softmax_fp32"):
         for n in cols:

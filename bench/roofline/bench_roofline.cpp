@@ -2,6 +2,7 @@
 //
 //   vector_add_fp32   out = x + y                            12 bytes per element
 //   silu_mul_fp16     h = g * sigmoid(g) * u (seed 003)      6 bytes per element
+//   gelu_mul_fp16     h = gelu_tanh(g) * u (GeGLU)           6 bytes per element
 //   softmax_fp32      Triton's tutorial 02, 4096 rows        x read, y written
 //   layer_norm_fp16   Triton's tutorial 05 forward (looped)  x read, y written
 //   layer_norm_row_fp16  the same with the row in one block  x read, y written
@@ -188,6 +189,7 @@ public:
     };
     each("vector_add_fp32", flat, [&](int64_t n) { vector_add(n); });
     each("silu_mul_fp16", flat, [&](int64_t n) { silu_mul(n); });
+    each("gelu_mul_fp16", flat, [&](int64_t n) { gelu_mul(n); });
     each("softmax_fp32", cols, [&](int64_t n) { softmax(rows(), n); });
     each("layer_norm_fp16", cols, [&](int64_t n) { layer_norm(rows(), n, true); });
     each("layer_norm_row_fp16", cols, [&](int64_t n) { layer_norm(rows(), n, false); });
@@ -270,10 +272,23 @@ private:
   }
 
   void silu_mul(int64_t n) {
+    static auto k = tritium::jit(roofline::silu_mul_kernel, "silu_mul_kernel");
+    gated("silu_mul_fp16", k, n, [](double g) { return g / (1 + std::exp(-g)); });
+  }
+
+  void gelu_mul(int64_t n) {
+    static auto k = tritium::jit(roofline::gelu_mul_kernel, "gelu_mul_kernel");
+    gated("gelu_mul_fp16", k, n, [](double g) {
+      return 0.5 * g * (1 + std::tanh(0.7978845608028654 * (g + 0.044715 * g * g * g)));
+    });
+  }
+
+  // h = act(g) * u in f16: 6 bytes an element; the roof reads g and u and writes h.
+  template <class Kernel>
+  void gated(const std::string& workload, Kernel& k, int64_t n, double (*act)(double)) {
     auto hg = to_half(random_floats(n, 3, 0, 2)), hu = to_half(random_floats(n, 4, 0, 1));
     auto g = dev_.from_host(hg), u = dev_.from_host(hu);
     auto h = dev_.alloc<half>(n);
-    static auto k = tritium::jit(roofline::silu_mul_kernel, "silu_mul_kernel");
     tritium::LaunchGrid grid{tritium::cdiv(n, int64_t{1024})};
     auto h2 = cpu_ ? dev_.alloc<half>(n) : Buffer<half>();
     auto r = time([&] { k[grid](g, u, h, static_cast<int>(n), 1024); },
@@ -286,11 +301,11 @@ private:
                   });
     auto got = h.to_host();
     for (int64_t i = 0; i < n; i += 97) {
-      double gv = float(hg[i]), ref = gv / (1 + std::exp(-gv)) * float(hu[i]);
+      double ref = act(float(hg[i])) * float(hu[i]);
       expect(std::fabs(float(got[i]) - ref) <= 2e-3 + 2e-3 * std::fabs(ref),
-             fmt::format("silu_mul element {}: {} vs {}", i, float(got[i]), ref));
+             fmt::format("{} element {}: {} vs {}", workload, i, float(got[i]), ref));
     }
-    report("silu_mul_fp16", n, 6.0 * n, r);
+    report(workload, n, 6.0 * n, r);
   }
 
   void softmax(int64_t m, int64_t n) {

@@ -24,13 +24,26 @@ inline void add_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::ptr<float
 
 // The seeds' fused elementwise chain, the "triple multiplication" h = g * sigmoid(g) * u
 // (examples/03_llama_mlp.cpp, step 1).
-inline void silu_mul_kernel(tl::ptr<tl::f16> g_ptr, tl::ptr<tl::f16> u_ptr,
-                            tl::ptr<tl::f16> h_ptr, tl::i32 n, tl::constexpr_<int> BLOCK_SIZE) {
+inline void silu_mul_kernel(tl::ptr<tl::f16> g_ptr, tl::ptr<tl::f16> u_ptr, tl::ptr<tl::f16> h_ptr,
+                            tl::i32 n, tl::constexpr_<int> BLOCK_SIZE) {
   auto offs = tl::program_id(0) * BLOCK_SIZE + tl::arange(0, BLOCK_SIZE);
   auto mask = offs < n;
   auto g = tl::load(g_ptr + offs, mask).to<float>();
   auto u = tl::load(u_ptr + offs, mask).to<float>();
   tl::store(h_ptr + offs, (g * tl::sigmoid(g) * u).to<half>(), mask);
+}
+
+// GeGLU's activation (Gemma's MLP): the gate through GELU in its tanh form (PyTorch's
+// approximate="tanh") times the up projection. One tanh per element.
+inline void gelu_mul_kernel(tl::ptr<tl::f16> g_ptr, tl::ptr<tl::f16> u_ptr, tl::ptr<tl::f16> h_ptr,
+                            tl::i32 n, tl::constexpr_<int> BLOCK_SIZE) {
+  auto offs = tl::program_id(0) * BLOCK_SIZE + tl::arange(0, BLOCK_SIZE);
+  auto mask = offs < n;
+  auto g = tl::load(g_ptr + offs, mask).to<float>();
+  auto u = tl::load(u_ptr + offs, mask).to<float>();
+  auto inner = 0.7978845608028654f * (g + 0.044715f * g * g * g);
+  auto gelu = 0.5f * g * (1.f + tl::tanh(inner));
+  tl::store(h_ptr + offs, (gelu * u).to<half>(), mask);
 }
 
 // Triton's tutorial 02 (examples/04_fused_softmax.cpp): programs step over the rows.
