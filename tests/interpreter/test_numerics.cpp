@@ -2,6 +2,10 @@
 // interpreter's arithmetic in each element type.
 #include <doctest/doctest.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <support/devices.hpp>
 #include <tritium/float16.hpp>
 
@@ -49,6 +53,68 @@ TEST_CASE("bf16 rounds to nearest even from float") {
   float tie_odd = std::bit_cast<float>(0x3f818000u); // tie: rounds up to even 0x3f82
   CHECK(bfloat16(tie_odd).bits == 0x3f82);
   CHECK(static_cast<float>(bfloat16::from_bits(0x4049)) == 3.140625f);
+}
+
+namespace {
+
+#if defined(__x86_64__)
+// The hardware's f32 -> f16 rounding (F16C, round to nearest even), where there is one.
+__attribute__((target("f16c"))) uint16_t f16c_round(float f) {
+  return static_cast<uint16_t>(_cvtss_sh(f, 0));
+}
+#endif
+
+} // namespace
+
+TEST_CASE("f16 and bf16 from f32 round as the hardware does, on a sweep of all f32") {
+  // Every 251st f32 bit pattern, both signs, NaNs included. bf16 against the round-to-nearest-
+  // even of the top half of the bits (a NaN: the quiet NaN of its sign); f16 against F16C's
+  // vcvtps2ph.
+  bool f16c = false;
+#if defined(__x86_64__)
+  f16c = __builtin_cpu_supports("f16c");
+#endif
+  int64_t checked = 0;
+  for (uint64_t b = 0; b <= 0xffffffffu; b += 251) {
+    const uint32_t u = static_cast<uint32_t>(b);
+    const float f = std::bit_cast<float>(u);
+    const uint16_t bf = std::isnan(f)
+                            ? static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u)
+                            : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    REQUIRE(bfloat16(f).bits == bf);
+#if defined(__x86_64__)
+    if (f16c) {
+      const uint16_t want = f16c_round(f);
+      if (std::isnan(f))
+        REQUIRE((half(f).bits & 0x7e00u) == 0x7e00u);
+      else
+        REQUIRE(half(f).bits == want);
+    }
+#endif
+    ++checked;
+  }
+  MESSAGE(checked << " f32 values; f16 checked against F16C: " << f16c);
+}
+
+TEST_CASE("f16 and bf16 from double round once") {
+  // 1 + 2^-11 + 2^-40 is just above the tie between two f16 (and 1 + 2^-8 + 2^-40 between two
+  // bf16): rounding to f32 first would land on the tie and then round to even, down.
+  CHECK(tritium::double_to_f16_bits(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)) == 0x3c01);
+  CHECK(tritium::float_to_f16_bits(
+            static_cast<float>(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40))) == 0x3c00);
+  CHECK(tritium::double_to_bf16_bits(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)) == 0x3f81);
+  // The same just above half the smallest f16 subnormal, and far below it.
+  CHECK(tritium::double_to_f16_bits(std::ldexp(1.0, -25) + std::ldexp(1.0, -60)) == 0x0001);
+  CHECK(tritium::double_to_f16_bits(-std::ldexp(1.0, -25)) == 0x8000);
+  CHECK(tritium::double_to_f16_bits(1e-300) == 0x0000);
+  // Past the largest finite value, and doubles beyond any f32.
+  CHECK(tritium::double_to_f16_bits(65519.99) == 0x7bff);
+  CHECK(tritium::double_to_f16_bits(-1e300) == 0xfc00);
+  CHECK(tritium::double_to_bf16_bits(1e300) == 0x7f80);
+  CHECK(tritium::double_to_bf16_bits(std::ldexp(1.0, -133)) == 0x0001); // bf16's smallest
+  // NaN keeps its sign and becomes the format's quiet NaN.
+  CHECK(tritium::double_to_f16_bits(-std::numeric_limits<double>::quiet_NaN()) == 0xfe00);
+  CHECK(std::bit_cast<uint32_t>(tritium::f16_bits_to_float(0xfc01)) == 0xffc00000u);
 }
 
 namespace {
