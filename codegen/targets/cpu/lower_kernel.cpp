@@ -3,6 +3,7 @@
 // Element semantics live in lower_scalar.cpp; collectives, dot and atomics in their own files.
 #include "grid_loop.hpp"
 #include "lowering.hpp"
+#include "pointer_offsets.hpp"
 #include "single_trip_loops.hpp"
 #include "target.hpp"
 
@@ -1586,15 +1587,18 @@ std::vector<llvm::Value*> KernelLowering::inline_region(const ir::Block& blk,
   return out;
 }
 
-LoweredModule lower_to_llvm(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
-                            const std::string& symbol, bool fp_fusion) {
+LoweredModule lower_to_llvm(const ir::Function& f_in, const CpuTarget& target,
+                            llvm::LLVMContext& ctx, const std::string& symbol, bool fp_fusion) {
   LoweredModule out;
   out.module = std::make_unique<llvm::Module>(symbol, ctx);
   out.module->setTargetTriple(target.triple);
   out.module->setDataLayout(target.machine->createDataLayout());
   out.symbol = symbol;
-  // Kernels whose loops may run once get a second version with those loops inlined
-  // (single_trip_loops.cpp), chosen at entry.
+  // Loop-carried pointer tensors become an offset from their initial value
+  // (pointer_offsets.cpp); kernels whose loops may run once get a second version with those
+  // loops inlined (single_trip_loops.cpp), chosen at entry.
+  std::unique_ptr<ir::Function> offsets = carry_pointer_offsets(f_in);
+  const ir::Function& f = offsets ? *offsets : f_in;
   SingleTripVersion single = inline_single_trip_loops(f);
   llvm::Function* program = nullptr;
   if (!single.function) {
