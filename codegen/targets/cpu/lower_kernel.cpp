@@ -438,6 +438,12 @@ void KernelLowering::fail_if(llvm::Value* cond, const Op& op, const std::string&
 // pointer arithmetic, comparisons, and views of those) are recomputed per element where a
 // group uses them instead of being read back from a buffer: addresses then stay affine in the
 // loop indices, and the vectorizer emits contiguous (masked) accesses, not gathers/scatters.
+//
+// Integer division is the exception: recomputed wherever a loop reads it, a `% N` in an
+// address (Triton's tutorial 03 wraps its tile rows and columns) divided again on every trip,
+// per element along the contiguous dimension. An integer Div or Rem of tensors whose operands
+// are rematerializable is a leaf instead (division_leaf): computed once, in a group of its
+// own, into a buffer, which the expressions above it read where they are recomputed.
 bool KernelLowering::rematerializable(const ir::Value* v) {
   // The cost is the size of the expression tree (shared subexpressions count once per use,
   // as they are recomputed): small trees only, or code size would grow exponentially.
@@ -447,6 +453,10 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   if (auto it = remat_.find(v); it != remat_.end())
     return it->second >= 0;
   int64_t cost = -1;
+  if (v->def && (v->def->kind == OpKind::Div || v->def->kind == OpKind::Rem)) {
+    remat_[v] = -1;
+    return false;
+  }
   if (v->def && !v->type.elem.is_float()) {
     const Op& op = *v->def;
     bool kind_ok = ir::is_elementwise(op.kind) || op.kind == OpKind::Arange ||
@@ -458,6 +468,10 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
       for (const ir::Value* o : op.operands) {
         if (is_rank0(o))
           continue;
+        if (division_leaf(o)) {
+          cost += 1;
+          continue;
+        }
         if (!rematerializable(o)) {
           cost = -1;
           break;
@@ -470,6 +484,14 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   }
   remat_[v] = cost;
   return cost >= 0;
+}
+
+bool KernelLowering::division_leaf(const ir::Value* v) {
+  if (is_rank0(v) || !v->def || v->type.elem.is_float() ||
+      (v->def->kind != OpKind::Div && v->def->kind != OpKind::Rem))
+    return false;
+  return std::all_of(v->def->operands.begin(), v->def->operands.end(),
+                     [&](const ir::Value* o) { return rematerializable(o); });
 }
 
 // Whether two values compute the same thing from the same values: `cols < N` written twice
@@ -511,6 +533,10 @@ llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::V
       return it->second;
   if (is_rank0(v))
     return scalar(v);
+  if (division_leaf(v)) { // its own group wrote it before (fuse)
+    const View& w = values_.at(v).view;
+    return from_scratch(builder_.CreateLoad(w.ty, element_ptr(w, idx)), v->type.elem);
+  }
   const Op& op = *v->def;
   auto& b = builder_;
   switch (op.kind) {
@@ -771,7 +797,8 @@ void KernelLowering::flush() {
     for (ir::Value* r : op->results) {
       auto& us = users_[r];
       auto outside = [&](const Op* u) { return !members.count(u); };
-      if (!std::any_of(us.begin(), us.end(), outside) || lazy_init_values_.count(r))
+      if ((!std::any_of(us.begin(), us.end(), outside) && !division_leaf(r)) ||
+          lazy_init_values_.count(r))
         continue;
       bool recomputed = rematerializable(r) && std::all_of(us.begin(), us.end(), [&](const Op* u) {
                           return !outside(u) || fusible(*u);
@@ -1270,14 +1297,17 @@ void KernelLowering::fuse(const Op& op) {
     return lower_scalar_op(op);
   }
   const auto& shape = op.results.empty() ? op.operand(0)->type.shape : op.result()->type.shape;
-  if (!group_.ops.empty() && group_.shape != shape)
+  // A division leaf (rematerializable) is its group's only op, so that its buffer is whole
+  // before any group recomputes an expression that reads it.
+  const bool leaf = !op.results.empty() && division_leaf(op.result());
+  if (!group_.ops.empty() && (group_.shape != shape || leaf))
     flush();
   group_.shape = shape;
   group_.ops.push_back(&op);
   for (ir::Value* r : op.results)
     group_.defines.insert(r);
   stream_site(op);
-  if (op.kind == OpKind::Store)
+  if (op.kind == OpKind::Store || leaf)
     flush(); // later loads must observe the store, lane for lane and op for op
 }
 

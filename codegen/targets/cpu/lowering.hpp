@@ -159,6 +159,7 @@ private:
                              llvm::Value* flat,
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
   bool rematerializable(const ir::Value* v);
+  bool division_leaf(const ir::Value* v);
   llvm::Value* all_masks_off_from(const std::vector<const ir::Value*>& masks, int64_t size);
   llvm::Value* masked_lanes_needed(const std::vector<const ir::Op*>& ops,
                                    const std::vector<const ir::Value*>& masks, bool only_stores,

@@ -11,6 +11,9 @@
 // the loop's initial pointers, defined before it), yields `off + step`, and a use of the final
 // pointers after the loop reads `init + off` too. Every address is the one the original
 // computed (pointer plus element offsets, in 64 bits), so results are the same bit for bit.
+// The lowering recomputes `init` where the loop reads it, but for its integer divisions
+// (tutorial 03 wraps rows and columns with `% M`, `% N`), which it computes once, before the
+// loop (lower_kernel.cpp, division_leaf).
 #include "pointer_offsets.hpp"
 
 #include <vector>
@@ -95,24 +98,6 @@ Value* uniform_step(ir::Function& g, Value* offsets, const Op* loop, Block& body
   return nullptr;
 }
 
-// Whether computing tensor `v` from its leaves divides integers per element. The lowering
-// recomputes an address expression wherever a loop reads it (lower_kernel.cpp,
-// rematerializable); Triton's tutorial 03 wraps its rows and columns with `% M` and `% N`,
-// and recomputed on every trip those divisions cost more than the gather through the carried
-// pointers that they replace (fp16 GEMM of examples/02 at 1024^3: 30 -> 41 ms). Such pointers
-// stay carried.
-bool divides(const Value* v, int depth = 0) {
-  if (v->type.is_scalar() || !v->def || depth > 32)
-    return false;
-  const Op& d = *v->def;
-  if ((d.kind == OpKind::Div || d.kind == OpKind::Rem) && !v->type.elem.is_float())
-    return true;
-  for (const Value* o : d.operands)
-    if (divides(o, depth + 1))
-      return true;
-  return false;
-}
-
 bool used(ir::Function& g, const Value* v) {
   bool found = false;
   ir::walk(g.entry(), [&](const Op& op) {
@@ -141,8 +126,6 @@ bool carry_offset(ir::Function& g, Op& loop, size_t i) {
   Op* step_op = yield.operands[i]->def;
   if (!step_op || step_op->kind != OpKind::AddPtr || step_op->operand(0) != arg ||
       step_op->parent != &body)
-    return false;
-  if (divides(loop.operands[3 + i]))
     return false;
   size_t at_yield = body.ops.size() - 1;
   Value* step = uniform_step(g, step_op->operand(1), &loop, body, at_yield);
