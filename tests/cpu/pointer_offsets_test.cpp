@@ -21,7 +21,9 @@ namespace {
 // WRAP: rows and columns past the matrix wrap around (`% M`, `% N`) as in the tutorial (the
 // divisions are computed once, before the loop: lower_kernel.cpp's division leaves);
 // otherwise the loads are masked.
-template <bool WRAP>
+// HINT: each trip first marks the pointers with tl::multiple_of, as tutorial 08's grouped GEMM
+// does (examples/10), so that the advanced pointers are the argument through a hint.
+template <bool WRAP, bool HINT = false>
 void matmul_kernel(tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c, tl::i32 M, tl::i32 N,
                    tl::i32 K, tl::constexpr_<int> BM, tl::constexpr_<int> BN,
                    tl::constexpr_<int> BK) {
@@ -34,6 +36,10 @@ void matmul_kernel(tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> c, tl::i32
   auto b_ptrs = b + tl::expand_dims(rk, 1) * N + tl::expand_dims(bn, 0);
   auto acc = tl::zeros<float>({BM, BN});
   for (auto k : tl::range(0, tl::cdiv(K, BK))) {
+    if constexpr (HINT) {
+      a_ptrs = tl::multiple_of(a_ptrs, 16);
+      b_ptrs = tl::multiple_of(b_ptrs, 16);
+    }
     auto a_mask = (tl::expand_dims(am, 1) < M) & (tl::expand_dims(rk, 0) < K - k * BK);
     auto b_mask = (tl::expand_dims(rk, 1) < K - k * BK) & (tl::expand_dims(bn, 0) < N);
     auto ta = tl::load(a_ptrs, a_mask, 0.f);
@@ -121,6 +127,25 @@ TEST_CASE("cpu: a tiled matmul with carried pointers computes what the interpret
   }
 }
 
+TEST_CASE("cpu: a matmul whose pointers pass through hints each trip computes what the "
+          "interpreter computes") {
+  const int n = 128; // rows of 512 bytes: every tile row starts 16-byte aligned, as hinted
+  std::vector<float> ha(n * n), hb(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    ha[i] = static_cast<float>(i % 97) * 0.25f - 12.f;
+    hb[i] = static_cast<float>(i % 89) * 0.5f - 20.f;
+  }
+  std::vector<std::vector<float>> got;
+  for (Device d : interpreter_and_cpu()) {
+    auto a = d.from_host(ha), b = d.from_host(hb);
+    auto c = d.alloc<float>(n * n);
+    tritium::jit(matmul_kernel<false, true>, "matmul_hinted")[{n / 64, n / 64}](a, b, c, n, n, n,
+                                                                                64, 64, 32);
+    got.push_back(c.to_host());
+  }
+  CHECK(got[0] == got[1]);
+}
+
 TEST_CASE("cpu: pointers carried through loops in every way read what the interpreter reads") {
   const int block = 16, rows = 4;
   std::vector<int32_t> hx(4096);
@@ -144,7 +169,7 @@ TEST_CASE("cpu: pointers carried through loops in every way read what the interp
 TEST_CASE("cpu: a tiled matmul's loads do not read their addresses from memory") {
   // Carried as a tensor, each trip's addresses were stored to a buffer and loaded back, one
   // pointer per element (`load ptr` in the optimized IR).
-  std::string masked, wrapped;
+  std::string masked, wrapped, hinted;
   {
     tritium::testing::DumpStages dump("tritium-pointer-offsets-");
     auto dev = tritium::device("cpu");
@@ -156,9 +181,14 @@ TEST_CASE("cpu: a tiled matmul's loads do not read their addresses from memory")
     wrapped = tritium::jit(matmul_kernel<true>, "matmul_wrapped_stages")
                   .compiled(a, b, c, 128, 128, 128, 64, 64, 32)
                   .artifact("ll.opt");
+    hinted = tritium::jit(matmul_kernel<false, true>, "matmul_hinted_stages")
+                 .compiled(a, b, c, 128, 128, 128, 64, 64, 32)
+                 .artifact("ll.opt");
   }
   REQUIRE(!masked.empty());
   REQUIRE(!wrapped.empty());
   CHECK(masked.find("load ptr") == std::string::npos);
   CHECK(wrapped.find("load ptr") == std::string::npos);
+  REQUIRE(!hinted.empty());
+  CHECK(hinted.find("load ptr") == std::string::npos);
 }

@@ -124,8 +124,14 @@ bool carry_offset(ir::Function& g, Op& loop, size_t i) {
   if (!arg->type.elem.is_ptr() || arg->type.is_scalar())
     return false;
   Op* step_op = yield.operands[i]->def;
-  if (!step_op || step_op->kind != OpKind::AddPtr || step_op->operand(0) != arg ||
-      step_op->parent != &body)
+  if (!step_op || step_op->kind != OpKind::AddPtr || step_op->parent != &body)
+    return false;
+  // The pointers advanced may be the argument through hints (tutorial 08's grouped GEMM
+  // applies tl.multiple_of to them at the top of each trip).
+  const Value* advanced = step_op->operand(0);
+  while (advanced != arg && advanced->def && advanced->def->kind == OpKind::Hint)
+    advanced = advanced->def->operand(0);
+  if (advanced != arg)
     return false;
   size_t at_yield = body.ops.size() - 1;
   Value* step = uniform_step(g, step_op->operand(1), &loop, body, at_yield);
