@@ -3,6 +3,7 @@
 #include "gpu/layout.hpp"
 
 #include <tritium/error.hpp>
+#include <tritium/ir/builder.hpp>
 
 #include <unordered_map>
 
@@ -19,20 +20,10 @@ size_t index_in_block(const ir::Op& op) {
 ir::Op& insert_op(ir::Function& f, ir::Block& block, size_t at, ir::OpKind kind,
                   std::vector<ir::Value*> operands, std::vector<ir::Type> result_types,
                   const ir::SourceLoc& loc) {
-  auto op = std::make_unique<ir::Op>();
-  op->kind = kind;
-  op->operands = std::move(operands);
-  op->parent = &block;
-  op->loc = loc;
-  for (size_t i = 0; i < result_types.size(); ++i) {
-    ir::Value* v = f.new_value(result_types[i]);
-    v->def = op.get();
-    v->index = static_cast<unsigned>(i);
-    op->results.push_back(v);
-  }
-  ir::Op& ref = *op;
-  block.ops.insert(block.ops.begin() + static_cast<std::ptrdiff_t>(at), std::move(op));
-  return ref;
+  ir::Builder b(f, block);
+  b.set_insert_point(block, at);
+  b.set_loc(loc);
+  return b.create(kind, std::move(operands), std::move(result_types));
 }
 
 ir::Value* convert_to(ir::Function& f, ir::Block& block, size_t& at, ir::Value* v,

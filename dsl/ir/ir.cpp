@@ -239,8 +239,12 @@ Op& Builder::create(OpKind kind, std::vector<Value*> operands, std::vector<Type>
     op->regions.back()->parent = op.get();
     op->regions.back()->block->parent = op->regions.back().get();
   }
-  block_->ops.push_back(std::move(op));
-  return *block_->ops.back();
+  Op& ref = *op;
+  if (at_ == kEnd)
+    block_->ops.push_back(std::move(op));
+  else
+    block_->ops.insert(block_->ops.begin() + static_cast<std::ptrdiff_t>(at_++), std::move(op));
+  return ref;
 }
 
 Value* Builder::add_block_arg(Block& b, Type t) {

@@ -16,16 +16,6 @@ using ir::ScalarKind;
 namespace {
 constexpr int64_t kMR = 4; // rows per micro-tile
 constexpr int64_t kNR = 2; // vector registers per row
-
-bool dense_row_major(const View& v) {
-  int64_t expect = 1;
-  for (size_t d = v.shape.size(); d-- > 0;) {
-    if (v.shape[d] != 1 && v.strides[d] != expect)
-      return false;
-    expect *= v.shape[d];
-  }
-  return true;
-}
 } // namespace
 
 void KernelLowering::lower_dot(const ir::Op& op) {
@@ -47,7 +37,7 @@ void KernelLowering::lower_dot(const ir::Op& op) {
   // copy was a third of the data movement of tutorial 03's matmul step.
   auto pack = [&](const ir::Value* v, int64_t rows, int64_t cols) {
     View src = view(v);
-    if (!tf32 && in == acc && src.ty == acc_ty && dense_row_major(src)) {
+    if (!tf32 && in == acc && src.ty == acc_ty && contiguous(src)) {
       if (src.offset)
         src.base = b.CreateInBoundsGEP(src.ty, src.base, i64(src.offset));
       src.offset = 0;

@@ -33,15 +33,6 @@ std::vector<int64_t> row_major(const std::vector<int64_t>& shape) {
   return s;
 }
 
-// Contiguous in row-major order, ignoring dimensions of size 1 (their stride is never used).
-bool contiguous(const View& v) {
-  auto rm = row_major(v.shape);
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    if (v.shape[d] != 1 && v.strides[d] != rm[d])
-      return false;
-  return true;
-}
-
 int64_t numel(const std::vector<int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
 }
@@ -75,6 +66,14 @@ bool narrow_kernel(const ir::Function& f) {
 }
 
 } // namespace
+
+bool contiguous(const View& v) {
+  auto rm = row_major(v.shape);
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.shape[d] != 1 && v.strides[d] != rm[d])
+      return false;
+  return true;
+}
 
 KernelLowering::KernelLowering(const ir::Function& f, const CpuTarget& target,
                                llvm::LLVMContext& ctx, llvm::Module& m, std::string name,
@@ -453,13 +452,10 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   if (auto it = remat_.find(v); it != remat_.end())
     return it->second >= 0;
   int64_t cost = -1;
-  if (v->def && (v->def->kind == OpKind::Div || v->def->kind == OpKind::Rem)) {
-    remat_[v] = -1;
-    return false;
-  }
   if (v->def && !v->type.elem.is_float()) {
     const Op& op = *v->def;
-    bool kind_ok = ir::is_elementwise(op.kind) || op.kind == OpKind::Arange ||
+    const bool division = op.kind == OpKind::Div || op.kind == OpKind::Rem;
+    bool kind_ok = (ir::is_elementwise(op.kind) && !division) || op.kind == OpKind::Arange ||
                    op.kind == OpKind::Constant || op.kind == OpKind::Splat ||
                    op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ||
                    op.kind == OpKind::Trans;

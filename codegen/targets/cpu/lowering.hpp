@@ -54,6 +54,8 @@ struct Lowered {
   View view;                     // rank >= 1
 };
 
+// Contiguous in row-major order, ignoring dimensions of size 1 (their stride is never used).
+bool contiguous(const View& v);
 // Whether lower_op puts `op` into a fusion group.
 bool fusible(const ir::Op& op);
 // A rank-1 load or store at `base + arange [+ s]`: access_span bounds its addresses.

@@ -16,6 +16,8 @@
 // loop (lower_kernel.cpp, division_leaf).
 #include "pointer_offsets.hpp"
 
+#include <tritium/ir/builder.hpp>
+
 #include <vector>
 
 namespace tritium::cpu {
@@ -31,17 +33,10 @@ namespace {
 
 Op& insert_op(ir::Function& f, Block& block, size_t at, OpKind kind, std::vector<Value*> operands,
               const Type& result, const ir::SourceLoc& loc) {
-  auto op = std::make_unique<Op>();
-  op->kind = kind;
-  op->operands = std::move(operands);
-  op->parent = &block;
-  op->loc = loc;
-  Value* v = f.new_value(result);
-  v->def = op.get();
-  op->results.push_back(v);
-  Op& ref = *op;
-  block.ops.insert(block.ops.begin() + static_cast<std::ptrdiff_t>(at), std::move(op));
-  return ref;
+  ir::Builder b(f, block);
+  b.set_insert_point(block, at);
+  b.set_loc(loc);
+  return b.create(kind, std::move(operands), {result});
 }
 
 size_t index_of(const Op& op) {

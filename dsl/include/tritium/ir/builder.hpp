@@ -13,11 +13,21 @@ public:
 
   Function& function() const { return *func_; }
   Block& block() const { return *block_; }
-  void set_block(Block& b) { block_ = &b; }
+  // New ops go to the end of `b`.
+  void set_block(Block& b) {
+    block_ = &b;
+    at_ = kEnd;
+  }
+  // New ops go before position `index` of `b`, in the order they are created.
+  void set_insert_point(Block& b, size_t index) {
+    block_ = &b;
+    at_ = index;
+  }
   void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
   const SourceLoc& loc() const { return loc_; }
 
-  // Creates an op at the end of the current block with results of the given types.
+  // Creates an op at the insertion point (the end of the block unless set_insert_point) with
+  // results of the given types.
   Op& create(OpKind kind, std::vector<Value*> operands, std::vector<Type> result_types,
              Attrs attrs = {}, unsigned num_regions = 0);
   // The common case of one result.
@@ -34,8 +44,10 @@ public:
   Value* add_block_arg(Block& b, Type t);
 
 private:
+  static constexpr size_t kEnd = static_cast<size_t>(-1);
   Function* func_;
   Block* block_;
+  size_t at_ = kEnd;
   SourceLoc loc_;
 };
 
