@@ -103,11 +103,11 @@ void KernelLowering::run() {
   fn_->addFnAttr("target-features", target_.features);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
   narrow_ = target_.f16_convert_bits < target_.vector_bits && narrow_kernel(f_);
-  if (narrow_) {
-    // Both, or wider types stay legal and the backend keeps 512-bit operations.
-    fn_->addFnAttr("prefer-vector-width", std::to_string(target_.f16_convert_bits));
+  // The host's tuning may prefer narrower vectors than its registers (target.cpp).
+  fn_->addFnAttr("prefer-vector-width",
+                 std::to_string(narrow_ ? target_.f16_convert_bits : target_.vector_bits));
+  if (narrow_) // or wider types stay legal and the backend keeps 512-bit operations
     fn_->addFnAttr("min-legal-vector-width", "0");
-  }
   for (unsigned i = 0; i < 3; ++i)
     fn_->addParamAttr(i, llvm::Attribute::NoAlias);
   fn_->addParamAttr(2, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));

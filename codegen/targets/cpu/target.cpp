@@ -58,6 +58,14 @@ CpuTarget make_cpu_target(const std::string& cpu) {
                                     llvm::Function::ExternalLinkage, "probe", m);
   fn->addFnAttr("target-cpu", t.cpu);
   fn->addFnAttr("target-features", t.features);
+  // The widest register, not the tuning's preferred width: LLVM tunes Intel's AVX-512 server
+  // cores (Skylake-SP to Sapphire Rapids) to 256-bit vectors for code at large, where 512-bit
+  // instructions lower the clock for whatever runs beside them. A kernel is nothing but hot
+  // loops, and on an Emerald Rapids (two 512-bit FMA pipes) they ran 1.1-2.2 x faster at 512
+  // bits: SiLU.mul 10.4 -> 14.1 GB/s, softmax 15.3 -> 19.0, an f16 layer norm 13.8 -> 17.7
+  // (bench/RESULTS.md, eighteenth session). Kernels carry the width as their own preference
+  // (lower_kernel.cpp); any value above every register's width asks for the widest.
+  fn->addFnAttr("prefer-vector-width", "65536");
   auto tti = t.machine->getTargetTransformInfo(*fn);
   auto bits = tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector);
   t.vector_bits = std::max<int>(128, static_cast<int>(bits.getFixedValue()));
