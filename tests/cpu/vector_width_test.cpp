@@ -159,7 +159,7 @@ TEST_CASE("cpu: loops over f16 memory vectorize as wide as loops over f32") {
 }
 
 TEST_CASE("cpu: a loop bound by f16 conversions may run narrower, interleaved to a full "
-          "register's elements; one bound by arithmetic runs full width") {
+          "register's elements; one bound by arithmetic runs full width, an exp's interleaved") {
   // On a Zen 4, 256-bit conversions beat 512-bit ones (target.cpp, f16_convert_bits); elsewhere
   // both loops keep the f32 width. Either way an iteration covers as many elements.
   std::string f32, f16, silu;
@@ -189,8 +189,11 @@ TEST_CASE("cpu: a loop bound by f16 conversions may run narrower, interleaved to
     CHECK(w >= 4);
   }
   REQUIRE(!hs.empty());
+  // exp's last step is a call with vector versions where the host scales by powers of two in
+  // one instruction (AVX-512): such loops run four iterations interleaved (lower_kernel.cpp).
+  const int exp_interleave = silu.find("vector-function-abi-variant") != std::string::npos ? 4 : 1;
   for (auto [w, k] : hs)
-    CHECK(std::pair{w, k} == std::pair{width, 1});
+    CHECK(std::pair{w, k} == std::pair{width, exp_interleave});
 }
 
 TEST_CASE("cpu: a kernel that converts f16 and computes nothing costly runs at the conversion "
