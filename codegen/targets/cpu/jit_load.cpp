@@ -1,5 +1,6 @@
 #include "jit_load.hpp"
 
+#include "perf_map.hpp"
 #include "runtime_support.hpp"
 #include "target.hpp"
 
@@ -47,6 +48,7 @@ llvm::orc::LLJIT& jit() {
                                                llvm::JITSymbolFlags::Callable};
     if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(host))))
       throw Error("cpu backend: " + message(std::move(e)));
+    add_perf_map(**j);
     return j->release();
   }();
   return *instance;
