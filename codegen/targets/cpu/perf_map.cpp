@@ -1,5 +1,7 @@
 #include "perf_map.hpp"
 
+#include "env_flag.hpp"
+
 #include <tritium/error.hpp>
 
 #include <fmt/format.h>
@@ -10,7 +12,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,8 +57,7 @@ private:
 } // namespace
 
 void add_perf_map(llvm::orc::LLJIT& jit) {
-  const char* v = std::getenv("TRITIUM_PERF_MAP");
-  if (!v || !*v || std::string_view(v) == "0")
+  if (!env_flag("TRITIUM_PERF_MAP"))
     return;
   auto* layer = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&jit.getObjLinkingLayer());
   if (!layer)

@@ -4,6 +4,7 @@
 //   jit       machine code through ORC LLJIT, resolved to a function        jit_load.cpp
 // TRITIUM_LOG_STAGES=1 prints each stage's time; TRITIUM_DUMP keeps "ll" and "ll.opt" texts.
 #include "cpu_codegen.hpp"
+#include "env_flag.hpp"
 #include "jit_load.hpp"
 #include "lowering.hpp"
 #include "optimize.hpp"
@@ -17,7 +18,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <mutex>
 
 namespace tritium::cpu {
@@ -30,14 +30,9 @@ std::string text(const llvm::Module& m) {
   return s;
 }
 
-bool env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string_view(v) != "0";
-}
-
 class StageLog {
 public:
-  explicit StageLog(const ir::Function& f) : f_(f), on_(env("TRITIUM_LOG_STAGES")) {}
+  explicit StageLog(const ir::Function& f) : f_(f), on_(env_flag("TRITIUM_LOG_STAGES")) {}
   template <class F>
   auto operator()(const char* stage, F&& f) {
     auto t0 = std::chrono::steady_clock::now();
@@ -72,7 +67,7 @@ std::string host_arch() {
 CpuCode compile_kernel(const ir::Function& f, bool fp_fusion) {
   static std::atomic<int> counter{0};
   const CpuTarget& target = host_target();
-  const bool dump = env("TRITIUM_DUMP");
+  const bool dump = env_flag("TRITIUM_DUMP");
   StageLog stage(f);
   CpuCode code;
   auto ctx = std::make_unique<llvm::LLVMContext>();
