@@ -5,8 +5,11 @@
 
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Metadata.h>
+#include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Local.h>
 
 namespace tritium::cpu {
@@ -32,6 +35,46 @@ bool marked(const llvm::StoreInst& store) {
   return false;
 }
 
+bool has_feature(const llvm::Function& f, llvm::StringRef feature) {
+  llvm::SmallVector<llvm::StringRef> features;
+  f.getFnAttribute("target-features").getValueAsString().split(features, ',');
+  return llvm::is_contained(features, ("+" + feature).str());
+}
+
+// Stores whose non-temporal hint LLVM 19's x86 instruction selector drops, selecting a plain
+// vmovaps or vpmov*: those of half vectors where AVX512-FP16 makes them a legal type (Sapphire
+// Rapids and later), of bfloat vectors, and of a truncated value (a truncating store, which has
+// no non-temporal form). A bitcast to integer lanes is folded back into the store before
+// selection, so on x86 these stores are written as the instruction itself.
+bool hint_dropped_on_x86(const llvm::StoreInst& store) {
+  const llvm::Value* value = store.getValueOperand();
+  const llvm::Type* elem = value->getType()->getScalarType();
+  return elem->isHalfTy() || elem->isBFloatTy() || llvm::isa<llvm::TruncInst>(value);
+}
+
+// Returns whether `store` was replaced (and erased).
+bool store_nontemporal_as_asm(llvm::StoreInst& store, uint64_t bytes) {
+  llvm::Value* value = store.getValueOperand();
+  const llvm::Function& f = *store.getFunction();
+  if (!hint_dropped_on_x86(store) ||
+      llvm::Triple(f.getParent()->getTargetTriple()).getArch() != llvm::Triple::x86_64 ||
+      !has_feature(f, "avx") || (bytes == 64 && !has_feature(f, "avx512f")))
+    return false;
+  auto* lanes = llvm::FixedVectorType::get(llvm::Type::getInt64Ty(store.getContext()), bytes / 8);
+  auto* asm_type = llvm::FunctionType::get(llvm::Type::getVoidTy(store.getContext()),
+                                           {store.getPointerOperandType(), lanes}, false);
+  // "=*m": the asm writes the memory its pointer operand points to (of type `lanes`); "v": any
+  // vector register (xmm16-31 included where AVX-512 has them).
+  auto* movnt = llvm::InlineAsm::get(asm_type, "vmovntdq $1, $0", "=*m,v", false);
+  llvm::IRBuilder<> b(&store);
+  llvm::CallInst* call =
+      b.CreateCall(movnt, {store.getPointerOperand(), b.CreateBitCast(value, lanes)});
+  call->addParamAttr(0,
+                     llvm::Attribute::get(store.getContext(), llvm::Attribute::ElementType, lanes));
+  store.eraseFromParent();
+  return true;
+}
+
 } // namespace
 
 void make_streaming_stores_nontemporal(llvm::Module& m) {
@@ -41,7 +84,7 @@ void make_streaming_stores_nontemporal(llvm::Module& m) {
       ctx, {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))});
   for (llvm::Function& f : m)
     for (llvm::BasicBlock& bb : f)
-      for (llvm::Instruction& inst : bb) {
+      for (llvm::Instruction& inst : llvm::make_early_inc_range(bb)) {
         auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
         if (!store || !store->getValueOperand()->getType()->isVectorTy() || !marked(*store))
           continue;
@@ -52,7 +95,8 @@ void make_streaming_stores_nontemporal(llvm::Module& m) {
         if (known.value() < bytes)
           continue;
         store->setAlignment(llvm::Align(bytes));
-        store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+        if (!store_nontemporal_as_asm(*store, bytes))
+          store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
       }
 }
 

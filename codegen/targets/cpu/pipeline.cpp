@@ -2,7 +2,9 @@
 //   lower     tritium IR -> LLVM IR (fusion groups, views, micro-kernels)   lower_kernel.cpp
 //   optimize  LLVM O3 with the host's cost model (vectorizers)              optimize.cpp
 //   jit       machine code through ORC LLJIT, resolved to a function        jit_load.cpp
-// TRITIUM_LOG_STAGES=1 prints each stage's time; TRITIUM_DUMP keeps "ll" and "ll.opt" texts.
+// TRITIUM_LOG_STAGES=1 prints each stage's time; TRITIUM_DUMP keeps the "ll" and "ll.opt" texts
+// and the host assembly, "asm" (the JIT's code as the host TargetMachine emits it: what a
+// profile's addresses and the instruction selector's choices are checked against).
 #include "cpu_codegen.hpp"
 #include "env_flag.hpp"
 #include "jit_load.hpp"
@@ -13,8 +15,12 @@
 #include <tritium/error.hpp>
 
 #include <fmt/format.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <atomic>
 #include <chrono>
@@ -28,6 +34,18 @@ std::string text(const llvm::Module& m) {
   llvm::raw_string_ostream os(s);
   m.print(os, nullptr);
   return s;
+}
+
+// Code generation rewrites the IR it runs on, so it runs on a copy.
+std::string assembly(const llvm::Module& m, llvm::TargetMachine& machine) {
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return {};
+  pm.run(*copy);
+  return std::string(buffer.str());
 }
 
 class StageLog {
@@ -82,6 +100,8 @@ CpuCode compile_kernel(const ir::Function& f, bool fp_fusion) {
     static std::mutex optimize_mutex;
     std::lock_guard<std::mutex> lock(optimize_mutex);
     stage("optimize", [&] { optimize_module(*lowered.module, target); });
+    if (dump)
+      code.artifacts["asm"] = assembly(*lowered.module, *target.machine);
   }
   if (dump)
     code.artifacts["ll.opt"] = text(*lowered.module);

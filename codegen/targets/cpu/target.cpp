@@ -27,6 +27,7 @@ namespace tritium::cpu {
 CpuTarget make_cpu_target(const std::string& cpu) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  llvm::InitializeNativeTargetAsmParser(); // kernels may hold inline asm (nontemporal_stores.cpp)
   CpuTarget t;
   t.triple = llvm::sys::getProcessTriple();
   if (cpu.empty()) {
