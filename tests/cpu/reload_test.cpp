@@ -138,6 +138,27 @@ int64_t last_scratch_offset(const std::string& ll) {
   return last;
 }
 
+// Reductions over a row shorter than its block: past the row every lane reads `other`, and
+// the CPU backend stops combining that tail once a chunk of it leaves the partials unchanged
+// (lower_collective.cpp). Sums of 0 settle after one chunk (but turn -0 partials into +0);
+// sums of `one` never do; a max of -inf leaves the partials as they are; a tail that reads its
+// lane index is not invariant and is combined lane by lane.
+void masked_tail_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::f32 one,
+                        tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  auto v = tl::load(x + tl::program_id(0) * n + offs, mask, 0.f);
+  auto w = tl::load(x + tl::program_id(0) * n + offs, mask, -INFINITY);
+  auto u = tl::load(x + tl::program_id(0) * n + offs, mask, one);
+  auto row = out + tl::program_id(0) * 6;
+  tl::store(row, tl::sum(v, 0));
+  tl::store(row + 1, tl::sum(v * v, 0));
+  tl::store(row + 2, tl::max(w, 0));
+  tl::store(row + 3, tl::sum(tl::exp(w - tl::max(w, 0)), 0));
+  tl::store(row + 4, tl::sum(u, 0));
+  tl::store(row + 5, tl::sum(tl::where(mask, v, offs.to<float>()), 0));
+}
+
 } // namespace
 
 TEST_CASE("cpu: a store that overwrites a reloaded row still gives the interpreter's result") {
@@ -179,6 +200,35 @@ TEST_CASE("cpu: a scalar store into a reloaded row") {
     }
     CHECK_MESSAGE(same_bits(got[0], got[1]), "at=" << at);
   }
+}
+
+TEST_CASE("cpu: a row's masked-off tail is combined until it settles, bit for bit") {
+  constexpr int kBlock = 4096, kRows = 3;
+  for (int n : {4096, 3072, 3000, 4095, 4064, 33, 1})
+    for (float fill : {0.f, -0.f, 1.f}) { // 0: random values; -0 and 1: every element that
+      auto hx = random_floats(static_cast<size_t>(kRows) * n, 5 + n);
+      if (fill != 0.f || std::signbit(fill))
+        std::fill(hx.begin(), hx.end(), fill);
+      std::vector<std::vector<float>> got;
+      for (Device d : {tritium::device("interpreter"), tritium::device("cpu")}) {
+        auto x = d.from_host(hx);
+        auto out = d.from_host(std::vector<float>(6 * kRows, 7.f));
+        auto k = tritium::jit(masked_tail_kernel, "masked_tail");
+        k.options({.enable_fp_fusion = false}); // compared bitwise
+        k[{kRows}](x, out, n, 1.f, kBlock);
+        got.push_back(out.to_host());
+      }
+      CAPTURE(n);
+      CAPTURE(fill);
+      // The exp sums (element 3 of each row) within the exp's few ulp; the rest bit for bit.
+      for (int r = 0; r < kRows; ++r) {
+        float& a = got[0][6 * r + 3];
+        float& b = got[1][6 * r + 3];
+        CHECK(std::fabs(a - b) <= 1e-5f * std::fabs(a));
+        a = b;
+      }
+      CHECK(same_bits(got[0], got[1]));
+    }
 }
 
 TEST_CASE("cpu: reductions after a store into their row read the row as it was loaded") {

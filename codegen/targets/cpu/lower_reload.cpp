@@ -419,6 +419,40 @@ llvm::Value* KernelLowering::chunk_element(const Op& load, llvm::Value* row, llv
   return b.CreateExtractElement(vec, static_cast<uint64_t>(c.lane));
 }
 
+bool KernelLowering::same_where_masks_off(const ir::Value* v,
+                                          const std::vector<const ir::Value*>& off) const {
+  if (v->type.is_scalar() || std::find(off.begin(), off.end(), v) != off.end())
+    return true;
+  const Op* op = v->def;
+  if (!op)
+    return false;
+  auto same = [&](const ir::Value* x) { return same_where_masks_off(x, off); };
+  switch (op->kind) {
+  case OpKind::Constant:
+  case OpKind::Splat:
+    return true;
+  case OpKind::Load: {
+    const ir::Value* mask = mask_of(*op);
+    return mask && std::find(off.begin(), off.end(), mask) != off.end() &&
+           (op->operands.size() < 3 || same(op->operand(2)));
+  }
+  default:
+    break;
+  }
+  switch (ir::op_category(op->kind)) {
+  case OpCategory::Binary:
+  case OpCategory::Compare:
+  case OpCategory::Unary:
+  case OpCategory::Math:
+  case OpCategory::Ternary:
+  case OpCategory::Select:
+  case OpCategory::Convert:
+    return std::all_of(op->operands.begin(), op->operands.end(), same);
+  default:
+    return false;
+  }
+}
+
 llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool masks_true,
                                     bool from_snapshots,
                                     std::unordered_map<const ir::Value*, llvm::Value*>& in) {

@@ -182,6 +182,9 @@ private:
   // from_snapshots: the loads whose rows were copied before an overlapping store read the copy.
   llvm::Value* reload(const ir::Value* v, llvm::Value* i, bool masks_true, bool from_snapshots,
                       std::unordered_map<const ir::Value*, llvm::Value*>& in);
+  // Whether reloaded value v is the same in every lane where each mask in `off` is off (its
+  // loads read their `other` there): it reads no lane index and no memory per lane.
+  bool same_where_masks_off(const ir::Value* v, const std::vector<const ir::Value*>& off) const;
   // The loads that reloaded values re-issue, each once.
   std::vector<const ir::Op*> reloaded_loads(const std::vector<const ir::Value*>& values);
   // Whether readers of those loads take the second version of their loop (an i1), or nullptr:
