@@ -9,8 +9,6 @@
 #include <tritium/error.hpp>
 
 #include <fmt/format.h>
-#include <llvm/ADT/SmallString.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -40,13 +38,11 @@ CpuObject compile_kernels_to_object(std::span<const ObjectKernel> kernels, const
           fmt::format("kernel '{}': cannot link its CPU code into the object", k.function->name));
     out.scratch_bytes.push_back(lowered.scratch_bytes);
   }
-  llvm::SmallString<0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (target.machine->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+  std::optional<std::string> object =
+      emit_file(*all, *target.machine, llvm::CodeGenFileType::ObjectFile);
+  if (!object)
     throw Error("cpu: this LLVM cannot emit object files for " + target.triple);
-  pm.run(*all);
-  out.object.assign(buffer.begin(), buffer.end());
+  out.object.assign(object->begin(), object->end());
   out.cpu = target.cpu;
   return out;
 }

@@ -247,104 +247,13 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
     // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
     // each mask is in closed form.
     llvm::Value* trailing = leading ? all_masks_off_from(masks, len) : nullptr;
-    const bool invariant_tail =
-        std::all_of(
-            o.begin(), o.end(),
-            [&](const ir::Value* v) { return is_reloaded(v) && same_where_masks_off(v, masks); }) &&
-        (!summand || same_where_masks_off(summand, masks));
+    const bool invariant_tail = std::all_of(o.begin(), o.end(),
+                                            [&](const ir::Value* v) {
+                                              return is_reloaded(v) && !v->type.elem.is_ptr() &&
+                                                     same_where_masks_off(v, masks);
+                                            }) &&
+                                (!summand || same_where_masks_off(summand, masks));
     using Partials = std::vector<std::vector<llvm::Value*>>; // [operand][partial]
-    // Chunks lo .. hi-1 in registers, starting from the partials `vals`.
-    auto register_chunks = [&](const Partials& vals, llvm::Value* lo, llvm::Value* hi) {
-      llvm::BasicBlock* pre = b.GetInsertBlock();
-      std::vector<std::vector<llvm::PHINode*>> phis(n, std::vector<llvm::PHINode*>(parts));
-      llvm::BasicBlock* latch = nullptr;
-      std::vector<std::vector<llvm::Value*>> next = vals;
-      loop(lo, hi, 1, [&](llvm::Value* c) {
-        for (size_t k = 0; k < n; ++k)
-          for (int64_t t = 0; t < parts; ++t) {
-            phis[k][t] = b.CreatePHI(vals[k][t]->getType(), 2);
-            phis[k][t]->addIncoming(vals[k][t], pre);
-            next[k][t] = phis[k][t];
-          }
-        chunk_in_registers(b.CreateMul(c, i64(row)), next, false);
-        latch = b.GetInsertBlock();
-      });
-      std::vector<std::vector<llvm::Value*>> outs = vals;
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t) {
-          phis[k][t]->addIncoming(next[k][t], latch);
-          auto* out = b.CreatePHI(vals[k][t]->getType(), 2);
-          out->addIncoming(vals[k][t], pre);
-          out->addIncoming(next[k][t], latch);
-          outs[k][t] = out;
-        }
-      return outs;
-    };
-    // Chunks lo .. hi-1 where every lane reads one invariant value x (same_where_masks_off):
-    // each chunk maps the partials p to f(p, x), so once a chunk leaves them as they were, so
-    // does every later one, and the loop stops there. For a sum of masked-off zeros or a max
-    // of -inf that is after at most two chunks instead of a quarter of a 12288-column row in a
-    // 16384-lane block. The partials are compared bit for bit: exact for any combine region.
-    auto chunks_to_fixed_point = [&](const Partials& vals, llvm::Value* lo, llvm::Value* hi) {
-      llvm::BasicBlock* pre = b.GetInsertBlock();
-      auto* body = llvm::BasicBlock::Create(ctx_, "partials.settle", fn_);
-      auto* exit = llvm::BasicBlock::Create(ctx_, "partials.settled", fn_);
-      b.CreateCondBr(b.CreateICmpSLT(lo, hi), body, exit);
-      b.SetInsertPoint(body);
-      auto* c = b.CreatePHI(b.getInt64Ty(), 2);
-      c->addIncoming(lo, pre);
-      Partials phis = vals, next = vals;
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t) {
-          auto* phi = b.CreatePHI(vals[k][t]->getType(), 2);
-          phi->addIncoming(vals[k][t], pre);
-          phis[k][t] = next[k][t] = phi;
-        }
-      chunk_in_registers(b.CreateMul(c, i64(row)), next, false);
-      llvm::Value* same = b.getTrue();
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t) {
-          llvm::Value *x = next[k][t], *y = phis[k][t];
-          if (x->getType()->isFloatingPointTy()) {
-            auto* bits = b.getIntNTy(x->getType()->getPrimitiveSizeInBits().getFixedValue());
-            x = b.CreateBitCast(x, bits);
-            y = b.CreateBitCast(y, bits);
-          }
-          if (!x->getType()->isIntegerTy())
-            same = b.getFalse(); // never settles: every chunk runs, as register_chunks does
-          else if (same != b.getFalse())
-            same = b.CreateAnd(same, b.CreateICmpEQ(x, y));
-        }
-      llvm::Value* c_next = b.CreateAdd(c, i64(1));
-      llvm::BasicBlock* latch = b.GetInsertBlock();
-      c->addIncoming(c_next, latch);
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t)
-          llvm::cast<llvm::PHINode>(phis[k][t])->addIncoming(next[k][t], latch);
-      b.CreateCondBr(b.CreateAnd(b.CreateNot(same), b.CreateICmpSLT(c_next, hi)), body, exit);
-      b.SetInsertPoint(exit);
-      Partials outs = vals;
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t) {
-          auto* out = b.CreatePHI(vals[k][t]->getType(), 2);
-          out->addIncoming(vals[k][t], pre);
-          out->addIncoming(next[k][t], latch);
-          outs[k][t] = out;
-        }
-      return outs;
-    };
-    auto store_partials = [&](const Partials& vals) {
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t)
-          b.CreateStore(to_scratch(vals[k][t], o[k]->type.elem), at(acc[k], i64(t)));
-    };
-    auto load_partials = [&] {
-      Partials vals(n, std::vector<llvm::Value*>(parts));
-      for (size_t k = 0; k < n; ++k)
-        for (int64_t t = 0; t < parts; ++t)
-          vals[k][t] = acc_at(k, i64(t));
-      return vals;
-    };
     // Partials merged from two predecessors.
     auto merge_partials = [&](const Partials& x, llvm::BasicBlock* from_x, const Partials& y,
                               llvm::BasicBlock* from_y) {
@@ -357,6 +266,64 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
           m[k][t] = phi;
         }
       return m;
+    };
+    // Chunks lo .. hi-1 in registers, starting from the partials `vals`.
+    //
+    // settle: every lane of these chunks reads one invariant value x (same_where_masks_off), so
+    // each chunk maps the partials p to f(p, x); once a chunk leaves them as they were, so does
+    // every later one, and the loop stops there. For a sum of masked-off zeros or a max of -inf
+    // that is after at most two chunks instead of a quarter of a 12288-column row in a
+    // 16384-lane block. The partials are compared bit for bit: exact for any combine region.
+    auto register_chunks = [&](const Partials& vals, llvm::Value* lo, llvm::Value* hi,
+                               bool settle = false) {
+      llvm::BasicBlock* pre = b.GetInsertBlock();
+      auto* body = llvm::BasicBlock::Create(ctx_, "partials.chunk", fn_);
+      auto* exit = llvm::BasicBlock::Create(ctx_, "partials.chunks", fn_);
+      b.CreateCondBr(b.CreateICmpSLT(lo, hi), body, exit);
+      b.SetInsertPoint(body);
+      llvm::PHINode* c = b.CreatePHI(b.getInt64Ty(), 2);
+      c->addIncoming(lo, pre);
+      Partials phis = vals;
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t) {
+          phis[k][t] = b.CreatePHI(vals[k][t]->getType(), 2);
+          llvm::cast<llvm::PHINode>(phis[k][t])->addIncoming(vals[k][t], pre);
+        }
+      Partials next = phis;
+      chunk_in_registers(b.CreateMul(c, i64(row)), next, false);
+      llvm::Value* c_next = b.CreateAdd(c, i64(1), "", true, true);
+      llvm::Value* more = b.CreateICmpSLT(c_next, hi);
+      if (settle) {
+        llvm::Value* changed = b.getFalse();
+        for (size_t k = 0; k < n; ++k)
+          for (int64_t t = 0; t < parts; ++t) {
+            llvm::Type* ty = next[k][t]->getType();
+            llvm::Type* bits = b.getIntNTy(ty->getPrimitiveSizeInBits().getFixedValue());
+            changed = b.CreateOr(changed, b.CreateICmpNE(b.CreateBitCast(next[k][t], bits),
+                                                         b.CreateBitCast(phis[k][t], bits)));
+          }
+        more = b.CreateAnd(more, changed);
+      }
+      llvm::BasicBlock* latch = b.GetInsertBlock();
+      c->addIncoming(c_next, latch);
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t)
+          llvm::cast<llvm::PHINode>(phis[k][t])->addIncoming(next[k][t], latch);
+      b.CreateCondBr(more, body, exit);
+      b.SetInsertPoint(exit);
+      return merge_partials(vals, pre, next, latch);
+    };
+    auto store_partials = [&](const Partials& vals) {
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t)
+          b.CreateStore(to_scratch(vals[k][t], o[k]->type.elem), at(acc[k], i64(t)));
+    };
+    auto load_partials = [&] {
+      Partials vals(n, std::vector<llvm::Value*>(parts));
+      for (size_t k = 0; k < n; ++k)
+        for (int64_t t = 0; t < parts; ++t)
+          vals[k][t] = acc_at(k, i64(t));
+      return vals;
     };
     // A reduction to scalars hands its partials to the halving tree as values, partial by
     // partial (t * n + k); any other keeps them in acc.
@@ -479,8 +446,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
       if (trailing) {
         reload_masks_false_ = true;
         know_masks(false);
-        vals = invariant_tail ? chunks_to_fixed_point(vals, off, i64(chunks))
-                              : register_chunks(vals, off, i64(chunks));
+        vals = register_chunks(vals, off, i64(chunks), invariant_tail);
         know_masks(std::nullopt);
         reload_masks_false_ = false;
       }

@@ -15,8 +15,6 @@
 #include <tritium/error.hpp>
 
 #include <fmt/format.h>
-#include <llvm/ADT/SmallString.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Triple.h>
@@ -34,18 +32,6 @@ std::string text(const llvm::Module& m) {
   llvm::raw_string_ostream os(s);
   m.print(os, nullptr);
   return s;
-}
-
-// Code generation rewrites the IR it runs on, so it runs on a copy.
-std::string assembly(const llvm::Module& m, llvm::TargetMachine& machine) {
-  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
-  llvm::SmallString<0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  if (machine.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    return {};
-  pm.run(*copy);
-  return std::string(buffer.str());
 }
 
 class StageLog {
@@ -101,7 +87,9 @@ CpuCode compile_kernel(const ir::Function& f, bool fp_fusion) {
     std::lock_guard<std::mutex> lock(optimize_mutex);
     stage("optimize", [&] { optimize_module(*lowered.module, target); });
     if (dump)
-      code.artifacts["asm"] = assembly(*lowered.module, *target.machine);
+      code.artifacts["asm"] = emit_file(*llvm::CloneModule(*lowered.module), *target.machine,
+                                        llvm::CodeGenFileType::AssemblyFile)
+                                  .value_or("");
   }
   if (dump)
     code.artifacts["ll.opt"] = text(*lowered.module);

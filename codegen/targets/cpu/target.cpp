@@ -6,14 +6,17 @@
 
 #include <tritium/error.hpp>
 
+#include <llvm/ADT/SmallString.h>
 #include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
@@ -125,6 +128,17 @@ bool CpuTarget::has_vector_variant(const std::string& fn) const {
 const CpuTarget& host_target() {
   static CpuTarget t = make_cpu_target("");
   return t;
+}
+
+std::optional<std::string> emit_file(llvm::Module& m, llvm::TargetMachine& machine,
+                                     llvm::CodeGenFileType type) {
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr, type))
+    return std::nullopt;
+  pm.run(m);
+  return std::string(buffer.str());
 }
 
 } // namespace tritium::cpu

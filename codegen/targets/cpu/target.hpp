@@ -7,6 +7,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,10 @@ const CpuTarget& host_target();
 // The host's architecture tuned for another CPU of it ("x86-64-v3"): what ahead-of-time kernels
 // are compiled for when they must run on machines other than the build's. "" is the host's.
 CpuTarget make_cpu_target(const std::string& cpu);
+
+// `m` compiled by `machine` to an object file or assembly text, or nullopt where this LLVM
+// cannot emit that kind of file for the target. Code generation rewrites the IR it runs on.
+std::optional<std::string> emit_file(llvm::Module& m, llvm::TargetMachine& machine,
+                                     llvm::CodeGenFileType type);
 
 } // namespace tritium::cpu
