@@ -11,7 +11,9 @@
 # (default ./roofline_out): device.txt, tritium.csv, peers.csv, report.md, the Triton PTX
 # and registers (ptx/, ptx/triton_regs.csv), tritium's kernels (tritium_ptx/), and the SVGs
 # (svg/) when gnuplot is there. peers.csv also times tritium's PTX and Triton's, both through
-# the driver's JIT, under Triton's harness (roofline.py --tritium-ptx).
+# the driver's JIT linker as tritium's runtime assembles PTX, under Triton's harness, round by
+# round with Triton's own launch (roofline.py --tritium-ptx); paired.csv holds the median over
+# those rounds of Triton's time over tritium's, the report's last column.
 #
 # Shapes (issue 10): softmax fp32 4096 x {1024, 4096, 12288}; layer norm forward fp16 (the
 # looped and the row-in-one-block form) and RMSNorm fp16 4096 x {1024, 4096, 8192}; the
@@ -38,9 +40,10 @@ status=0
 # An empty kernel cache, so that every kernel is compiled, and dumped for roofline.py.
 TRITIUM_CACHE_DIR=$(mktemp -d) "$bin/bench_roofline" --device cuda --csv "$out/tritium.csv" \
   --dump "$out/tritium_ptx" "${sizes[@]}" "$@" 2>&1 | tee "$out/tritium.log" || status=1
-python3 "$bench/compare/roofline.py" --ptx "$out/ptx" --tritium-ptx "$out/tritium_ptx" \
+rm -f "$out/paired.csv"
+python3 "$bench/compare/roofline.py" --ptx "$out/ptx" --tritium-ptx "$out/tritium_ptx" --paired "$out/paired.csv" \
   "${sizes[@]}" "$@" > "$out/peers.csv" || status=1
-python3 "$bench/report.py" "$out/tritium.csv" "$out/peers.csv" | tee "$out/report.md"
+python3 "$bench/report.py" "$out/tritium.csv" "$out/peers.csv" --paired "$out/paired.csv" | tee "$out/report.md"
 echo "Triton registers and spills (workload,size,registers,spills):"
 cat "$out/ptx/triton_regs.csv" 2>/dev/null || true
 if command -v gnuplot > /dev/null; then

@@ -9,13 +9,18 @@ row with num_warps 8 for softmax, num_warps = min(max(BLOCK // 256, 1), 8) for t
 GPU at once (from the kernel's register count), each looping over rows, with num_stages.
 
 --tritium-ptx DIR: also times tritium's own kernels under this harness (provider "tritium_ptx"):
-the PTX and launch metadata that `bench_roofline --dump DIR` wrote, loaded through the CUDA
-driver's JIT as tritium's runtime loads them and launched with cuLaunchKernel on PyTorch's
-stream; beside it Triton's own PTX loaded the same way ("triton_ptx"), which separates what
-the harness, the PTX and the PTX-to-SASS compiler (Triton's ptxas against the driver's JIT)
-each contribute to a difference between the "tritium" and "triton" lines.
+the PTX and launch metadata that `bench_roofline --dump DIR` wrote, assembled as tritium's
+runtime assembles them (the driver's JIT linker, cuLink*: the same machine code, registers
+included, as bench_roofline ran) and launched with cuLaunchKernel on PyTorch's stream; beside it
+Triton's own PTX assembled the same way ("triton_ptx"), which separates what the PTX and the
+PTX-to-SASS assembler (Triton's ptxas against the driver's) each contribute. The three (Triton's
+own launch, tritium_ptx, triton_ptx) are timed round by round, the order rotating, so that the
+GPU's drift lands on all alike; --paired FILE writes the median over rounds of Triton's time
+over tritium's (workload,size,ratio,q20,q80,rounds), the comparison least moved by the harness
+and by drift. cuModuleLoadData on the same PTX gives other machine code than cuLink (layer norm
+over 8192 halves: 64 registers and 2446 GB/s against 80 and 3059), so it is not used.
 
-Usage: python3 roofline.py [--quick] [--ptx DIR] [--tritium-ptx DIR] [--n N,N...] [--cols N,N...] [WORKLOAD...] > peers.csv
+Usage: python3 roofline.py [--quick] [--ptx DIR] [--tritium-ptx DIR [--paired FILE]] [--n N,N...] [--cols N,N...] [WORKLOAD...] > peers.csv
 CSV columns: workload,size,provider,gbps,median_ms,q20_ms,q80_ms
 --ptx DIR: also writes each Triton kernel's PTX (DIR/<workload>.<size>.ptx) and its register and
 spill counts (DIR/triton_regs.csv), to compare with tritium's (TRITIUM_DUMP, ptxas -v).
@@ -147,11 +152,12 @@ def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr):
 
 
 class PtxKernel:
-    """A kernel from PTX text, loaded through the CUDA driver's JIT and launched with
-    cuLaunchKernel on PyTorch's current stream, so that do_bench times it as it times Triton's
-    launches. Arguments: tensors (their device address), ints and floats, converted by the
-    PTX's own parameter types; `extra` zeros fill trailing parameters the caller does not name
-    (Triton's scratch pointers)."""
+    """A kernel from PTX text, assembled by the CUDA driver's JIT linker as tritium's runtime
+    assembles it (runtime/cuda/cuda_backend.cpp, jit_ptx) and launched with cuLaunchKernel on
+    PyTorch's current stream, so that do_bench times it as it times Triton's launches.
+    Arguments: tensors (their device address), ints and floats, converted by the PTX's own
+    parameter types; `extra` zeros fill trailing parameters the caller does not name (Triton's
+    scratch pointers)."""
     _cuda = None
 
     def __init__(self, ptx, name, threads, shared):
@@ -160,7 +166,7 @@ class PtxKernel:
             torch.cuda.init()
         cu = PtxKernel._cuda
         self.module, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
-        self._ok(cu.cuModuleLoadData(ctypes.byref(self.module), ptx.encode() + b"\0"), "load")
+        self._ok(cu.cuModuleLoadData(ctypes.byref(self.module), self._link(ptx)), "load")
         self._ok(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.module, name.encode()),
                  "function " + name)
         if shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -168,6 +174,25 @@ class PtxKernel:
         entry = re.search(r"\.entry\s+" + re.escape(name) + r"\s*\((.*?)\)", ptx, re.S)
         self.types = re.findall(r"\.param\s+\.(\w+)", entry.group(1)) if entry else []
         self.threads, self.shared = threads, shared
+        self.registers = ctypes.c_int()
+        cu.cuFuncGetAttribute(ctypes.byref(self.registers), 4, self.fn)  # NUM_REGS
+        self.registers = self.registers.value
+
+    @classmethod
+    def _link(cls, ptx):
+        """The cubin of `ptx` from cuLinkCreate / cuLinkAddData / cuLinkComplete."""
+        cu = cls._cuda
+        state, text = ctypes.c_void_p(), ptx.encode() + b"\0"
+        cls._ok(cu.cuLinkCreate_v2(0, None, None, ctypes.byref(state)), "cuLinkCreate")
+        try:
+            cls._ok(cu.cuLinkAddData_v2(state, 1, text, ctypes.c_size_t(len(text)), b"kernel", 0,
+                                        None, None), "cuLinkAddData")  # 1: CU_JIT_INPUT_PTX
+            cubin, size = ctypes.c_void_p(), ctypes.c_size_t()
+            cls._ok(cu.cuLinkComplete(state, ctypes.byref(cubin), ctypes.byref(size)),
+                    "cuLinkComplete")
+            return ctypes.string_at(cubin, size.value)  # owned by the link state: copied
+        finally:
+            cu.cuLinkDestroy(state)
 
     @staticmethod
     def _ok(code, what):
@@ -217,15 +242,18 @@ def tritium_kernel(workload, size, name):
     return None
 
 
-def same_harness(workload, size, nbytes, grid, args, compiled, tritium_name, out, verify):
-    """With --tritium-ptx: tritium's kernel and Triton's PTX (`compiled`), both through the
-    driver's JIT, timed by do_bench here; `out` is cleared before each is checked."""
+def same_harness(workload, size, nbytes, grid, args, tri, tritium_name, out, verify):
+    """With --tritium-ptx: tritium's kernel and Triton's PTX (`tri()`'s), both assembled as
+    tritium's runtime assembles PTX, timed here round by round with Triton's own launch `tri`;
+    `out` is cleared before each is checked."""
     if not TRITIUM_PTX:
         return
-    triton_ptx = PtxKernel(compiled.asm["ptx"], compiled.metadata.name,
-                           compiled.metadata.num_warps * 32, compiled.metadata.shared)
+    compiled = tri()
+    fns = {"triton": tri}
     for provider, k in (("tritium_ptx", tritium_kernel(workload, size, tritium_name)),
-                        ("triton_ptx", triton_ptx)):
+                        ("triton_ptx", PtxKernel(compiled.asm["ptx"], compiled.metadata.name,
+                                                 compiled.metadata.num_warps * 32,
+                                                 compiled.metadata.shared))):
         fn = k.launcher(grid, args) if k else None
         if fn is None:
             print(f"roofline.py: {provider} {workload} {size}: no kernel with these parameters",
@@ -234,10 +262,69 @@ def same_harness(workload, size, nbytes, grid, args, compiled, tritium_name, out
         out.zero_()
         fn()
         verify()
-        emit(workload, size, provider, nbytes, fn)
+        print(f"roofline.py: {provider} {workload} {size}: {k.registers} registers",
+              file=sys.stderr)
+        fns[provider] = fn
+    times = bench_rounds(list(fns.values()))
+    for provider, t in list(zip(fns, times))[1:]:
+        ms, lo, hi = quantiles(t, [0.5, 0.2, 0.8])
+        print(f"{workload},{size},{provider},{nbytes / (ms * 1e-3) / 1e9:.2f},{ms:.6f},{lo:.6f},"
+              f"{hi:.6f}", flush=True)
+    if PAIRED and "tritium_ptx" in fns:
+        ratios = [a / b for a, b in zip(times[0], times[list(fns).index("tritium_ptx")])]
+        mid, lo, hi = quantiles(ratios, [0.5, 0.2, 0.8])
+        with open(PAIRED, "a") as f:
+            f.write(f"{workload},{size},{mid:.4f},{lo:.4f},{hi:.4f},{len(ratios)}\n")
+
+
+def quantiles(values, qs):
+    """Linear-interpolated quantiles, as torch.quantile (do_bench's) computes them."""
+    v = sorted(values)
+    out = []
+    for q in qs:
+        x = q * (len(v) - 1)
+        i = int(x)
+        out.append(v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (x - i))
+    return out
+
+
+def bench_rounds(fns, warmup_ms=25, rep_ms=100):
+    """do_bench's protocol (256 MB cleared before every run, device events, warm-up and repeat
+    budgets from a five-run estimate) for several functions, round by round with the order
+    rotating: each function's times, in round order, so that round i of each can be paired."""
+    cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    estimate = []
+    for fn in fns:
+        fn()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            cache.zero_()
+            fn()
+        stop.record()
+        torch.cuda.synchronize()
+        estimate.append(max(start.elapsed_time(stop) / 5, 1e-3))
+    for fn, ms in zip(fns, estimate):
+        for _ in range(max(1, int(warmup_ms / ms))):
+            fn()
+    reps = max(10, int(rep_ms * len(fns) / sum(estimate)))
+    n = len(fns)
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(reps)] for _ in fns]
+    for i in range(reps):
+        for k in range(n):
+            f = (k + i) % n
+            cache.zero_()
+            events[f][i][0].record()
+            fns[f]()
+            events[f][i][1].record()
+    torch.cuda.synchronize()
+    return [[a.elapsed_time(b) for a, b in ev] for ev in events]
 
 
 PTX_DIR = None
+PAIRED = None
 
 
 def keep(workload, size, compiled):
@@ -268,11 +355,15 @@ def norm_warps(block):
 
 
 def main():
-    global PTX_DIR, TRITIUM_PTX
+    global PTX_DIR, TRITIUM_PTX, PAIRED
     args = sys.argv[1:]
     if "--tritium-ptx" in args:
         i = args.index("--tritium-ptx")
         TRITIUM_PTX = args[i + 1]
+        del args[i:i + 2]
+    if "--paired" in args:
+        i = args.index("--paired")
+        PAIRED = args[i + 1]
         del args[i:i + 2]
     quick = "--quick" in args
     if "--ptx" in args:
@@ -305,7 +396,7 @@ def main():
             check("vector add", out, x + y, 0, 0)
             emit("vector_add_fp32", n, "triton", 12 * n, tri)
             same_harness("vector_add_fp32", n, 12 * n, (triton.cdiv(n, 1024), ), (x, y, out, n),
-                         tri(), "add_kernel", out, lambda: check("vector add", out, x + y, 0, 0))
+                         tri, "add_kernel", out, lambda: check("vector add", out, x + y, 0, 0))
             emit("vector_add_fp32", n, "torch", 12 * n, lambda: torch.add(x, y, out=out))
 
     if wanted("silu_mul_fp16"):
@@ -318,7 +409,7 @@ def main():
             check("silu_mul", h, torch.nn.functional.silu(g.float()) * u.float(), 2e-3, 2e-3)
             emit("silu_mul_fp16", n, "triton", 6 * n, tri)
             same_harness(
-                "silu_mul_fp16", n, 6 * n, (triton.cdiv(n, 1024), ), (g, u, h, n), tri(),
+                "silu_mul_fp16", n, 6 * n, (triton.cdiv(n, 1024), ), (g, u, h, n), tri,
                 "silu_mul_kernel", h, lambda: check(
                     "silu_mul", h, torch.nn.functional.silu(g.float()) * u.float(), 2e-3, 2e-3))
             emit("silu_mul_fp16", n, "torch", 6 * n, lambda: torch.nn.functional.silu(g) * u)
@@ -334,7 +425,7 @@ def main():
             check("gelu_mul", h, gelu(g.float()) * u.float(), 2e-3, 2e-3)
             emit("gelu_mul_fp16", n, "triton", 6 * n, tri)
             same_harness(
-                "gelu_mul_fp16", n, 6 * n, (triton.cdiv(n, 1024), ), (g, u, h, n), tri(),
+                "gelu_mul_fp16", n, 6 * n, (triton.cdiv(n, 1024), ), (g, u, h, n), tri,
                 "gelu_mul_kernel", h,
                 lambda: check("gelu_mul", h, gelu(g.float()) * u.float(), 2e-3, 2e-3))
             emit("gelu_mul_fp16", n, "torch", 6 * n, lambda: gelu(g) * u)
@@ -351,7 +442,7 @@ def main():
             check("softmax", y, torch.softmax(x, -1), 1e-6, 1e-4)
             emit("softmax_fp32", n, "triton", nbytes, tri)
             same_harness("softmax_fp32", n, nbytes, (M, ),
-                         (y, x, x.stride(0), y.stride(0), M, n), tri(), "softmax_kernel", y,
+                         (y, x, x.stride(0), y.stride(0), M, n), tri, "softmax_kernel", y,
                          lambda: check("softmax", y, torch.softmax(x, -1), 1e-6, 1e-4))
             # Tutorial 02's launch: a persistent grid sized from the register count.
             stages = 4 if props["max_shared_mem"] > 200000 else 2
@@ -389,7 +480,7 @@ def main():
             nbytes = 2 * x.numel() * 2
             emit(name, n, "triton", nbytes, tri)
             same_harness(name, n, nbytes, (M, ), (x, y, w, b, mean, rstd, x.stride(0), n, 1e-5),
-                         tri(), kernel.__name__.lstrip("_"), y, lambda: check(name, y, ref, 1e-2, 0))
+                         tri, kernel.__name__.lstrip("_"), y, lambda: check(name, y, ref, 1e-2, 0))
             emit(name, n, "torch", nbytes,
                  lambda: torch.nn.functional.layer_norm(x, (n, ), w, b, 1e-5))
 
@@ -407,7 +498,7 @@ def main():
             check("rmsnorm", y, ref, 1e-2, 0)
             nbytes = 2 * x.numel() * 2
             emit("rmsnorm_fp16", n, "triton", nbytes, tri)
-            same_harness("rmsnorm_fp16", n, nbytes, (M, ), (x, w, y, n, 1e-6), tri(),
+            same_harness("rmsnorm_fp16", n, nbytes, (M, ), (x, w, y, n, 1e-6), tri,
                          "rmsnorm_kernel", y, lambda: check("rmsnorm", y, ref, 1e-2, 0))
             emit("rmsnorm_fp16", n, "torch", nbytes,
                  lambda: torch.nn.functional.rms_norm(x, (n, ), w, 1e-6))
