@@ -114,11 +114,50 @@ const Regs& Lowering::thread_base(const LinearLayout& d) {
 // request only where registers would otherwise leave room for fewer blocks and the bound
 // costs no spills (cuda_backend.cpp): ptxas spends registers up to a stated bound, which cost
 // small kernels occupancy.
+// A loop whose body loads (the looped layer norm's three passes over a row) waits on memory
+// once a trip, with little else in flight: there more blocks pay, down to the registers one
+// trip needs (streaming_trip_words, plus 20 for addresses, indices and predicates). Measured
+// on an H200, paired with Triton (bench/RESULTS.md, twentieth session): that layer norm over
+// 1024 halves in 4 warps went from 48 registers and 10 blocks to 32 and 16 (0.97 -> 1.04 x
+// Triton), over 4096 halves in 8 warps from 56 and 4 to 42 and 5 (1.03 -> 1.10). Kernels that
+// hold their row in registers lost at every bound below their own (RMSNorm over 4096 halves
+// at 8 blocks instead of 6: -10 %), so the rule stays with loops.
 // Dots keep every register: their accumulators need them.
-int Lowering::min_blocks_per_sm() const {
+int Lowering::min_blocks_per_sm() {
   bool dot = false;
   walk(f_.entry(), [&](const ir::Op& op) { dot = dot || op.kind == OpKind::Dot; });
-  return dot ? 1 : std::max(1, 16 / num_warps_);
+  if (dot)
+    return 1;
+  int blocks = std::max(1, 16 / num_warps_);
+  if (const int words = streaming_trip_words(); words > 0)
+    blocks = std::max(blocks, ti_.blocks_per_cu(num_warps_ * ws_, words + 20));
+  return blocks;
+}
+
+// The 32-bit words per thread that one trip of the most demanding loop with a load in its
+// body keeps live: what it carries (accumulators) and what it loads; 0 without such a loop.
+int Lowering::streaming_trip_words() {
+  auto words = [&](const ir::Value* v) {
+    return (nregs(v) * static_cast<int>(std::max<int64_t>(mem_bytes(v->type.elem), 1)) + 3) / 4;
+  };
+  int most = 0;
+  walk(f_.entry(), [&](const ir::Op& loop) {
+    if (loop.kind != OpKind::For && loop.kind != OpKind::While)
+      return;
+    int loaded = 0;
+    for (const auto& r : loop.regions)
+      walk(*r->block, [&](const ir::Op& op) {
+        if (op.kind == OpKind::Load)
+          loaded += words(op.result());
+      });
+    if (loaded == 0)
+      return;
+    int carried = 0;
+    for (const ir::Value* v : loop.results)
+      carried += words(v);
+    most = std::max(most, loaded + carried);
+  });
+  return most;
 }
 
 void Lowering::place_bits(Regs& coords, LV* id, const std::vector<LinearLayout::Coord>& bases) {

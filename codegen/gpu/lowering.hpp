@@ -65,6 +65,10 @@ private:
   LV* linear(const Regs& c, const std::vector<int64_t>& shape);
   LV* is_owner(const LinearLayout& d);
 
+  // Occupancy asked of the assembler (make_kernel's min_blocks).
+  int min_blocks_per_sm();
+  int streaming_trip_words();
+
   // --- shared memory (lower.cpp) ---------------------------------------------------------
   LV* smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes);
   void need_shared(int64_t bytes) {
@@ -178,7 +182,6 @@ private:
 
   // --- TMA copies and mbarriers (lower_tma.cpp) -------------------------------------------
   int tma_scratch_bytes() const;
-  int min_blocks_per_sm() const;
   void tma_create(const ir::Op& op);
   void tma_copy(const ir::Op& op);
   void mbar_init(const ir::Op& op);

@@ -212,6 +212,10 @@ public:
   // `bits` through an instruction the optimizer does not look into (scalar::Target).
   virtual llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) { return bits; }
 
+  // How many blocks of `num_threads` threads fit on one multiprocessor when each thread keeps
+  // `registers` registers (threads and the register file bound it); 1 where the target has
+  // no use for make_kernel's min_blocks.
+  virtual int blocks_per_cu(int num_threads, int registers) const { return 1; }
   // Turns `f` into a kernel entry point launched with `num_threads` threads per block, asking
   // the assembler to fit `min_blocks` blocks per multiprocessor (registers) when above 1.
   virtual void make_kernel(llvm::Function& f, int num_threads, int min_blocks) = 0;

@@ -316,6 +316,36 @@ inline void tiny(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<float> acc, tl::c
   tl::store(out + 2 + N / 2 + r, tl::cumsum(a, 0));
 }
 
+// A row's mean and its normalized copy in passes over BLOCK-wide chunks (the looped layer
+// norm's shape): loops whose trips each wait on a load.
+inline void row_passes(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 n,
+                       tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  x += row * n;
+  y += row * n;
+  auto acc = tl::zeros<float>({BLOCK});
+  for (auto off : tl::range(0, n, BLOCK)) {
+    auto cols = off + tl::arange(0, BLOCK);
+    acc += tl::load(x + cols, cols < n, 0.0).to<float>();
+  }
+  auto mean = tl::sum(acc, 0) / n;
+  for (auto off : tl::range(0, n, BLOCK)) {
+    auto cols = off + tl::arange(0, BLOCK);
+    auto v = tl::load(x + cols, cols < n, 0.0).to<float>();
+    tl::store(y + cols, (v - mean).to<tl::f16>(), cols < n);
+  }
+}
+
+// The same mean with the row in registers, no loop.
+inline void row_in_registers(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 n,
+                             tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  auto cols = tl::arange(0, BLOCK);
+  auto v = tl::load(x + row * n + cols, cols < n, 0.0).to<float>();
+  auto mean = tl::sum(v, 0) / n;
+  tl::store(y + row * n + cols, (v - mean).to<tl::f16>(), cols < n);
+}
+
 // Scans along both axes of a 2-D block, forward and reverse.
 inline void scans(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> M,
                   tl::constexpr_<int> N) {

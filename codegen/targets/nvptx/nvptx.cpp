@@ -646,6 +646,14 @@ public:
     return expand_math(b, kind, args, *this, op);
   }
 
+  // 64K 32-bit registers per SM, given out to warps in steps of 256 (8 a thread); 2048 threads
+  // per SM on sm_80 and sm_90, 1536 on sm_86 and sm_89.
+  int blocks_per_cu(int num_threads, int registers) const override {
+    const int per_thread = (std::max(registers, 1) + 7) / 8 * 8;
+    const int max_threads = arch_ == "sm_86" || arch_ == "sm_89" ? 1536 : 2048;
+    return std::max(1, std::min(65536 / (per_thread * num_threads), max_threads / num_threads));
+  }
+
   void make_kernel(llvm::Function& f, int num_threads, int min_blocks) override {
     llvm::Module& m = *f.getParent();
     llvm::LLVMContext& ctx = m.getContext();
