@@ -17,12 +17,11 @@
 namespace tritium::cpu {
 
 CpuObject compile_kernels_to_object(std::span<const ObjectKernel> kernels, const std::string& cpu) {
-  static std::mutex mutex; // the host's TargetMachine is shared and not thread-safe
-  std::lock_guard<std::mutex> lock(mutex);
   CpuTarget own;
   if (!cpu.empty())
     own = make_cpu_target(cpu);
   const CpuTarget& target = cpu.empty() ? host_target() : own;
+  std::lock_guard<std::mutex> lock(*target.machine_mutex);
   llvm::LLVMContext ctx;
   auto all = std::make_unique<llvm::Module>("tritium_aot", ctx);
   CpuObject out;

@@ -82,9 +82,7 @@ CpuCode compile_kernel(const ir::Function& f, bool fp_fusion) {
   if (dump)
     code.artifacts["ll"] = text(*lowered.module);
   {
-    // The shared TargetMachine caches subtargets without a lock: one optimization at a time.
-    static std::mutex optimize_mutex;
-    std::lock_guard<std::mutex> lock(optimize_mutex);
+    std::lock_guard<std::mutex> lock(*target.machine_mutex);
     stage("optimize", [&] { optimize_module(*lowered.module, target); });
     if (dump)
       code.artifacts["asm"] = emit_file(*llvm::CloneModule(*lowered.module), *target.machine,

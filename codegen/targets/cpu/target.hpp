@@ -7,6 +7,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct CpuTarget {
   // exp_f32 scales through it where there are any.
   std::vector<int> ldexp_lanes;
   std::unique_ptr<llvm::TargetMachine> machine;
+  // The machine caches subtargets without a lock: whoever optimizes or emits code with it
+  // (the JIT's pipeline.cpp, ahead-of-time emit_object.cpp) holds this meanwhile.
+  std::unique_ptr<std::mutex> machine_mutex = std::make_unique<std::mutex>();
 };
 
 // Describes the machine this process runs on (computed once, then shared).
