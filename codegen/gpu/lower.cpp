@@ -116,12 +116,13 @@ const Regs& Lowering::thread_base(const LinearLayout& d) {
 // small kernels occupancy.
 // A loop whose body loads (the looped layer norm's three passes over a row) waits on memory
 // once a trip, with little else in flight: there more blocks pay, down to the registers one
-// trip needs (streaming_trip_words, plus 20 for addresses, indices and predicates). Measured
-// on an H200, paired with Triton (bench/RESULTS.md, twentieth session): that layer norm over
-// 1024 halves in 4 warps went from 48 registers and 10 blocks to 32 and 16 (0.97 -> 1.04 x
-// Triton), over 4096 halves in 8 warps from 56 and 4 to 42 and 5 (1.03 -> 1.10). Kernels that
-// hold their row in registers lost at every bound below their own (RMSNorm over 4096 halves
-// at 8 blocks instead of 6: -10 %), so the rule stays with loops.
+// trip needs (streaming_trip_words, plus 16 for addresses, indices and predicates). Measured
+// on an H200 with bench/compare/occupancy_sweep.py (every bound, paired with Triton's launch;
+// bench/RESULTS.md, twentieth session), that layer norm in 8-warp blocks: over 4096 halves
+// 4 blocks (56 registers) 1.03 x Triton, 5 1.10, 6 (39 registers) 1.15, 8 (32) 1.03; over 8192
+// halves 3 blocks 1.25, 4 (62 registers) 1.33, 5 (48) 1.11; over 1024 in 4 warps, 10 blocks
+// 0.97, 16 (32 registers) 1.04. The rule picks 6, 4 and 16. Bounds past a trip's needs lose,
+// and kernels that keep a row in registers spill under any bound tighter than their own.
 // Dots keep every register: their accumulators need them.
 int Lowering::min_blocks_per_sm() {
   bool dot = false;
@@ -130,7 +131,7 @@ int Lowering::min_blocks_per_sm() {
     return 1;
   int blocks = std::max(1, 16 / num_warps_);
   if (const int words = streaming_trip_words(); words > 0)
-    blocks = std::max(blocks, ti_.blocks_per_cu(num_warps_ * ws_, words + 20));
+    blocks = std::max(blocks, ti_.blocks_per_cu(num_warps_ * ws_, words + 16));
   return blocks;
 }
 
