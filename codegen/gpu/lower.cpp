@@ -121,8 +121,9 @@ const Regs& Lowering::thread_base(const LinearLayout& d) {
 // bench/RESULTS.md, twentieth session), that layer norm in 8-warp blocks: over 4096 halves
 // 4 blocks (56 registers) 1.03 x Triton, 5 1.10, 6 (39 registers) 1.15, 8 (32) 1.03; over 8192
 // halves 3 blocks 1.25, 4 (62 registers) 1.33, 5 (48) 1.11; over 1024 in 4 warps, 10 blocks
-// 0.97, 16 (32 registers) 1.04. The rule picks 6, 4 and 16. Bounds past a trip's needs lose,
-// and kernels that keep a row in registers spill under any bound tighter than their own.
+// 0.97, 16 (32 registers) 1.04. The rule picks 6, 4 and 16. Bounds past a trip's needs lose;
+// kernels that keep a row in registers gain nothing from tighter bounds: most spill under them
+// (which the runtime refuses), the rest moved by 1 % or less.
 // Dots keep every register: their accumulators need them.
 int Lowering::min_blocks_per_sm() {
   bool dot = false;
