@@ -265,27 +265,20 @@ def same_harness(workload, size, nbytes, grid, args, tri, tritium_name, out, ver
         print(f"roofline.py: {provider} {workload} {size}: {k.registers} registers",
               file=sys.stderr)
         fns[provider] = fn
-    times = bench_rounds(list(fns.values()))
-    for provider, t in list(zip(fns, times))[1:]:
-        ms, lo, hi = quantiles(t, [0.5, 0.2, 0.8])
-        print(f"{workload},{size},{provider},{nbytes / (ms * 1e-3) / 1e9:.2f},{ms:.6f},{lo:.6f},"
-              f"{hi:.6f}", flush=True)
-    if PAIRED and "tritium_ptx" in fns:
-        ratios = [a / b for a, b in zip(times[0], times[list(fns).index("tritium_ptx")])]
-        mid, lo, hi = quantiles(ratios, [0.5, 0.2, 0.8])
+    times = dict(zip(fns, bench_rounds(list(fns.values()))))
+    for provider in list(fns)[1:]:
+        print_row(workload, size, provider, nbytes, *quantiles(times[provider]))
+    if PAIRED and "tritium_ptx" in times:
+        ratios = [a / b for a, b in zip(times["triton"], times["tritium_ptx"])]
+        mid, lo, hi = quantiles(ratios)
         with open(PAIRED, "a") as f:
             f.write(f"{workload},{size},{mid:.4f},{lo:.4f},{hi:.4f},{len(ratios)}\n")
 
 
-def quantiles(values, qs):
-    """Linear-interpolated quantiles, as torch.quantile (do_bench's) computes them."""
-    v = sorted(values)
-    out = []
-    for q in qs:
-        x = q * (len(v) - 1)
-        i = int(x)
-        out.append(v[i] + (v[min(i + 1, len(v) - 1)] - v[i]) * (x - i))
-    return out
+def quantiles(values):
+    """The median and the 0.2 and 0.8 quantiles, as do_bench computes them (torch.quantile)."""
+    return torch.quantile(torch.tensor(values, dtype=torch.float64),
+                          torch.tensor([0.5, 0.2, 0.8], dtype=torch.float64)).tolist()
 
 
 def bench_rounds(fns, warmup_ms=25, rep_ms=100):
@@ -339,7 +332,10 @@ def keep(workload, size, compiled):
 
 
 def emit(workload, size, provider, nbytes, fn):
-    ms, lo, hi = do_bench(fn, quantiles=[0.5, 0.2, 0.8])
+    print_row(workload, size, provider, nbytes, *do_bench(fn, quantiles=[0.5, 0.2, 0.8]))
+
+
+def print_row(workload, size, provider, nbytes, ms, lo, hi):
     print(f"{workload},{size},{provider},{nbytes / (ms * 1e-3) / 1e9:.2f},{ms:.6f},{lo:.6f},"
           f"{hi:.6f}", flush=True)
 
