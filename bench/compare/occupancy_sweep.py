@@ -77,6 +77,8 @@ def sweep(workload, size, name, grid, args, tri, nbytes, verify, out):
 
 def main():
     args = sys.argv[1:]
+    if not args or not os.path.isdir(args[0]):
+        sys.exit("usage: occupancy_sweep.py DIR [--cols N,N...] (DIR: bench_roofline --dump DIR)")
     R.TRITIUM_PTX = args[0]
     cols = [1024, 4096, 8192, 12288]
     if "--cols" in args:

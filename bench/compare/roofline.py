@@ -361,6 +361,9 @@ def main():
         i = args.index("--paired")
         PAIRED = args[i + 1]
         del args[i:i + 2]
+        if not TRITIUM_PTX:
+            sys.exit("roofline.py: --paired pairs tritium's kernels with Triton's: it needs "
+                     "--tritium-ptx DIR")
     quick = "--quick" in args
     if "--ptx" in args:
         PTX_DIR = args[args.index("--ptx") + 1]
