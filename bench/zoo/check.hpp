@@ -127,6 +127,11 @@ inline int next_pow2(int64_t n) {
   return p;
 }
 
+// num_warps for a row block of `block` elements, as Liger's calculate_settings picks it.
+inline int row_warps(int block) {
+  return block >= 32768 ? 32 : block >= 8192 ? 16 : block >= 2048 ? 8 : 4;
+}
+
 // "4096x128" -> {4096, 128}: entries name shapes by their sizes.
 inline std::vector<int64_t> dims(const std::string& shape) {
   std::vector<int64_t> out;

@@ -50,8 +50,8 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto lse = ctx.dev.from_host(h_lse);
   auto dx = ctx.dev.alloc<half>(in.logits.size());
   auto kernel = tritium::jit(cross_entropy_bwd_kernel, "cross_entropy_bwd_kernel");
-  kernel.options({.num_warps = 32});
   const int block = ctx.full ? cross_entropy::block(V) : 128;
+  kernel.options({.num_warps = row_warps(block)});
   ctx.launch(
       [&] { kernel[{BT}](x, target, lse, dx, V, cross_entropy::ignore_index, scale, block); });
   std::vector<double> ref(in.logits.size());

@@ -45,8 +45,8 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto target = ctx.dev.from_host(in.targets);
   auto loss = ctx.dev.alloc<float>(BT), lse = ctx.dev.alloc<float>(BT);
   auto kernel = tritium::jit(cross_entropy_fwd_kernel, "cross_entropy_fwd_kernel");
-  kernel.options({.num_warps = 32});
   const int block = ctx.full ? cross_entropy::block(V) : 128; // small: several blocks a row
+  kernel.options({.num_warps = row_warps(block)});
   ctx.launch([&] { kernel[{BT}](x, target, loss, lse, V, cross_entropy::ignore_index, block); });
   std::vector<double> ref_loss, ref_lse;
   for (int r = 0; r < BT; ++r) {

@@ -63,8 +63,9 @@ void run_entry(const zoo::Entry& e) {
       } catch (const std::exception& ex) {
         o.note = std::string("error: ") + ex.what();
       }
-      CHECK_MESSAGE(o.ok, e.name << " " << shape << " on " << where << ": worst " << o.worst
-                                 << (o.note.empty() ? "" : ": ") << o.note);
+      std::string what = e.name + " " + shape + " on " + where + ": worst " +
+                         std::to_string(o.worst) + (o.note.empty() ? "" : ": " + o.note);
+      CHECK_MESSAGE(o.ok, what);
     }
     std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     std::printf("%-24s %-20s %6.2f s\n", e.name.c_str(), where.c_str(), took.count());
