@@ -1,0 +1,535 @@
+"""The Triton twins of the zoo (bench/zoo, issue 35), timed on a GPU against tritium's own
+kernels and PyTorch.
+
+Each kernel of bench/zoo has a twin here: the same algorithm written the ordinary Triton way,
+with the library's usual launch configuration (block sizes, num_warps), and the same runtime
+parameters in the same order as the tritium kernel, so that one argument list launches both:
+Triton's through its own launcher, tritium's from the PTX that `zoo --dump DIR` wrote, through
+paired.PtxKernel. Every provider's result is checked before it is timed; triton, tritium_ptx
+and torch are then timed round by round (paired.bench_rounds: do_bench's protocol, 256 MB of
+cache cleared before every run, the order rotating), so that round i of each pairs up.
+
+Declaring a twin
+----------------
+    @twin("transpose_2d")              # the C++ entry's name (zoo::Entry::name)
+    def _(shape):                      # one of the entry's shape labels, e.g. "8192x8192"
+        M, N = dims(shape)
+        x = randn(M, N)                # fp16 on the GPU (dtype= for others)
+        y = empty(N, M)
+        grid = (cdiv(M, 64), cdiv(N, 64))
+        args = (x, y, M, N)            # the runtime parameters, in tritium's order
+        return Case(
+            triton=lambda: transpose_2d_kernel[grid](*args, BLOCK_M=64, BLOCK_N=64),
+            torch=lambda: y.copy_(x.t()),                          # or None
+            tritium=[Launch("transpose_2d_kernel", grid, args)],   # in launch order
+            outputs=[y],               # cleared before each provider's checked run
+            verify=lambda: check("y", y, x.t()),                   # raises on a mismatch
+            bytes=2 * x.numel() * 2)   # and/or flops=
+
+Launch names a tritium kernel as tritium::jit names it (the dumped files' name), its grid and
+its runtime arguments: tensors, ints, floats. constexpr_ parameters are compiled into the PTX
+and not passed; Triton takes them as keywords. Both specialize integer arguments equal to 1,
+but tritium's PTX keeps the parameter (unused), so the argument is passed all the same.
+Part B's twins live in zoo_twins_b.py (`from zoo import twin, Case, Launch, ...`), imported
+from here when it is present.
+
+Usage: python3 zoo.py [--tritium-ptx DIR] [--cases CSV] [KERNEL...] > peers.csv
+  --tritium-ptx DIR  also times tritium's kernels from `zoo --device cuda --full --dump DIR`
+  --cases CSV        the (kernel, shape) cases: the CSV `zoo --csv` wrote (default: DIR's folders)
+  KERNEL...          only these kernels
+CSV: kernel,shape,provider,median_ms,q20_ms,q80_ms; per case also a row whose provider is
+"tritium/triton", the median and 0.2/0.8 quantiles over rounds of tritium's time over Triton's
+(below 1: tritium is faster); last, "geomean,all,tritium/triton,<geometric mean of the medians>".
+"""
+import csv
+import dataclasses
+import json
+import math
+import os
+import sys
+from typing import Callable, List, Optional
+
+import torch
+import triton
+import triton.language as tl
+from triton import cdiv
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from paired import PtxKernel, bench_rounds, quantiles  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# The registry and what twins use.
+
+
+@dataclasses.dataclass
+class Launch:
+    name: str  # the tritium kernel's name (tritium::jit's second argument)
+    grid: tuple
+    args: tuple  # runtime parameters in the kernel's order
+
+
+@dataclasses.dataclass
+class Case:
+    triton: Callable[[], object]
+    tritium: List[Launch]
+    verify: Callable[[], None]
+    outputs: list = dataclasses.field(default_factory=list)
+    torch: Optional[Callable[[], object]] = None
+    bytes: float = 0
+    flops: float = 0
+
+
+TWINS = {}
+
+
+def twin(name):
+    """Registers `fn(shape) -> Case` as the twin of the zoo entry `name`."""
+    def register(fn):
+        if name in TWINS:
+            raise ValueError(f"zoo.py: two twins named {name}")
+        TWINS[name] = fn
+        return fn
+    return register
+
+
+def dims(shape):
+    """'4096x32x128' -> [4096, 32, 128]."""
+    return [int(v) for v in shape.split("x")]
+
+
+def randn(*shape, dtype=torch.float16, scale=1.0, shift=0.0):
+    return (torch.randn(*shape, device="cuda", dtype=torch.float32) * scale + shift).to(dtype)
+
+
+def uniform(*shape, lo=-1.0, hi=1.0, dtype=torch.float16):
+    return (torch.rand(*shape, device="cuda", dtype=torch.float32) * (hi - lo) + lo).to(dtype)
+
+
+def empty(*shape, dtype=torch.float16):
+    return torch.empty(*shape, device="cuda", dtype=dtype)
+
+
+def check(name, got, ref, atol=0.0, rtol=0.0):
+    """Raises AssertionError unless |got - ref| <= atol + rtol |ref| everywhere (exact when both
+    are 0), comparing in float64."""
+    g, r = got.double(), ref.double()
+    bad = ~((g - r).abs() <= atol + rtol * r.abs()) & ~(g.isnan() & r.isnan()) & ~(g == r)
+    if bad.any():
+        i = bad.nonzero()[0].tolist()
+        raise AssertionError(f"{name}{i} = {g[tuple(i)].item()} but the reference is "
+                             f"{r[tuple(i)].item()} ({int(bad.sum())} elements differ)")
+
+
+def row_warps(block):
+    """num_warps for a row block, as Liger's calculate_settings picks it."""
+    return 32 if block >= 32768 else 16 if block >= 8192 else 8 if block >= 2048 else 4
+
+
+def next_pow2(n):
+    return triton.next_power_of_2(n)
+
+
+# ---------------------------------------------------------------------------------------------
+# The twins (part A). Each Triton kernel mirrors bench/zoo/<name>.cpp.
+
+
+@triton.jit
+def transpose_2d_kernel(X, Y, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :], mask=mask)
+    tl.store(Y + rn[:, None] * M + rm[None, :], tl.trans(x), mask=tl.trans(mask))
+
+
+@twin("transpose_2d")
+def _(shape):
+    M, N = dims(shape)
+    x, y = randn(M, N), empty(N, M)
+    grid = (cdiv(M, 64), cdiv(N, 64))
+    args = (x, y, M, N)
+    return Case(triton=lambda: transpose_2d_kernel[grid](*args, BLOCK_M=64, BLOCK_N=64),
+                torch=lambda: y.copy_(x.t()),
+                tritium=[Launch("transpose_2d_kernel", grid, args)], outputs=[y],
+                verify=lambda: check("y", y, x.t()), bytes=2 * x.numel() * 2)
+
+
+@triton.jit
+def batched_transpose_kernel(X, Y, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    batch = tl.program_id(2).to(tl.int64) * M * N
+    X += batch
+    Y += batch
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :], mask=mask)
+    tl.store(Y + rn[:, None] * M + rm[None, :], tl.trans(x), mask=tl.trans(mask))
+
+
+@twin("batched_transpose")
+def _(shape):
+    B, M, N = dims(shape)
+    x, y = randn(B, M, N), empty(B, N, M)
+    grid = (cdiv(M, 64), cdiv(N, 64), B)
+    args = (x, y, M, N)
+    return Case(triton=lambda: batched_transpose_kernel[grid](*args, BLOCK_M=64, BLOCK_N=64),
+                torch=lambda: y.copy_(x.transpose(1, 2)),
+                tritium=[Launch("batched_transpose_kernel", grid, args)], outputs=[y],
+                verify=lambda: check("y", y, x.transpose(1, 2)), bytes=2 * x.numel() * 2)
+
+
+def rope_tables(T, D):
+    """cos and sin of position * 10000^(-2i/D), [T, D/2] float32 (bench/zoo/rope.hpp)."""
+    pos = torch.arange(T, device="cuda", dtype=torch.float64)[:, None]
+    freq = 10000.0**(-2.0 * torch.arange(D // 2, device="cuda", dtype=torch.float64) / D)
+    angle = pos * freq[None, :]
+    return angle.cos().float().contiguous(), angle.sin().float().contiguous()
+
+
+@triton.jit
+def rope_interleaved_kernel(Q, Cos, Sin, Out, n_heads, HEAD_DIM: tl.constexpr,
+                            BLOCK_H: tl.constexpr):
+    token = tl.program_id(0)
+    h = tl.arange(0, BLOCK_H)
+    d = tl.arange(0, HEAD_DIM)
+    offs = token * n_heads * HEAD_DIM + h[:, None] * HEAD_DIM + d[None, :]
+    mask = h[:, None] < n_heads
+    x = tl.load(Q + offs, mask=mask).to(tl.float32)
+    x0, x1 = tl.split(tl.reshape(x, (BLOCK_H, HEAD_DIM // 2, 2)))
+    i = tl.arange(0, HEAD_DIM // 2)
+    cos = tl.load(Cos + token * (HEAD_DIM // 2) + i)[None, :]
+    sin = tl.load(Sin + token * (HEAD_DIM // 2) + i)[None, :]
+    y = tl.join(x0 * cos - x1 * sin, x0 * sin + x1 * cos)
+    tl.store(Out + offs, tl.reshape(y, (BLOCK_H, HEAD_DIM)), mask=mask)
+
+
+def rope_interleaved_torch(q, cos, sin):
+    x = q.float().unflatten(-1, (-1, 2))
+    c, s = cos[:, None, :], sin[:, None, :]
+    x0, x1 = x[..., 0], x[..., 1]
+    return torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), -1).flatten(-2)
+
+
+@twin("rope_interleaved")
+def _(shape):
+    T, H, D = dims(shape)
+    q, out = randn(T, H, D), empty(T, H, D)
+    cos, sin = rope_tables(T, D)
+    args = (q, cos, sin, out, H)
+    return Case(
+        triton=lambda: rope_interleaved_kernel[(T, )](*args, HEAD_DIM=D, BLOCK_H=next_pow2(H)),
+        torch=lambda: out.copy_(rope_interleaved_torch(q, cos, sin)),
+        tritium=[Launch("rope_interleaved_kernel", (T, ), args)], outputs=[out],
+        verify=lambda: check("out", out, rope_interleaved_torch(q, cos, sin), 1e-3, 2e-3),
+        bytes=2 * q.numel() * 2 + 2 * cos.numel() * 4)
+
+
+@triton.jit
+def rope_half_kernel(Q, Cos, Sin, Out, n_heads, HEAD_DIM: tl.constexpr, BLOCK_H: tl.constexpr):
+    token = tl.program_id(0)
+    h = tl.arange(0, BLOCK_H)
+    i = tl.arange(0, HEAD_DIM // 2)
+    first = token * n_heads * HEAD_DIM + h[:, None] * HEAD_DIM + i[None, :]
+    second = first + HEAD_DIM // 2
+    mask = h[:, None] < n_heads
+    x1 = tl.load(Q + first, mask=mask).to(tl.float32)
+    x2 = tl.load(Q + second, mask=mask).to(tl.float32)
+    cos = tl.load(Cos + token * (HEAD_DIM // 2) + i)[None, :]
+    sin = tl.load(Sin + token * (HEAD_DIM // 2) + i)[None, :]
+    tl.store(Out + first, x1 * cos - x2 * sin, mask=mask)
+    tl.store(Out + second, x2 * cos + x1 * sin, mask=mask)
+
+
+def rope_half_torch(q, cos, sin):
+    x1, x2 = q.float().chunk(2, -1)
+    c, s = cos[:, None, :], sin[:, None, :]
+    return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), -1)
+
+
+@twin("rope_half")
+def _(shape):
+    T, H, D = dims(shape)
+    q, out = randn(T, H, D), empty(T, H, D)
+    cos, sin = rope_tables(T, D)
+    args = (q, cos, sin, out, H)
+    return Case(triton=lambda: rope_half_kernel[(T, )](*args, HEAD_DIM=D, BLOCK_H=next_pow2(H)),
+                torch=lambda: out.copy_(rope_half_torch(q, cos, sin)),
+                tritium=[Launch("rope_half_kernel", (T, ), args)], outputs=[out],
+                verify=lambda: check("out", out, rope_half_torch(q, cos, sin), 1e-3, 2e-3),
+                bytes=2 * q.numel() * 2 + 2 * cos.numel() * 4)
+
+
+@triton.jit
+def groupnorm_fwd_kernel(X, W, B, Y, Mean, Rstd, C, HW, G, eps, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    group = pid % G
+    cpg = C // G
+    size = cpg * HW
+    base = pid.to(tl.int64) * size
+    X += base
+    Y += base
+    sum = tl.zeros([BLOCK], dtype=tl.float32)
+    sum_sq = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in tl.range(0, size, BLOCK):
+        idx = off + tl.arange(0, BLOCK)
+        x = tl.load(X + idx, mask=idx < size, other=0.).to(tl.float32)
+        sum += x
+        sum_sq += x * x
+    mean = tl.sum(sum, 0) / size
+    var = tl.sum(sum_sq, 0) / size - mean * mean
+    rstd = tl.rsqrt(var + eps)
+    tl.store(Mean + pid, mean)
+    tl.store(Rstd + pid, rstd)
+    for off in tl.range(0, size, BLOCK):
+        idx = off + tl.arange(0, BLOCK)
+        mask = idx < size
+        channel = group * cpg + idx // HW
+        w = tl.load(W + channel, mask=mask).to(tl.float32)
+        b = tl.load(B + channel, mask=mask).to(tl.float32)
+        x = tl.load(X + idx, mask=mask, other=0.).to(tl.float32)
+        tl.store(Y + idx, (x - mean) * rstd * w + b, mask=mask)
+
+
+@twin("groupnorm_fwd")
+def _(shape):
+    N, C, HW, G = dims(shape)
+    x = randn(N, C, HW, shift=0.5)
+    w, b = uniform(C, lo=0.5, hi=1.5), randn(C)
+    y, mean, rstd = empty(N, C, HW), empty(N, G, dtype=torch.float32), empty(
+        N, G, dtype=torch.float32)
+    eps = 1e-5
+    args = (x, w, b, y, mean, rstd, C, HW, G, eps)
+    ref = lambda: torch.nn.functional.group_norm(x.float(), G, w.float(), b.float(), eps)
+    return Case(
+        triton=lambda: groupnorm_fwd_kernel[(N * G, )](*args, BLOCK=2048, num_warps=8),
+        torch=lambda: torch.nn.functional.group_norm(x, G, w, b, eps),
+        tritium=[Launch("groupnorm_fwd_kernel", (N * G, ), args)], outputs=[y, mean, rstd],
+        verify=lambda: check("y", y, ref(), 4e-3, 4e-3), bytes=2 * x.numel() * 2)
+
+
+IGNORE_INDEX = -100
+
+
+def cross_entropy_inputs(BT, V):
+    x = uniform(BT, V, lo=-8, hi=8)
+    target = torch.randint(0, V, (BT, ), device="cuda", dtype=torch.int64)
+    target[3::7] = IGNORE_INDEX
+    return x, target
+
+
+@triton.jit
+def cross_entropy_fwd_kernel(X, Target, Loss, Lse, V, ignore_index, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    X += row.to(tl.int64) * V
+    target = tl.load(Target + row)
+    m = float("-inf")
+    d = 0.0
+    for off in tl.range(0, V, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < V, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, 0))
+        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), 0)
+        m = m_new
+    lse = m + tl.log(d)
+    keep = target != ignore_index
+    x_target = tl.load(X + target, mask=keep).to(tl.float32)
+    tl.store(Loss + row, tl.where(keep, lse - x_target, 0.0))
+    tl.store(Lse + row, lse)
+
+
+@twin("cross_entropy_fwd")
+def _(shape):
+    BT, V = dims(shape)
+    x, target = cross_entropy_inputs(BT, V)
+    loss, lse = empty(BT, dtype=torch.float32), empty(BT, dtype=torch.float32)
+    block = min(next_pow2(V), 32768)
+    args = (x, target, loss, lse, V, IGNORE_INDEX)
+    F = torch.nn.functional
+    return Case(
+        triton=lambda: cross_entropy_fwd_kernel[(BT, )](*args, BLOCK=block,
+                                                        num_warps=row_warps(block)),
+        torch=lambda: F.cross_entropy(x, target, ignore_index=IGNORE_INDEX, reduction="none"),
+        tritium=[Launch("cross_entropy_fwd_kernel", (BT, ), args)], outputs=[loss, lse],
+        verify=lambda: (check("lse", lse, torch.logsumexp(x.double(), 1), 1e-4, 1e-5),
+                        check("loss", loss, F.cross_entropy(x.double(), target, reduction="none",
+                                                            ignore_index=IGNORE_INDEX), 1e-4,
+                              1e-5)),
+        bytes=x.numel() * 2)
+
+
+@triton.jit
+def cross_entropy_bwd_kernel(X, Target, Lse, DX, V, ignore_index, scale, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    X += row.to(tl.int64) * V
+    DX += row.to(tl.int64) * V
+    target = tl.load(Target + row)
+    lse = tl.load(Lse + row)
+    row_scale = tl.where(target != ignore_index, scale, 0.0)
+    for off in tl.range(0, V, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < V
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        p = tl.exp(x - lse)
+        dx = (p - tl.where(cols == target, 1.0, 0.0)) * row_scale
+        tl.store(DX + cols, dx, mask=mask)
+
+
+@twin("cross_entropy_bwd")
+def _(shape):
+    BT, V = dims(shape)
+    x, target = cross_entropy_inputs(BT, V)
+    lse = torch.logsumexp(x.float(), 1)
+    kept = int((target != IGNORE_INDEX).sum())
+    scale = 1000.0 / kept
+    dx = empty(BT, V)
+    block = min(next_pow2(V), 32768)
+    args = (x, target, lse, dx, V, IGNORE_INDEX, scale)
+
+    def reference():
+        p = torch.exp(x.float() - lse[:, None])
+        rows = target != IGNORE_INDEX
+        p[rows, target[rows]] -= 1
+        return p * torch.where(rows, scale, 0.0)[:, None]
+
+    return Case(
+        triton=lambda: cross_entropy_bwd_kernel[(BT, )](*args, BLOCK=block,
+                                                        num_warps=row_warps(block)),
+        torch=reference, tritium=[Launch("cross_entropy_bwd_kernel", (BT, ), args)],
+        outputs=[dx], verify=lambda: check("dx", dx, reference(), 1e-3, 4e-3),
+        bytes=2 * x.numel() * 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# The harness.
+
+TRITIUM_PTX = None
+
+
+def tritium_kernel(kernel, shape, name):
+    """The PTX kernel `name` that `zoo --dump` wrote for this case, or None."""
+    d = os.path.join(TRITIUM_PTX, f"{kernel}.{shape}")
+    ptx, meta = os.path.join(d, name + ".ptx"), os.path.join(d, name + ".json")
+    if not (os.path.exists(ptx) and os.path.exists(meta)):
+        return None, f"no {ptx}"
+    m = json.load(open(meta))
+    if m["global_scratch_bytes"]:
+        return None, f"{name} needs {m['global_scratch_bytes']} bytes of global scratch"
+    return PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"]), ""
+
+
+def tritium_launch(kernel, shape, case):
+    """One function running the case's tritium launches in order, or (None, why)."""
+    fns = []
+    for launch in case.tritium:
+        k, why = tritium_kernel(kernel, shape, launch.name)
+        fn = k.launcher(launch.grid, launch.args) if k else None
+        if fn is None:
+            return None, why or f"{launch.name}: its PTX parameters are not the launch's arguments"
+        fns.append(fn)
+
+    def run():
+        for fn in fns:
+            fn()
+
+    return run, ""
+
+
+def checked(provider, kernel, shape, case, fn):
+    """Whether `fn` leaves outputs that case.verify accepts (outputs cleared first)."""
+    for out in case.outputs:
+        out.zero_()
+    try:
+        fn()
+        torch.cuda.synchronize()
+        case.verify()
+        return True
+    except Exception as e:  # a wrong result, or a launch the driver refused
+        print(f"zoo.py: {kernel} {shape} {provider}: {e}", file=sys.stderr)
+        return False
+
+
+def row(kernel, shape, provider, values):
+    print(f"{kernel},{shape},{provider}," + ",".join(f"{v:.5f}" for v in values), flush=True)
+
+
+def run_case(kernel, shape, ratios):
+    case = TWINS[kernel](shape)
+    fns = {}
+    if checked("triton", kernel, shape, case, case.triton):
+        fns["triton"] = case.triton
+    if TRITIUM_PTX:
+        fn, why = tritium_launch(kernel, shape, case)
+        if fn is None:
+            print(f"zoo.py: {kernel} {shape} tritium_ptx: {why}", file=sys.stderr)
+        elif checked("tritium_ptx", kernel, shape, case, fn):
+            fns["tritium_ptx"] = fn
+    if case.torch:
+        fns["torch"] = case.torch
+    times = dict(zip(fns, bench_rounds(list(fns.values()))))
+    for provider, t in times.items():
+        row(kernel, shape, provider, quantiles(t))
+    if "triton" in times and "tritium_ptx" in times:
+        r = quantiles([a / b for a, b in zip(times["tritium_ptx"], times["triton"])])
+        row(kernel, shape, "tritium/triton", r)
+        ratios.append(r[0])
+    mid = {p: quantiles(t)[0] for p, t in times.items()}
+    speeds = "  ".join(f"{p} {ms:.4f} ms" + (f" {case.bytes / ms / 1e6:.0f} GB/s" if case.bytes
+                                              else "") +
+                       (f" {case.flops / ms / 1e9:.1f} TFLOP/s" if case.flops else "")
+                       for p, ms in mid.items())
+    print(f"zoo.py: {kernel} {shape}: {speeds}", file=sys.stderr)
+
+
+def cases_from(csv_path, ptx_dir):
+    if csv_path:
+        with open(csv_path) as f:
+            return [(r["kernel"], r["shape"]) for r in csv.DictReader(f)]
+    out = []
+    for d in sorted(os.listdir(ptx_dir)):
+        kernel, _, shape = d.partition(".")
+        if shape:
+            out.append((kernel, shape))
+    return out
+
+
+def main():
+    global TRITIUM_PTX
+    args, csv_path, wanted = sys.argv[1:], None, []
+    while args:
+        a = args.pop(0)
+        if a == "--tritium-ptx" and args:
+            TRITIUM_PTX = args.pop(0)
+        elif a == "--cases" and args:
+            csv_path = args.pop(0)
+        elif a.startswith("-"):
+            sys.exit(__doc__.split("Usage: ")[1].split("\n")[0])
+        else:
+            wanted.append(a)
+    if not csv_path and not TRITIUM_PTX:
+        sys.exit("zoo.py: the cases come from --cases CSV (zoo --csv) or --tritium-ptx DIR")
+    print("kernel,shape,provider,median_ms,q20_ms,q80_ms", flush=True)
+    ratios = []
+    for kernel, shape in cases_from(csv_path, TRITIUM_PTX):
+        if wanted and kernel not in wanted:
+            continue
+        if kernel not in TWINS:
+            print(f"zoo.py: {kernel}: no twin", file=sys.stderr)
+            continue
+        try:
+            run_case(kernel, shape, ratios)
+        except Exception as e:  # one case's failure (out of memory, a compile error) is its own
+            print(f"zoo.py: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
+        torch.cuda.empty_cache()
+    if ratios:
+        g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"geomean,all,tritium/triton,{g:.5f},,", flush=True)
+
+
+# Twins in other files register through this module: under `python3 zoo.py` it is __main__,
+# and their `import zoo` must find this one, not load a second copy with an empty registry.
+sys.modules.setdefault("zoo", sys.modules[__name__])
+if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo_twins_b.py")):
+    import zoo_twins_b  # noqa: E402,F401
+
+if __name__ == "__main__":
+    main()

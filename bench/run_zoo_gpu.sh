@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 35's zoo on one GPU: every zoo kernel checked and timed by tritium (zoo --full --bench),
+# then its Triton twin, tritium's own PTX (as zoo dumped it) and PyTorch timed round by round
+# under one harness (bench/compare/zoo.py), then a table of both.
+#
+#   bench/run_zoo_gpu.sh BIN_DIR [KERNEL...]
+#
+# BIN_DIR holds the zoo program (built here, or unpacked on the GPU machine). Run from the
+# repository root. Files go to $OUT (default ./zoo_out): device.txt, tritium.csv and
+# tritium.log (zoo's checks and times), ptx/ (each case's kernels, DIR/<kernel>.<shape>),
+# peers.csv (zoo.py: kernel,shape,provider,median_ms,q20_ms,q80_ms, with the paired
+# tritium/triton ratios and their geometric mean) and peers.log.
+set -euo pipefail
+bin=${1:?usage: run_zoo_gpu.sh BIN_DIR [KERNEL...]}
+shift
+bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${OUT:-zoo_out}
+export PYTHONUNBUFFERED=1
+mkdir -p "$out"
+rm -rf "$out/ptx"
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" \
+  | tee -a "$out/device.txt"
+date -u '+%Y-%m-%d %H:%M UTC' | tee -a "$out/device.txt"
+
+status=0
+filter=()
+if [ $# -eq 1 ]; then filter=(--filter "$1"); fi
+# An empty kernel cache, so that every kernel is compiled, and dumped for zoo.py.
+TRITIUM_CACHE_DIR=$(mktemp -d) "$bin/zoo" --device cuda --full --bench --dump "$out/ptx" \
+  --csv "$out/tritium.csv" "${filter[@]}" 2>&1 | tee "$out/tritium.log" || status=1
+python3 "$bench/compare/zoo.py" --tritium-ptx "$out/ptx" --cases "$out/tritium.csv" "$@" \
+  > "$out/peers.csv" 2> >(tee "$out/peers.log" >&2) || status=1
+
+# kernel, shape, zoo's own time, then each provider's median under zoo.py's harness, and the
+# paired ratio (below 1: tritium faster than Triton).
+python3 - "$out/tritium.csv" "$out/peers.csv" <<'PY'
+import csv, sys
+own = {(r["kernel"], r["shape"]): r for r in csv.DictReader(open(sys.argv[1]))}
+peers = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    peers.setdefault((r["kernel"], r["shape"]), {})[r["provider"]] = r["median_ms"]
+print(f"{'kernel':<24}{'shape':<20}{'ok':>3}{'zoo ms':>10}{'triton':>10}{'tritium_ptx':>12}"
+      f"{'torch':>10}{'tritium/triton':>15}")
+for key in sorted(set(own) | set(peers)):
+    if key[0] == "geomean":
+        continue
+    o, p = own.get(key, {}), peers.get(key, {})
+    f = lambda v: f"{float(v):.4f}" if v else "-"
+    print(f"{key[0]:<24}{key[1]:<20}{o.get('ok', '-'):>3}{f(o.get('median_ms')):>10}"
+          f"{f(p.get('triton')):>10}{f(p.get('tritium_ptx')):>12}{f(p.get('torch')):>10}"
+          f"{f(p.get('tritium/triton')):>15}")
+g = peers.get(("geomean", "all"), {}).get("tritium/triton")
+print(f"geometric mean of tritium/triton: {float(g):.3f}" if g else "no paired ratios")
+PY
+exit $status
