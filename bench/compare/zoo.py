@@ -53,6 +53,7 @@ import torch
 import triton
 import triton.language as tl
 from triton import cdiv
+from triton.language.extra import libdevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from paired import PtxKernel, bench_rounds, quantiles  # noqa: E402
@@ -397,6 +398,194 @@ def _(shape):
         torch=reference, tritium=[Launch("cross_entropy_bwd_kernel", (BT, ), args)],
         outputs=[dx], verify=lambda: check("dx", dx, reference(), 1e-3, 4e-3),
         bytes=2 * x.numel() * 2)
+
+
+@triton.jit
+def argmax_kernel(X, Out, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    X += row.to(tl.int64) * N
+    best = float("-inf")
+    best_index = 0
+    for off in tl.range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < N, other=float("-inf")).to(tl.float32)
+        value, index = tl.max(x, 0, return_indices=True)
+        best_index = tl.where(value > best, off + index, best_index)
+        best = tl.maximum(best, value)
+    tl.store(Out + row, best_index)
+
+
+@twin("argmax")
+def _(shape):
+    M, N = dims(shape)
+    x, out = uniform(M, N, lo=-8, hi=8), empty(M, dtype=torch.int64)
+    block = min(next_pow2(N), 4096)
+    args = (x, out, N)
+    return Case(triton=lambda: argmax_kernel[(M, )](*args, BLOCK=block, num_warps=row_warps(block)),
+                torch=lambda: torch.argmax(x, 1), tritium=[Launch("argmax_kernel", (M, ), args)],
+                outputs=[out], verify=lambda: check("argmax", out, torch.argmax(x, 1)),
+                bytes=x.numel() * 2)
+
+
+@triton.jit
+def cumsum_kernel(X, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64) * N
+    X += row
+    Y += row
+    carry = 0.0
+    for off in tl.range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + cols, mask=mask, other=0.)
+        tl.store(Y + cols, tl.cumsum(x, 0) + carry, mask=mask)
+        carry += tl.sum(x, 0)
+
+
+@twin("cumsum")
+def _(shape):
+    M, N = dims(shape)
+    x = uniform(M, N, lo=0, hi=1, dtype=torch.float32)
+    y = torch.empty_like(x)
+    args = (x, y, N)
+    return Case(triton=lambda: cumsum_kernel[(M, )](*args, BLOCK=1024),
+                torch=lambda: torch.cumsum(x, 1), tritium=[Launch("cumsum_kernel", (M, ), args)],
+                outputs=[y],
+                verify=lambda: check("y", y, torch.cumsum(x.double(), 1), 1e-5, 1e-5 * N**0.5),
+                bytes=2 * x.numel() * 4)
+
+
+@triton.jit
+def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    w_b = tl.where(n == 0.0, 0.0, n_b / n)
+    return mean_a + delta * w_b, m2_a + m2_b + delta * delta * n_a * w_b, n
+
+
+@triton.jit
+def var_mean_kernel(X, Var, Mean, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    X += row.to(tl.int64) * N
+    mean = tl.zeros([BLOCK], dtype=tl.float32)
+    m2 = tl.zeros([BLOCK], dtype=tl.float32)
+    count = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in tl.range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + cols, mask=mask, other=0.)
+        count += tl.where(mask, 1.0, 0.0)
+        delta = x - mean
+        mean += tl.where(mask, delta / tl.maximum(count, 1.0), 0.0)
+        m2 += tl.where(mask, delta * (x - mean), 0.0)
+    row_mean, row_m2, row_count = tl.reduce((mean, m2, count), 0, welford_combine)
+    tl.store(Var + row, row_m2 / (row_count - 1.0))
+    tl.store(Mean + row, row_mean)
+
+
+@twin("var_mean")
+def _(shape):
+    M, N = dims(shape)
+    x = uniform(M, N, lo=9, hi=11, dtype=torch.float32)
+    var, mean = empty(M, dtype=torch.float32), empty(M, dtype=torch.float32)
+    args = (x, var, mean, N)
+
+    def verify():
+        v, m = torch.var_mean(x.double(), 1)
+        check("var", var, v, 1e-6, 1e-4)
+        check("mean", mean, m, 1e-6, 1e-5)
+
+    return Case(triton=lambda: var_mean_kernel[(M, )](*args, BLOCK=1024),
+                torch=lambda: torch.var_mean(x, 1), tritium=[Launch("var_mean_kernel", (M, ), args)],
+                outputs=[var, mean], verify=verify, bytes=x.numel() * 4)
+
+
+def glu_case(kernel, name, shape, torch_fn):
+    """swiglu_fwd / geglu_fwd: c = act(a) * b, one program per row (Liger's launch)."""
+    T, I = dims(shape)
+    a, b, c = uniform(T, I, lo=-4, hi=4), uniform(T, I, lo=-2, hi=2), empty(T, I)
+    block = next_pow2(I)
+    args = (a, b, c, I)
+    ref = lambda: torch_fn(a.double()) * b.double()
+    return Case(triton=lambda: kernel[(T, )](*args, BLOCK=block, num_warps=row_warps(block)),
+                torch=lambda: torch_fn(a) * b, tritium=[Launch(name, (T, ), args)], outputs=[c],
+                verify=lambda: check("c", c, ref(), 2e-3, 4e-3), bytes=3 * a.numel() * 2)
+
+
+@triton.jit
+def swiglu_fwd_kernel(A, B, C, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64) * n_cols
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    a = tl.load(A + row + cols, mask=mask, other=0).to(tl.float32)
+    b = tl.load(B + row + cols, mask=mask, other=0)
+    tl.store(C + row + cols, (a * tl.sigmoid(a)).to(tl.float16) * b, mask=mask)
+
+
+@twin("swiglu_fwd")
+def _(shape):
+    return glu_case(swiglu_fwd_kernel, "swiglu_fwd_kernel", shape, torch.nn.functional.silu)
+
+
+@triton.jit
+def swiglu_bwd_kernel(DC, A, B, DA, DB, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64) * n_cols
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    dc = tl.load(DC + row + cols, mask=mask, other=0).to(tl.float32)
+    a = tl.load(A + row + cols, mask=mask, other=0).to(tl.float32)
+    b = tl.load(B + row + cols, mask=mask, other=0).to(tl.float32)
+    sig = tl.sigmoid(a)
+    silu = a * sig
+    tl.store(DB + row + cols, dc * silu, mask=mask)
+    tl.store(DA + row + cols, dc * (silu * (1.0 - sig) + sig) * b, mask=mask)
+
+
+@twin("swiglu_bwd")
+def _(shape):
+    T, I = dims(shape)
+    dc, a, b = uniform(T, I), uniform(T, I, lo=-4, hi=4), uniform(T, I, lo=-2, hi=2)
+    da, db = empty(T, I), empty(T, I)
+    block = next_pow2(I)
+    args = (dc, a, b, da, db, I)
+
+    def reference():
+        x = a.double()
+        s = torch.sigmoid(x)
+        return dc.double() * b.double() * s * (1 + x * (1 - s)), dc.double() * x * s
+
+    def verify():
+        ref_da, ref_db = reference()
+        check("da", da, ref_da, 2e-3, 4e-3)
+        check("db", db, ref_db, 2e-3, 4e-3)
+
+    def torch_bwd():  # eager, as autograd's backward of silu(a) * b computes it
+        s = torch.sigmoid(a.float())
+        silu = a.float() * s
+        return dc * silu, dc * b * (s * (1 + a.float() * (1 - s)))
+
+    return Case(triton=lambda: swiglu_bwd_kernel[(T, )](*args, BLOCK=block,
+                                                        num_warps=row_warps(block)),
+                torch=torch_bwd, tritium=[Launch("swiglu_bwd_kernel", (T, ), args)],
+                outputs=[da, db], verify=verify, bytes=5 * a.numel() * 2)
+
+
+@triton.jit
+def geglu_fwd_kernel(A, B, C, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64) * n_cols
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    a = tl.load(A + row + cols, mask=mask, other=0).to(tl.float32)
+    b = tl.load(B + row + cols, mask=mask, other=0)
+    sqrt_2_over_pi = 0.7978845608028654
+    inner = sqrt_2_over_pi * (a + 0.044715 * a * a * a)
+    gelu = 0.5 * a * (1.0 + libdevice.tanh(inner))
+    tl.store(C + row + cols, gelu.to(tl.float16) * b, mask=mask)
+
+
+@twin("geglu_fwd")
+def _(shape):
+    return glu_case(geglu_fwd_kernel, "geglu_fwd_kernel", shape,
+                    lambda a: torch.nn.functional.gelu(a, approximate="tanh"))
 
 
 # ---------------------------------------------------------------------------------------------

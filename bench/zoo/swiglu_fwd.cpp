@@ -1,0 +1,46 @@
+// swiglu_fwd: c = silu(a) * b over [tokens, intermediate] fp16, the gate of Llama's MLP
+// (Liger's SwiGLU forward): one program per row, the row in one block, silu in f32.
+#include "glu.hpp"
+
+namespace {
+using namespace zoo;
+
+void swiglu_fwd_kernel(tl::ptr<tl::f16> A, tl::ptr<tl::f16> B, tl::ptr<tl::f16> C, tl::i32 n_cols,
+                       tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0).to<int64_t>() * n_cols;
+  auto cols = tl::arange(0, BLOCK);
+  auto mask = cols < n_cols;
+  auto a = tl::load(A + row + cols, mask, 0).to<float>();
+  auto b = tl::load(B + row + cols, mask, 0);
+  tl::store(C + row + cols, (a * tl::sigmoid(a)).to<tl::f16>() * b, mask);
+}
+
+// tokens x intermediate
+std::vector<std::string> shapes(bool full) {
+  if (full)
+    return {"4096x11008", "4096x14336"};
+  return {"5x300"};
+}
+
+Outcome run(Context& ctx, const std::string& shape) {
+  auto d = dims(shape);
+  const int T = int(d[0]), I = int(d[1]);
+  auto ha = random_vector<half>(size_t(T) * I, 31, -4, 4);
+  auto hb = random_vector<half>(ha.size(), 32, -2, 2);
+  auto a = ctx.dev.from_host(ha), b = ctx.dev.from_host(hb);
+  auto c = ctx.dev.alloc<half>(ha.size());
+  auto kernel = tritium::jit(swiglu_fwd_kernel, "swiglu_fwd_kernel");
+  const int block = next_pow2(I);
+  kernel.options({.num_warps = row_warps(block)});
+  ctx.launch([&] { kernel[{T}](a, b, c, I, block); });
+  std::vector<double> ref(ha.size());
+  for (size_t i = 0; i < ha.size(); ++i)
+    ref[i] = glu::silu(to_double(ha[i])) * to_double(hb[i]);
+  Outcome o = compare("c", c.to_host(), ref, 2e-3, 4e-3);
+  o.bytes = 3.0 * ha.size() * sizeof(half);
+  return o;
+}
+
+const int registered = add({"swiglu_fwd", "elementwise", shapes, run});
+
+} // namespace
