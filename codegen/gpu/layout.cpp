@@ -53,6 +53,11 @@ std::string SharedLayout::str() const {
                      max_phase, order);
 }
 
+std::string LinearLayoutAttr::str() const {
+  return fmt::format("#linear<shape={}, reg={}, lane={}, warp={}>", bases->shape, bases->reg,
+                     bases->lane, bases->warp);
+}
+
 bool is_pow2(int64_t v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
@@ -80,6 +85,11 @@ bool MmaLayout::equals(const ir::Layout& other) const {
 bool DotOperandLayout::equals(const ir::Layout& other) const {
   auto* o = dynamic_cast<const DotOperandLayout*>(&other);
   return o && op_idx == o->op_idx && k_width == o->k_width && ir::same_layout(parent, o->parent);
+}
+
+bool LinearLayoutAttr::equals(const ir::Layout& other) const {
+  auto* o = dynamic_cast<const LinearLayoutAttr*>(&other);
+  return o && *bases == *o->bases;
 }
 
 bool SharedLayout::equals(const ir::Layout& other) const {
@@ -137,6 +147,34 @@ struct Fields {
     return out;
   }
   int int_field(std::string_view key) const { return static_cast<int>(integer(get(key))); }
+  // "[a, b, …]" as integers (list) or "[[…], […]]" as lists of integers.
+  std::vector<std::string_view> elements(std::string_view v, std::string_view key) const {
+    v = trim(v);
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']')
+      fail(fmt::format("field '{}' is not a list", key));
+    std::vector<std::string_view> out;
+    v = trim(v.substr(1, v.size() - 2));
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= v.size() && !v.empty(); ++i) {
+      char c = i < v.size() ? v[i] : ',';
+      depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+      if (c == ',' && depth == 0) {
+        out.push_back(trim(v.substr(start, i - start)));
+        start = i + 1;
+      }
+    }
+    return out;
+  }
+  std::vector<std::vector<int64_t>> lists(std::string_view key) const {
+    std::vector<std::vector<int64_t>> out;
+    for (std::string_view item : elements(get(key), key)) {
+      out.emplace_back();
+      for (std::string_view x : elements(item, key))
+        out.back().push_back(integer(x));
+    }
+    return out;
+  }
   std::vector<int> ints(std::string_view key) const {
     std::string_view v = trim(get(key));
     if (v.size() < 2 || v.front() != '[' || v.back() != ']')
@@ -241,12 +279,35 @@ ir::LayoutPtr parse_shared(const Fields& f) {
   return l;
 }
 
+ir::LayoutPtr parse_linear(const Fields& f) {
+  LinearLayout l;
+  for (std::string_view x : f.elements(f.get("shape"), "shape"))
+    l.shape.push_back(f.integer(x));
+  l.reg = f.lists("reg");
+  l.lane = f.lists("lane");
+  l.warp = f.lists("warp");
+  for (const auto* bases : {&l.reg, &l.lane, &l.warp})
+    for (const auto& c : *bases) {
+      if (c.size() != l.shape.size())
+        f.fail("a basis must have one entry per dimension");
+      int nonzero = 0;
+      for (size_t d = 0; d < c.size(); ++d) {
+        if (c[d] && (!is_pow2(c[d]) || c[d] >= l.shape[d]))
+          f.fail("a basis entry must be a power of two inside the shape");
+        nonzero += c[d] != 0;
+      }
+      if (nonzero > 1)
+        f.fail("a basis selects at most one dimension");
+    }
+  return linear_layout(std::move(l));
+}
+
 } // namespace
 
 ir::LayoutPtr parse_layout(std::string_view text) {
   static const std::pair<std::string_view, ir::LayoutPtr (*)(const Fields&)> kinds[] = {
       {"blocked", parse_blocked},    {"slice", parse_slice},   {"mma", parse_mma},
-      {"dot_op", parse_dot_operand}, {"shared", parse_shared},
+      {"dot_op", parse_dot_operand}, {"shared", parse_shared}, {"linear", parse_linear},
   };
   Fields f = split_fields(text);
   for (const auto& [name, parse] : kinds)
@@ -505,6 +566,30 @@ LinearLayout resolve_dot_operand(const DotOperandLayout& o, const std::vector<in
   return out.take();
 }
 
+// A #linear layout over another shape of the same rank: bases past a smaller dimension become
+// replicas (dropped from the registers), a larger one repeats in registers.
+LinearLayout resolve_linear(const LinearLayout& l, const std::vector<int64_t>& shape) {
+  if (l.shape == shape)
+    return l;
+  if (l.shape.size() != shape.size())
+    throw Error(fmt::format("GPU lowering: layout {} does not fit shape {}", l.str(),
+                            ir::shape_string(shape)));
+  Bases out(shape);
+  auto keep = [&](const LinearLayout::Coord& c, auto add) {
+    int d = LinearLayout::dim_of(c);
+    add(d, d < 0 ? 0 : c[d]);
+  };
+  for (const auto& c : l.reg)
+    keep(c, [&](int d, int64_t v) { out.reg(d, v); });
+  for (size_t d = 0; d < shape.size(); ++d)
+    out.repeat(static_cast<int>(d), l.shape[d]);
+  for (const auto& c : l.lane)
+    keep(c, [&](int d, int64_t v) { out.lane(d, v); });
+  for (const auto& c : l.warp)
+    keep(c, [&](int d, int64_t v) { out.warp(d, v); });
+  return out.take();
+}
+
 } // namespace
 
 LinearLayout resolve(const ir::LayoutPtr& layout, const std::vector<int64_t>& shape) {
@@ -531,6 +616,8 @@ LinearLayout resolve(const ir::LayoutPtr& layout, const std::vector<int64_t>& sh
   }
   if (auto* m = dynamic_cast<const MmaLayout*>(layout.get()))
     return resolve_mma(*m, shape);
+  if (auto* l = dynamic_cast<const LinearLayoutAttr*>(layout.get()))
+    return resolve_linear(*l->bases, shape);
   if (auto* o = dynamic_cast<const DotOperandLayout*>(layout.get()))
     return resolve_dot_operand(*o, shape);
   throw Error(fmt::format("GPU lowering: tensor of shape {} has no distributed layout",
@@ -607,6 +694,12 @@ ir::LayoutPtr shared_layout(int64_t cols, int elem_bytes, std::vector<int> order
   const int64_t row_bytes = cols * elem_bytes;
   l->per_phase = static_cast<int>(std::max<int64_t>(1, 128 / std::max<int64_t>(1, row_bytes)));
   l->max_phase = static_cast<int>(std::clamp<int64_t>(row_bytes / 16, 1, 8));
+  return l;
+}
+
+ir::LayoutPtr linear_layout(LinearLayout bases) {
+  auto l = std::make_shared<LinearLayoutAttr>();
+  l->bases = std::make_shared<const LinearLayout>(std::move(bases));
   return l;
 }
 

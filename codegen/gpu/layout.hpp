@@ -86,6 +86,18 @@ struct SharedLayout final : ir::Layout {
   bool equals(const ir::Layout& other) const override;
 };
 
+struct LinearLayout;
+
+// A layout given by its bases for one shape (Triton's #linear): what a reshape, transpose,
+// join or split makes of its operand's layout, so that those ops move no data. Over another
+// shape it shrinks (bases past the shape become replicas) or repeats in registers, as a
+// blocked layout does.
+struct LinearLayoutAttr final : ir::Layout {
+  std::shared_ptr<const LinearLayout> bases;
+  std::string str() const override;
+  bool equals(const ir::Layout& other) const override;
+};
+
 // Bytes an element of `t` takes in memory (booleans: one).
 inline int64_t elem_bytes(ir::DType t) {
   return t.is_bool() ? 1 : t.bits() / 8;
@@ -97,19 +109,10 @@ inline int64_t shared_tile_bytes(const ir::Type& t) {
   return (t.numel() * elem_bytes(t.elem) + 1023) / 1024 * 1024;
 }
 
-// The row padding, in elements, of a 2-D layout conversion through shared memory (0 for other
-// shapes): 16 bytes on rows of 128 bytes or more. An accumulator's lanes hold 8 rows of one
-// column pair; padded, a warp writing (or reading) a column's worth of rows meets 8 banks, not
-// one, and 16-byte vectors along the rows stay aligned.
-inline int64_t conversion_row_pad(const ir::Type& src) {
-  const int64_t eb = elem_bytes(src.elem);
-  return src.rank() == 2 && src.shape[1] * eb >= 128 ? 16 / eb : 0;
-}
-// The scratch bytes such a conversion of a value of type `src` takes.
+// The scratch bytes a layout conversion of a value of type `src` takes (conversion_plan.hpp:
+// the tile is swizzled, not padded).
 inline int64_t conversion_scratch_bytes(const ir::Type& src) {
-  const int64_t pad = conversion_row_pad(src);
-  const int64_t n = pad ? src.shape[0] * (src.shape[1] + pad) : src.numel();
-  return (n * elem_bytes(src.elem) + 15) / 16 * 16;
+  return (src.numel() * elem_bytes(src.elem) + 15) / 16 * 16;
 }
 
 // The swizzle for a [rows, cols] tile (cols contiguous) of `elem_bytes` elements: 16-byte
@@ -159,6 +162,25 @@ ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vecto
 ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent);
 ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr);
 ir::LayoutPtr dot_operand_layout(int op_idx, ir::LayoutPtr parent, int k_width);
+ir::LayoutPtr linear_layout(LinearLayout bases);
+
+// What shape ops make of their operand's layout (linear_layouts.cpp): the same registers in the
+// same threads, described over the result's shape. Each is exact: register r of the result is
+// register r of the operand (join: of a, then of b; split: the registers whose bit `bit` is 0,
+// then 1).
+LinearLayout trans_layout(const LinearLayout& l, const std::vector<int64_t>& order);
+LinearLayout reshape_layout(const LinearLayout& l, const std::vector<int64_t>& shape);
+LinearLayout expand_dims_layout(const LinearLayout& l, int axis);
+LinearLayout join_layout(const LinearLayout& l);
+// Split needs the last dimension (of size 2) in a register; `reg_bit` returns which, or -1.
+int split_reg_bit(const LinearLayout& l);
+LinearLayout split_layout(const LinearLayout& l);
+// `l` with the last dimension's bit moved into the registers (for a split): a lane or warp
+// basis that held it swaps with a register basis, or becomes a replica when there is none.
+LinearLayout split_ready(const LinearLayout& l);
+// The layout of result `index` of a trans, reshape, expand_dims, join or split whose operands
+// have their layouts (null for other ops, or where no layout moves no data).
+ir::LayoutPtr induced_layout(const ir::Op& op, size_t index = 0);
 
 using ir::same_layout;
 

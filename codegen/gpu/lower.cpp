@@ -213,8 +213,7 @@ LV* Lowering::smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes) {
 }
 
 // Writes tensor `v` (registers `regs`) row-major at byte_offset; returns the bytes used.
-int64_t Lowering::to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset,
-                          int64_t row_pad) {
+int64_t Lowering::to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset) {
   DType e = v->type.elem;
   int64_t eb = mem_bytes(e);
   if (v->type.is_scalar()) {
@@ -222,33 +221,10 @@ int64_t Lowering::to_smem(const ir::Value* v, const Regs& regs, int64_t byte_off
     return align16(eb);
   }
   LinearLayout d = dist(v);
-  const auto& s = v->type.shape;
-  // 16-bit elements whose register pairs are neighbours along the row (an accumulator's
-  // column pairs) are stored as one 32-bit word: half the store instructions.
-  const int rank = v->type.rank();
-  LinearLayout::Coord next(rank, 0);
-  next[rank - 1] = 1;
-  const bool pairs =
-      eb == 2 && !d.reg.empty() && d.reg[0] == next && s[rank - 1] % 2 == 0 && (row_pad % 2) == 0;
-  for (int r = 0; r < d.num_regs(); r += pairs ? 2 : 1) {
-    LV* p = smem_ptr(padded_index(coords(d, r), s, row_pad), byte_offset, eb);
-    if (!pairs) {
-      b_.CreateStore(to_mem(regs[r], e), p);
-      continue;
-    }
-    LV* lo = b_.CreateZExt(b_.CreateBitCast(to_mem(regs[r], e), b_.getInt16Ty()), b_.getInt32Ty());
-    LV* hi =
-        b_.CreateZExt(b_.CreateBitCast(to_mem(regs[r + 1], e), b_.getInt16Ty()), b_.getInt32Ty());
-    b_.CreateAlignedStore(b_.CreateOr(lo, b_.CreateShl(hi, 16)), p, llvm::Align(4));
-  }
-  return align16((row_pad ? s[0] * (s[1] + row_pad) : v->type.numel()) * eb);
-}
-
-LV* Lowering::padded_index(const Regs& c, const std::vector<int64_t>& shape, int64_t row_pad) {
-  if (!row_pad)
-    return linear(c, shape);
-  return b_.CreateAdd(b_.CreateMul(c[0], b_.getInt32(static_cast<uint32_t>(shape[1] + row_pad))),
-                      c[1]);
+  for (int r = 0; r < d.num_regs(); ++r)
+    b_.CreateStore(to_mem(regs[r], e),
+                   smem_ptr(linear(coords(d, r), v->type.shape), byte_offset, eb));
+  return align16(v->type.numel() * eb);
 }
 
 LV* Lowering::from_smem(DType e, LV* index, int64_t byte_offset) {
@@ -356,19 +332,20 @@ void Lowering::lower(const ir::Op& op) {
     case ir::ShapeOp::Broadcast:
       return broadcast(op);
     case ir::ShapeOp::ExpandDims:
-      return expand_dims(op);
+      return shape_op(op);
     case ir::ShapeOp::ConvertLayout:
       return convert_layout(op);
     case ir::ShapeOp::Trans:
       // Of a tile in shared memory: a view of the same bytes (its layout's order is swapped).
       if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
         return set(op.result(), get(op.operand(0)));
-      return through_smem(op);
+      return shape_op(op);
     case ir::ShapeOp::Reshape:
     case ir::ShapeOp::Join:
     case ir::ShapeOp::Split:
+      return shape_op(op);
     case ir::ShapeOp::Cat:
-      return through_smem(op);
+      return cat(op);
     }
     return;
   case ir::OpCategory::Memory:

@@ -6,6 +6,7 @@
 // thread. Target specifics come only through TargetInfo.
 #pragma once
 
+#include "gpu/conversion_plan.hpp"
 #include "gpu/layout.hpp"
 #include "gpu/target_info.hpp"
 #include "passes/passes.hpp"
@@ -75,9 +76,7 @@ private:
     shared_bytes_ = std::max(shared_bytes_, scratch_base_ + bytes);
   }
   static int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
-  int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset, int64_t row_pad = 0);
-  // Row-major index of coordinates `c` in `shape`, rows `row_pad` elements longer (rank 2).
-  LV* padded_index(const Regs& c, const std::vector<int64_t>& shape, int64_t row_pad);
+  int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset);
   LV* from_smem(ir::DType e, LV* index, int64_t byte_offset);
 
   // --- blocks, dispatch and control flow (lower.cpp) -------------------------------------
@@ -127,9 +126,16 @@ private:
 
   // --- shape ops (lower_shape.cpp) -------------------------------------------------------
   void broadcast(const ir::Op& op);
-  void expand_dims(const ir::Op& op);
   void convert_layout(const ir::Op& op);
-  void through_smem(const ir::Op& op);
+  // trans, reshape, expand_dims, join, split: the operand's registers under the layout the op
+  // makes of it (linear_layouts.cpp), then converted to the result's.
+  void shape_op(const ir::Op& op);
+  void cat(const ir::Op& op);
+
+  // --- layout conversions (lower_convert.cpp) --------------------------------------------
+  Regs convert_regs(const Regs& x, const LinearLayout& from, const LinearLayout& to, ir::DType e);
+  LV* thread_offset(const std::vector<int64_t>& lane, const std::vector<int64_t>& warp);
+  Regs smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs);
 
   // --- memory (lower_memory.cpp) ---------------------------------------------------------
   // Pointers known as (uniform base, non-negative i32 element offsets): what buffer

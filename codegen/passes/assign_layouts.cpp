@@ -1,9 +1,10 @@
 // Layout assignment: every tensor value gets a distributed layout. Sources take the default
 // blocked layout of their shape; elementwise ops, broadcasts, loads and stores take their first
 // tensor operand's and convert the others; reductions produce a slice of their input's layout,
-// which expand_dims turns back into the parent for free; reshapes, transposes, joins, splits,
-// concatenations and dots produce the default layout (the lowering moves their data through
-// shared memory). Loop-carried values keep their initial value's layout; yields convert to it.
+// which expand_dims turns back into the parent for free; reshapes, transposes, joins and splits
+// produce the layout they make of their operand's (no data moves: linear_layouts.cpp);
+// concatenations and dots produce the default layout. Loop-carried values keep their initial
+// value's layout; yields convert to it.
 //
 // "Default" is refined by anchors: values tied together by elementwise ops, memory accesses and
 // loop-carried edges (same shape, so they should share a layout) form one class, and a class
@@ -185,10 +186,20 @@ private:
       set(r, parent);
       return;
     }
+    case OpKind::Join:
+      // Both halves in one layout, so that a thread holds a[i] and b[i].
+      if (!o.operands[0]->type.is_scalar())
+        convert_operand(1, layout_of(o.operands[0]));
+      [[fallthrough]];
     case OpKind::Reshape:
     case OpKind::Trans:
-    case OpKind::Join:
     case OpKind::Split:
+      // The layout the op makes of its operand's: the data stays where it is.
+      for (size_t k = 0; k < o.results.size(); ++k) {
+        ir::LayoutPtr l = induced_layout(o, k);
+        set(o.results[k], l ? l : dflt(o.results[k]->type.shape));
+      }
+      return;
     case OpKind::Cat:
       for (ir::Value* r : o.results)
         set(r, dflt(r->type.shape));

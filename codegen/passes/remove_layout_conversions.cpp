@@ -4,7 +4,8 @@
 // rematerialized (cloned right after the original, in the new layout, with conversions pushed
 // onto their operands), until the conversions meet a load, a reduction or a block argument.
 // Ops that read their operands through shared memory or in any layout (dot, reductions, scans,
-// reshapes, transposes, joins, splits, concatenations) take the unconverted operand.
+// reshapes, transposes, joins, splits, concatenations) take the unconverted operand; the
+// shape ops then make their results' layouts from it.
 // Conversions of conversions fold; conversions to the layout a value already has vanish;
 // dead ops are erased.
 #include "gpu/layout.hpp"
@@ -40,6 +41,18 @@ bool rematerializable(const ir::Op& op, bool accel = false) {
   if (op.kind == OpKind::Load)
     return accel && op.result()->type.rank() <= 1 && !op.int_attr("volatile", 0);
   return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims;
+}
+
+// Bytes along `dim` that a warp's consecutive lanes hold back to back in one register: what
+// one store instruction writes contiguously.
+int64_t contiguous_bytes(const LinearLayout& l, int dim, int64_t elem_bytes) {
+  int64_t run = l.contiguous_regs(dim);
+  for (const auto& c : l.lane) {
+    if (LinearLayout::dim_of(c) != dim || c[static_cast<size_t>(dim)] != run)
+      break;
+    run *= 2;
+  }
+  return run * elem_bytes;
 }
 
 class Remover {
@@ -184,6 +197,18 @@ private:
     if (x->type.rank() == 2 && mma && mma->unit == MatrixUnit::Wgmma && want &&
         want->size_per_thread[want->order[0]] * x->type.elem.bits() > 32)
       return;
+    // Nor where x's threads would write fewer than 16 contiguous bytes of a row per
+    // instruction (a transposed tile: a warp's 2-byte stores would fall on 8 rows at once, a
+    // quarter of each sector used; Triton 3.93x faster on an 8192^2 transpose until this).
+    if (want && x->type.rank() >= 1) {
+      const int d = want->order[0];
+      const int64_t eb = elem_bytes(x->type.elem);
+      auto run = [&](const ir::Type& t) {
+        return contiguous_bytes(resolve(t.layout, t.shape), d, eb);
+      };
+      if (run(x->type) < std::min<int64_t>(16, run(op.operands[1]->type)))
+        return;
+    }
     for (size_t k = 0; k < op.operands.size(); ++k)
       if (k != 1 && !cheap(op.operands[k], accelerator_layout(x->type.layout)))
         return;
@@ -219,12 +244,7 @@ private:
     case OpKind::Cat:
       if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
         return; // a view of a tile in shared memory (a wgmma operand's transposition)
-      for (auto& v : op.operands)
-        if (ir::Value* x = unconverted(v); x != v && x->type.layout) {
-          v = x;
-          changed_ = true;
-        }
-      return;
+      return reshape_unconverted(b, i);
     case OpKind::Reduce:
     case OpKind::Scan: {
       // All operands must come from one layout; the results follow it and are converted back
@@ -257,6 +277,35 @@ private:
       return;
     }
     }
+  }
+
+  // A reshape, transposition, join or split reads its operands where they are (they were
+  // only converted for it); its results take the layouts it makes of them, and their users get
+  // a conversion to the layouts they had (which later rounds remove where they can).
+  void reshape_unconverted(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    bool any = false;
+    for (auto& v : op.operands)
+      if (ir::Value* x = unconverted(v); x != v && x->type.layout) {
+        v = x;
+        any = true;
+      }
+    if (!any)
+      return;
+    changed_ = true;
+    size_t at = i + 1;
+    for (size_t k = 0; k < op.results.size(); ++k) {
+      ir::Value* r = op.results[k];
+      ir::LayoutPtr made = induced_layout(op, k);
+      if (!made || same_layout(made, r->type.layout))
+        continue;
+      ir::Type back = r->type;
+      r->type.layout = made;
+      ir::Op& c = insert_op(f_, b, at++, OpKind::ConvertLayout, {r}, {back}, op.loc);
+      f_.replace_all_uses(r, c.result());
+      c.operands[0] = r;
+    }
+    i = at - 1;
   }
 
   // op(convert(x: S -> L), ...) with every other operand cheap or also converted from S:

@@ -1,0 +1,206 @@
+#include "gpu/conversion_plan.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <set>
+
+namespace tritium::gpu {
+namespace {
+
+using Coord = LinearLayout::Coord;
+
+// Numbers the coordinate bits of a shape: dimension d's bit b is first[d] + b.
+class CoordBits {
+public:
+  explicit CoordBits(const std::vector<int64_t>& shape) {
+    for (int64_t s : shape) {
+      first_.push_back(count_);
+      count_ += log2_exact(s);
+    }
+  }
+  int count() const { return count_; }
+  // The bit a basis selects, or -1 for a replica.
+  int id(const Coord& c) const {
+    const int d = LinearLayout::dim_of(c);
+    return d < 0 ? -1 : first_[static_cast<size_t>(d)] + LinearLayout::bit_of(c);
+  }
+
+private:
+  std::vector<int> first_;
+  int count_ = 0;
+};
+
+int ilog2(int64_t v) {
+  return std::bit_width(static_cast<uint64_t>(v)) - 1;
+}
+
+// How many leading register bases can form one access of at most 16 bytes.
+int vector_bits(const LinearLayout& l, int elem_bytes) {
+  int k = 0;
+  while (k < static_cast<int>(l.reg.size()) && LinearLayout::dim_of(l.reg[k]) >= 0 &&
+         (int64_t{elem_bytes} << (k + 1)) <= 16)
+    ++k;
+  return k;
+}
+
+// How many of `l`'s leading register bases are `lead`'s first k, in order.
+int common_prefix(const LinearLayout& lead, int k, const LinearLayout& l) {
+  int p = 0;
+  while (p < k && p < static_cast<int>(l.reg.size()) && l.reg[p] == lead.reg[p])
+    ++p;
+  return p;
+}
+
+int64_t accesses_of(const ConversionPlan::Side& s) {
+  return (int64_t{1} << s.reg.size()) / s.vec;
+}
+
+// The phase of a warp's access: lanes whose accesses the hardware serves together (one row of
+// banks per phase).
+int phase_bits(int access_bytes_log2, int row_bytes_log2, int bank_bytes_log2, int lanes_log2) {
+  return std::min(lanes_log2, row_bytes_log2 - std::max(access_bytes_log2, bank_bytes_log2));
+}
+
+// The plan whose `lead` side accesses vectors of its first k register bases.
+ConversionPlan build_plan(const LinearLayout& from, const LinearLayout& to, bool lead_is_to, int k,
+                          int elem_bytes, int banks, int bank_bytes) {
+  const CoordBits bits(from.shape);
+  const int eb_log = ilog2(elem_bytes);
+  const int bank_log = ilog2(bank_bytes), row_log = ilog2(int64_t{banks} * bank_bytes);
+  const LinearLayout& lead = lead_is_to ? to : from;
+  const LinearLayout& other = lead_is_to ? from : to;
+  const int p = common_prefix(lead, k, other);
+
+  // Offsets: the lead's vector, its lanes (consecutive chunks for a phase), its other
+  // registers, its warps, then any bit it does not hold.
+  std::vector<int64_t> image(static_cast<size_t>(bits.count()), 0);
+  std::vector<bool> placed(image.size(), false);
+  int next = 0;
+  auto place = [&](const Coord& c) {
+    const int id = bits.id(c);
+    if (id >= 0 && !placed[static_cast<size_t>(id)]) {
+      placed[static_cast<size_t>(id)] = true;
+      image[static_cast<size_t>(id)] = int64_t{1} << next++;
+    }
+  };
+  for (int i = 0; i < k; ++i)
+    place(lead.reg[static_cast<size_t>(i)]);
+  for (const Coord& c : lead.lane)
+    place(c);
+  for (size_t i = static_cast<size_t>(k); i < lead.reg.size(); ++i)
+    place(lead.reg[i]);
+  for (const Coord& c : lead.warp)
+    place(c);
+  for (size_t id = 0; id < image.size(); ++id)
+    if (!placed[id])
+      image[id] = int64_t{1} << next++;
+
+  // The swizzle: the other side's lanes in one phase that only differ above the bank bits get
+  // a free bank bit each, above both sides' vectors (which stay contiguous).
+  const int other_access = eb_log + p, lead_access = eb_log + k;
+  const int lanes_log = static_cast<int>(other.lane.size());
+  const int phase = phase_bits(other_access, row_log, bank_log, lanes_log);
+  const int lo = std::max({bank_log, other_access, lead_access});
+  uint64_t used = 0; // byte bits of the bank index taken by a lane of the phase
+  std::vector<int> high;
+  for (int j = 0; j < phase; ++j) {
+    const int id = bits.id(other.lane[static_cast<size_t>(j)]);
+    if (id < 0)
+      continue;
+    const uint64_t bytes = static_cast<uint64_t>(image[static_cast<size_t>(id)]) << eb_log;
+    if (bytes >> row_log)
+      high.push_back(id);
+    else
+      used |= bytes;
+  }
+  for (int id : high) {
+    int t = lo;
+    while (t < row_log && (used >> t & 1))
+      ++t;
+    if (t >= row_log || t < eb_log)
+      break;
+    used |= uint64_t{1} << t;
+    image[static_cast<size_t>(id)] |= int64_t{1} << (t - eb_log);
+  }
+
+  ConversionPlan plan;
+  plan.elements = int64_t{1} << bits.count();
+  auto side = [&](const LinearLayout& l, int vec_bits) {
+    ConversionPlan::Side s;
+    auto offsets = [&](const std::vector<Coord>& bases, std::vector<int64_t>& out) {
+      for (const Coord& c : bases) {
+        const int id = bits.id(c);
+        out.push_back(id < 0 ? 0 : image[static_cast<size_t>(id)]);
+      }
+    };
+    offsets(l.reg, s.reg);
+    offsets(l.lane, s.lane);
+    offsets(l.warp, s.warp);
+    s.vec = 1 << vec_bits;
+    return s;
+  };
+  plan.write = side(from, lead_is_to ? p : k);
+  plan.read = side(to, lead_is_to ? k : p);
+  return plan;
+}
+
+// Shared-memory wavefronts a side takes: per access, the rows of banks its bytes fill, times
+// the worst bank conflict.
+int64_t wavefronts(const ConversionPlan::Side& side, int elem_bytes, int banks, int bank_bytes) {
+  const int64_t lanes = int64_t{1} << side.lane.size();
+  const int64_t row = int64_t{banks} * bank_bytes;
+  const int64_t per_access = std::max<int64_t>(1, (lanes * side.vec * elem_bytes + row - 1) / row);
+  return accesses_of(side) * per_access *
+         bank_conflicts(side, elem_bytes, static_cast<int>(std::min<int64_t>(lanes, 64)));
+}
+
+} // namespace
+
+// Every choice of vectorized side and vector length, the one with the fewest wavefronts (the
+// reading side's longest vector on a tie: it usually feeds a store's vectors).
+ConversionPlan plan_conversion(const LinearLayout& from, const LinearLayout& to, int elem_bytes,
+                               int banks, int bank_bytes) {
+  ConversionPlan best;
+  int64_t best_cost = -1;
+  for (bool lead_is_to : {true, false})
+    for (int k = vector_bits(lead_is_to ? to : from, elem_bytes); k >= 0; --k) {
+      ConversionPlan plan = build_plan(from, to, lead_is_to, k, elem_bytes, banks, bank_bytes);
+      const int64_t cost = wavefronts(plan.write, elem_bytes, banks, bank_bytes) +
+                           wavefronts(plan.read, elem_bytes, banks, bank_bytes);
+      if (best_cost < 0 || cost < best_cost) {
+        best = std::move(plan);
+        best_cost = cost;
+      }
+    }
+  return best;
+}
+
+int bank_conflicts(const ConversionPlan::Side& side, int elem_bytes, int warp_size) {
+  const int64_t access = int64_t{side.vec} * elem_bytes;
+  const int phase = access >= 16 ? 8 : access == 8 ? 16 : 32;
+  const int lanes = std::min(warp_size, 1 << side.lane.size());
+  auto xor_of = [](const std::vector<int64_t>& bases, int64_t bits) {
+    int64_t v = 0;
+    for (size_t i = 0; i < bases.size(); ++i)
+      if (bits >> i & 1)
+        v ^= bases[i];
+    return v;
+  };
+  int worst = 1;
+  const int64_t regs = int64_t{1} << side.reg.size();
+  for (int64_t r = 0; r < regs; r += side.vec)
+    for (int first = 0; first < lanes; first += phase) {
+      std::map<int64_t, std::set<int64_t>> words; // bank -> the words it serves
+      for (int lane = first; lane < std::min(lanes, first + phase); ++lane) {
+        const int64_t byte = (xor_of(side.reg, r) ^ xor_of(side.lane, lane)) * elem_bytes;
+        for (int64_t w = byte / 4; w <= (byte + access - 1) / 4; ++w)
+          words[w % 32].insert(w);
+      }
+      for (const auto& [bank, set] : words)
+        worst = std::max(worst, static_cast<int>(set.size()));
+    }
+  return worst;
+}
+
+} // namespace tritium::gpu

@@ -1,0 +1,104 @@
+// Moving a tensor's registers from one distributed layout to another: a renaming of registers
+// where every thread already holds what it needs, else a round trip through shared memory laid
+// out by plan_conversion (vectorized on one side, swizzled so that neither side's warps meet in
+// a bank).
+#include "gpu/conversion_plan.hpp"
+#include "gpu/lowering.hpp"
+
+namespace tritium::gpu {
+
+namespace {
+
+// The XOR of the offsets that the set bits of `r` select.
+int64_t xor_of(const std::vector<int64_t>& bases, int64_t r) {
+  int64_t v = 0;
+  for (size_t i = 0; i < bases.size(); ++i)
+    if (r >> i & 1)
+      v ^= bases[i];
+  return v;
+}
+
+} // namespace
+
+Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const LinearLayout& to,
+                            ir::DType e) {
+  if (from == to)
+    return x;
+  // The same elements in every thread, in another register order (a wgmma accumulator as the
+  // next wgmma's a operand, a join followed by a store's vectors).
+  if (from.lane == to.lane && from.warp == to.warp) {
+    Regs out;
+    for (int i = 0; i < to.num_regs(); ++i) {
+      const int j = from.reg_index(to.reg_offset(i));
+      if (j < 0)
+        break;
+      out.push_back(x[static_cast<size_t>(j)]);
+    }
+    if (static_cast<int>(out.size()) == to.num_regs())
+      return out;
+  }
+  const int64_t eb = mem_bytes(e);
+  const ConversionPlan plan = plan_conversion(from, to, static_cast<int>(eb));
+  ti_.barrier(b_); // earlier readers of the scratch are done
+  need_shared(plan.elements * eb);
+  smem_side(plan.write, e, &x);
+  ti_.barrier(b_);
+  return smem_side(plan.read, e, nullptr);
+}
+
+// This thread's part of a side's offsets: the XOR of its lane's and warp's bases.
+LV* Lowering::thread_offset(const std::vector<int64_t>& lane, const std::vector<int64_t>& warp) {
+  LV* off = b_.getInt32(0);
+  auto add = [&](LV* id, const std::vector<int64_t>& bases) {
+    for (size_t j = 0; j < bases.size(); ++j) {
+      if (!bases[j])
+        continue;
+      LV* set = b_.CreateICmpNE(b_.CreateAnd(id, b_.getInt32(1u << j)), b_.getInt32(0));
+      off = b_.CreateXor(
+          off, b_.CreateSelect(set, b_.getInt32(static_cast<uint32_t>(bases[j])), b_.getInt32(0)));
+    }
+  };
+  add(lane_, lane);
+  add(warp_, warp);
+  return off;
+}
+
+// Writes `regs` (write side) or reads the registers of the read side, one vector at a time.
+Regs Lowering::smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs) {
+  const int64_t eb = mem_bytes(e);
+  LV* thread = thread_offset(s.lane, s.warp);
+  int64_t thread_bits = 0;
+  for (const auto* bases : {&s.lane, &s.warp})
+    for (int64_t v : *bases)
+      thread_bits |= v;
+  llvm::Type* elem = mem_type(e);
+  llvm::Type* vec_ty = s.vec > 1 ? llvm::FixedVectorType::get(elem, s.vec) : elem;
+  const llvm::Align align(static_cast<uint64_t>(s.vec * eb));
+  Regs out;
+  const int64_t n = int64_t{1} << s.reg.size();
+  for (int64_t r = 0; r < n; r += s.vec) {
+    const int64_t c = xor_of(s.reg, r);
+    // Bits the thread's part never sets add; the backend folds them into the address.
+    LV* idx = (c & thread_bits) ? b_.CreateXor(thread, b_.getInt32(static_cast<uint32_t>(c)))
+                                : b_.CreateAdd(thread, b_.getInt32(static_cast<uint32_t>(c)));
+    LV* p = smem_ptr(idx, 0, eb);
+    if (regs) {
+      LV* v = llvm::PoisonValue::get(vec_ty);
+      if (s.vec == 1)
+        v = to_mem((*regs)[static_cast<size_t>(r)], e);
+      else
+        for (int i = 0; i < s.vec; ++i)
+          v = b_.CreateInsertElement(v, to_mem((*regs)[static_cast<size_t>(r + i)], e),
+                                     b_.getInt32(static_cast<uint32_t>(i)));
+      b_.CreateAlignedStore(v, p, align);
+      continue;
+    }
+    LV* v = b_.CreateAlignedLoad(vec_ty, p, align);
+    for (int i = 0; i < s.vec; ++i)
+      out.push_back(from_mem(
+          s.vec == 1 ? v : b_.CreateExtractElement(v, b_.getInt32(static_cast<uint32_t>(i))), e));
+  }
+  return out;
+}
+
+} // namespace tritium::gpu
