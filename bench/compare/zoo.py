@@ -588,6 +588,243 @@ def _(shape):
                     lambda a: torch.nn.functional.gelu(a, approximate="tanh"))
 
 
+@triton.jit
+def sum_partials_kernel(P, Out, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for i in tl.range(0, n_rows, BLOCK_M):
+        rows = i + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+        acc += tl.load(P + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.)
+    tl.store(Out + cols, tl.sum(acc, 0), mask=cols < n_cols)
+
+
+SUM_BLOCK_M, SUM_BLOCK_N = 32, 128
+
+
+def sum_partials(partial, out, P, N):
+    """Triton's launch of sum_partials_kernel, and tritium's."""
+    grid, args = (cdiv(N, SUM_BLOCK_N), ), (partial, out, P, N)
+    return (lambda: sum_partials_kernel[grid](*args, BLOCK_M=SUM_BLOCK_M, BLOCK_N=SUM_BLOCK_N),
+            Launch("sum_partials_kernel", grid, args))
+
+
+def norm_bwd_inputs(M, N, centered):
+    dy, x, w = uniform(M, N), uniform(M, N, lo=-2, hi=3), uniform(N, lo=0.5, hi=1.5)
+    xf = x.double()
+    mean = xf.mean(1) if centered else torch.zeros(M, device="cuda", dtype=torch.float64)
+    rstd = 1 / torch.sqrt(((xf - mean[:, None])**2).mean(1) + 1e-6)
+    P = min(torch.cuda.get_device_properties(0).multi_processor_count, M)
+    return dy, x, w, mean.float(), rstd.float(), P, cdiv(M, P)
+
+
+@triton.jit
+def rmsnorm_bwd_kernel(DY, X, W, Rstd, DX, DW_partial, n_rows, n_cols, rows_per_program,
+                       BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    w = tl.load(W + cols, mask=mask, other=0).to(tl.float32)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    row_start = pid * rows_per_program
+    row_end = tl.minimum(row_start + rows_per_program, n_rows)
+    for row in tl.range(row_start, row_end):
+        offs = row.to(tl.int64) * n_cols + cols
+        dy = tl.load(DY + offs, mask=mask, other=0).to(tl.float32)
+        x = tl.load(X + offs, mask=mask, other=0).to(tl.float32)
+        rstd = tl.load(Rstd + row)
+        m = dy * w
+        dx = rstd * (m - (rstd * rstd / n_cols) * tl.sum(m * x, 0) * x)
+        tl.store(DX + offs, dx, mask=mask)
+        dw += dy * x * rstd
+    tl.store(DW_partial + pid * n_cols + cols, dw, mask=mask)
+
+
+@twin("rmsnorm_bwd")
+def _(shape):
+    M, N = dims(shape)
+    dy, x, w, _, rstd, P, rows_per_program = norm_bwd_inputs(M, N, False)
+    dx, dw_partial, dw = empty(M, N), empty(P, N, dtype=torch.float32), empty(N, dtype=torch.float32)
+    block = next_pow2(N)
+    args = (dy, x, w, rstd, dx, dw_partial, M, N, rows_per_program)
+    tri_sum, sum_launch = sum_partials(dw_partial, dw, P, N)
+
+    def triton_fn():
+        rmsnorm_bwd_kernel[(P, )](*args, BLOCK=block, num_warps=row_warps(block))
+        tri_sum()
+
+    def reference():
+        d, xf, r = dy.double(), x.double(), rstd.double()[:, None]
+        m = d * w.double()
+        ref_dx = r * (m - r * r * (m * xf).mean(1, keepdim=True) * xf)
+        return ref_dx, (d * xf * r).sum(0)
+
+    def verify():
+        ref_dx, ref_dw = reference()
+        check("dx", dx, ref_dx, 2e-3, 4e-3)
+        check("dw", dw, ref_dw, 1e-3, 1e-4)
+
+    def torch_fn():  # eager, as autograd's graph of x * rstd * w computes it
+        xf, r, m = x.float(), rstd[:, None], dy.float() * w.float()
+        return r * (m - r * r * (m * xf).mean(1, keepdim=True) * xf), (dy.float() * xf * r).sum(0)
+
+    return Case(triton=triton_fn, torch=torch_fn,
+                tritium=[Launch("rmsnorm_bwd_kernel", (P, ), args), sum_launch],
+                outputs=[dx, dw_partial, dw], verify=verify, bytes=3 * x.numel() * 2)
+
+
+@triton.jit
+def layernorm_bwd_kernel(DY, X, W, Mean, Rstd, DX, DW_partial, DB_partial, n_rows, n_cols,
+                         rows_per_program, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    w = tl.load(W + cols, mask=mask, other=0).to(tl.float32)
+    dw = tl.zeros([BLOCK], dtype=tl.float32)
+    db = tl.zeros([BLOCK], dtype=tl.float32)
+    row_start = pid * rows_per_program
+    row_end = tl.minimum(row_start + rows_per_program, n_rows)
+    for row in tl.range(row_start, row_end):
+        offs = row.to(tl.int64) * n_cols + cols
+        dy = tl.load(DY + offs, mask=mask, other=0).to(tl.float32)
+        x = tl.load(X + offs, mask=mask, other=0).to(tl.float32)
+        x_hat = (x - tl.load(Mean + row)) * tl.load(Rstd + row)
+        wdy = w * dy
+        c1 = tl.sum(x_hat * wdy, 0) / n_cols
+        c2 = tl.sum(wdy, 0) / n_cols
+        tl.store(DX + offs, (wdy - (x_hat * c1 + c2)) * tl.load(Rstd + row), mask=mask)
+        dw += dy * x_hat
+        db += dy
+    tl.store(DW_partial + pid * n_cols + cols, dw, mask=mask)
+    tl.store(DB_partial + pid * n_cols + cols, db, mask=mask)
+
+
+@twin("layernorm_bwd")
+def _(shape):
+    M, N = dims(shape)
+    dy, x, w, mean, rstd, P, rows_per_program = norm_bwd_inputs(M, N, True)
+    dx = empty(M, N)
+    dw_partial, db_partial = empty(P, N, dtype=torch.float32), empty(P, N, dtype=torch.float32)
+    dw, db = empty(N, dtype=torch.float32), empty(N, dtype=torch.float32)
+    block = next_pow2(N)
+    args = (dy, x, w, mean, rstd, dx, dw_partial, db_partial, M, N, rows_per_program)
+    tri_dw, dw_launch = sum_partials(dw_partial, dw, P, N)
+    tri_db, db_launch = sum_partials(db_partial, db, P, N)
+
+    def triton_fn():
+        layernorm_bwd_kernel[(P, )](*args, BLOCK=block, num_warps=row_warps(block))
+        tri_dw()
+        tri_db()
+
+    def reference(dtype):
+        d, r = dy.to(dtype), rstd.to(dtype)[:, None]
+        x_hat = (x.to(dtype) - mean.to(dtype)[:, None]) * r
+        wdy = w.to(dtype) * d
+        c1 = (x_hat * wdy).mean(1, keepdim=True)
+        c2 = wdy.mean(1, keepdim=True)
+        return (wdy - (x_hat * c1 + c2)) * r, (d * x_hat).sum(0), d.sum(0)
+
+    def verify():
+        ref_dx, ref_dw, ref_db = reference(torch.float64)
+        check("dx", dx, ref_dx, 2e-3, 4e-3)
+        check("dw", dw, ref_dw, 1e-3, 1e-4)
+        check("db", db, ref_db, 1e-3, 1e-4)
+
+    return Case(triton=triton_fn, torch=lambda: reference(torch.float32),
+                tritium=[Launch("layernorm_bwd_kernel", (P, ), args), dw_launch, db_launch],
+                outputs=[dx, dw_partial, db_partial, dw, db], verify=verify,
+                bytes=3 * x.numel() * 2)
+
+
+def divergence_block(V):
+    return min(next_pow2(V), 16384)
+
+
+@triton.jit
+def kl_div_kernel(Y_pred, Y_true, Loss, V, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    Y_pred += row.to(tl.int64) * V
+    Y_true += row.to(tl.int64) * V
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in tl.range(0, V, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < V
+        y_pred = tl.load(Y_pred + cols, mask=mask, other=0.)
+        y = tl.load(Y_true + cols, mask=mask, other=0.)
+        acc += y * (tl.log(tl.maximum(y, eps)) - y_pred)
+    tl.store(Loss + row, tl.sum(acc, 0))
+
+
+def log_probs(BT, V):
+    return torch.log_softmax(uniform(BT, V, lo=-4, hi=4, dtype=torch.float32), 1)
+
+
+@twin("kl_div")
+def _(shape):
+    BT, V = dims(shape)
+    y_pred, y_true = log_probs(BT, V), log_probs(BT, V).exp()
+    loss = empty(BT, dtype=torch.float32)
+    eps = 1e-10
+    block = divergence_block(V)
+    args = (y_pred, y_true, loss, V, eps)
+    F = torch.nn.functional
+    return Case(
+        triton=lambda: kl_div_kernel[(BT, )](*args, BLOCK=block, num_warps=row_warps(block)),
+        torch=lambda: F.kl_div(y_pred, y_true, reduction="none").sum(1),
+        tritium=[Launch("kl_div_kernel", (BT, ), args)], outputs=[loss],
+        verify=lambda: check("loss", loss, F.kl_div(y_pred.double(), y_true.double(),
+                                                    reduction="none").sum(1), 1e-5, 1e-4),
+        bytes=2 * y_pred.numel() * 4)
+
+
+@triton.jit
+def jsd_kernel(X, Y, Loss, DX, V, beta, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    base = row.to(tl.int64) * V
+    X += base
+    Y += base
+    DX += base
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in tl.range(0, V, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < V
+        x = tl.load(X + cols, mask=mask, other=0.)
+        y = tl.load(Y + cols, mask=mask, other=0.)
+        q = tl.exp(x)
+        p = tl.exp(y)
+        log_m = tl.log(beta * p + (1.0 - beta) * q)
+        loss = beta * p * (y - log_m) + (1.0 - beta) * q * (x - log_m)
+        acc += tl.where(mask, loss, 0.0)
+        tl.store(DX + cols, (1.0 - beta) * q * (x - log_m), mask=mask)
+    tl.store(Loss + row, tl.sum(acc, 0))
+
+
+@twin("jsd")
+def _(shape):
+    BT, V = dims(shape)
+    x, y = log_probs(BT, V), log_probs(BT, V)
+    loss, dx = empty(BT, dtype=torch.float32), torch.empty_like(x)
+    beta = 0.5
+    block = divergence_block(V)
+    args = (x, y, loss, dx, V, beta)
+
+    def reference(dtype):
+        xd, yd = x.to(dtype), y.to(dtype)
+        q, p = xd.exp(), yd.exp()
+        log_m = torch.log(beta * p + (1 - beta) * q)
+        return ((beta * p * (yd - log_m) + (1 - beta) * q * (xd - log_m)).sum(1),
+                (1 - beta) * q * (xd - log_m))
+
+    def verify():
+        ref_loss, ref_dx = reference(torch.float64)
+        check("loss", loss, ref_loss, 1e-5, 1e-4)
+        check("dx", dx, ref_dx, 1e-7, 1e-4)
+
+    return Case(triton=lambda: jsd_kernel[(BT, )](*args, BLOCK=block, num_warps=row_warps(block)),
+                torch=lambda: reference(torch.float32), tritium=[Launch("jsd_kernel", (BT, ), args)],
+                outputs=[loss, dx], verify=verify, bytes=3 * x.numel() * 4)
+
+
 # ---------------------------------------------------------------------------------------------
 # The harness.
 
