@@ -23,6 +23,7 @@ Declaring a twin
             torch=lambda: y.copy_(x.t()),                          # or None
             tritium=[Launch("transpose_2d_kernel", grid, args)],   # in launch order
             outputs=[y],               # cleared before each provider's checked run
+                                       # (reset=fn instead restores an in-place op's input)
             verify=lambda: check("y", y, x.t()),                   # raises on a mismatch
             bytes=2 * x.numel() * 2)   # and/or flops=
 
@@ -75,6 +76,7 @@ class Case:
     tritium: List[Launch]
     verify: Callable[[], None]
     outputs: list = dataclasses.field(default_factory=list)
+    reset: Optional[Callable[[], object]] = None  # instead of clearing outputs (in-place ops)
     torch: Optional[Callable[[], object]] = None
     bytes: float = 0
     flops: float = 0
@@ -825,6 +827,238 @@ def _(shape):
                 outputs=[loss, dx], verify=verify, bytes=3 * x.numel() * 4)
 
 
+@triton.jit
+def embedding_kernel(Ids, Weight, Out, D, BLOCK: tl.constexpr):
+    token = tl.program_id(0)
+    id = tl.load(Ids + token)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < D
+    tl.store(Out + token.to(tl.int64) * D + cols, tl.load(Weight + id * D + cols, mask=mask),
+             mask=mask)
+
+
+@twin("embedding")
+def _(shape):
+    T, V, D = dims(shape)
+    w = randn(V, D)
+    ids = torch.randint(0, V, (T, ), device="cuda", dtype=torch.int64)
+    out = empty(T, D)
+    args = (ids, w, out, D)
+    F = torch.nn.functional
+    return Case(triton=lambda: embedding_kernel[(T, )](*args, BLOCK=next_pow2(D)),
+                torch=lambda: F.embedding(ids, w), tritium=[Launch("embedding_kernel", (T, ), args)],
+                outputs=[out], verify=lambda: check("out", out, F.embedding(ids, w)),
+                bytes=2 * out.numel() * 2)
+
+
+@triton.jit
+def index_select_kernel(X, Index, Out, M, N, K, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rk = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    index = tl.load(Index + rk, mask=rk < K)
+    mask = (rm[:, None] < M) & (rk[None, :] < K)
+    rows = rm[:, None].to(tl.int64)
+    x = tl.load(X + rows * N + index[None, :], mask=mask)
+    tl.store(Out + rows * K + rk[None, :], x, mask=mask)
+
+
+@twin("index_select")
+def _(shape):
+    M, N, K = dims(shape)
+    x = randn(M, N)
+    index = torch.randint(0, N, (K, ), device="cuda", dtype=torch.int64)
+    out = empty(M, K)
+    grid = (cdiv(M, 32), cdiv(K, 128))
+    args = (x, index, out, M, N, K)
+    return Case(triton=lambda: index_select_kernel[grid](*args, BLOCK_M=32, BLOCK_K=128),
+                torch=lambda: x.index_select(1, index),
+                tritium=[Launch("index_select_kernel", grid, args)], outputs=[out],
+                verify=lambda: check("out", out, x.index_select(1, index)),
+                bytes=2 * out.numel() * 2)
+
+
+@triton.jit
+def gather_kernel(X, Index, Out, N, K, numel, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < numel
+    row = offs // K
+    index = tl.load(Index + offs, mask=mask)
+    tl.store(Out + offs, tl.load(X + row * N + index, mask=mask), mask=mask)
+
+
+@twin("gather")
+def _(shape):
+    M, N, K = dims(shape)
+    x = randn(M, N)
+    index = torch.randint(0, N, (M, K), device="cuda", dtype=torch.int64)
+    out = empty(M, K)
+    grid = (cdiv(M * K, 1024), )
+    args = (x, index, out, N, K, M * K)
+    return Case(triton=lambda: gather_kernel[grid](*args, BLOCK=1024),
+                torch=lambda: torch.gather(x, 1, index),
+                tritium=[Launch("gather_kernel", grid, args)], outputs=[out],
+                verify=lambda: check("out", out, torch.gather(x, 1, index)),
+                bytes=out.numel() * (2 * 2 + 8))
+
+
+@triton.jit
+def scatter_kernel(Src, Index, Out, N, K, numel, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < numel
+    row = offs // K
+    index = tl.load(Index + offs, mask=mask)
+    tl.store(Out + row * N + index, tl.load(Src + offs, mask=mask), mask=mask)
+
+
+@twin("scatter")
+def _(shape):
+    M, N, K = dims(shape)
+    x, src = randn(M, N), randn(M, K)
+    index = torch.rand(M, N, device="cuda").argsort(1)[:, :K].contiguous()  # distinct per row
+    out = x.clone()
+    grid = (cdiv(M * K, 1024), )
+    args = (src, index, out, N, K, M * K)
+    return Case(triton=lambda: scatter_kernel[grid](*args, BLOCK=1024),
+                torch=lambda: out.scatter_(1, index, src),
+                tritium=[Launch("scatter_kernel", grid, args)], reset=lambda: out.copy_(x),
+                verify=lambda: check("out", out, x.scatter(1, index, src)),
+                bytes=src.numel() * (2 * 2 + 8))
+
+
+def flat_grid(n):
+    return (cdiv(n, 1024), )
+
+
+@triton.jit
+def where_clamp_pow_kernel(Cond, X, Y, Out, n, lo, hi, exponent, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    cond = tl.load(Cond + offs, mask=mask)
+    x = tl.load(X + offs, mask=mask).to(tl.float32)
+    y = tl.load(Y + offs, mask=mask).to(tl.float32)
+    tl.store(Out + offs, tl.where(cond, tl.clamp(x, lo, hi), libdevice.pow(y, exponent)), mask=mask)
+
+
+@twin("where_clamp_pow")
+def _(shape):
+    M, N = dims(shape)
+    n = M * N
+    cond = torch.rand(n, device="cuda") < 0.5
+    x, y, out = uniform(n, lo=-2, hi=2), uniform(n, lo=0.25, hi=2), empty(n)
+    lo, hi, exponent = -0.5, 1.0, 1.5
+    args = (cond, x, y, out, n, lo, hi, exponent)
+    ref = lambda: torch.where(cond, x.double().clamp(lo, hi), y.double().pow(exponent))
+    return Case(triton=lambda: where_clamp_pow_kernel[flat_grid(n)](*args, BLOCK=1024),
+                torch=lambda: torch.where(cond, x.clamp(lo, hi), y.pow(exponent)),
+                tritium=[Launch("where_clamp_pow_kernel", flat_grid(n), args)], outputs=[out],
+                verify=lambda: check("out", out, ref(), 1e-3, 2e-3), bytes=n * (3 * 2 + 1))
+
+
+@triton.jit
+def masked_fill_kernel(X, Mask, Out, n, value, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    fill = tl.load(Mask + offs, mask=inside)
+    tl.store(Out + offs, tl.where(fill, value, tl.load(X + offs, mask=inside).to(tl.float32)),
+             mask=inside)
+
+
+@twin("masked_fill")
+def _(shape):
+    M, N = dims(shape)
+    n = M * N
+    x, out = randn(n), empty(n)
+    mask = torch.rand(n, device="cuda") < 0.3
+    value = -10000.0
+    args = (x, mask, out, n, value)
+    return Case(triton=lambda: masked_fill_kernel[flat_grid(n)](*args, BLOCK=1024),
+                torch=lambda: x.masked_fill(mask, value),
+                tritium=[Launch("masked_fill_kernel", flat_grid(n), args)], outputs=[out],
+                verify=lambda: check("out", out, x.masked_fill(mask, value)), bytes=n * (2 * 2 + 1))
+
+
+@triton.jit
+def dropout_kernel(X, Out, n, p, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(X + offs, mask=mask).to(tl.float32)
+    keep = tl.rand(seed, offs) > p
+    tl.store(Out + offs, tl.where(keep, x / (1.0 - p), 0.0), mask=mask)
+
+
+@twin("dropout")
+def _(shape):
+    M, N = dims(shape)
+    n = M * N
+    x, out = uniform(n, lo=0.5, hi=2), empty(n)
+    p, seed = 0.25, 1234
+    args = (x, out, n, p, seed)
+
+    def verify():  # the numbers differ from torch's: check what holds whatever they are
+        scaled = x.double() / (1 - p)
+        kept = out != 0
+        check("out (kept)", out[kept], scaled[kept], 1e-3, 2e-3)
+        sigma = (n * p * (1 - p))**0.5
+        assert abs(int(kept.sum()) - n * (1 - p)) <= 5 * sigma, f"{int(kept.sum())} of {n} kept"
+
+    return Case(triton=lambda: dropout_kernel[flat_grid(n)](*args, BLOCK=1024),
+                torch=lambda: torch.nn.functional.dropout(x, p, training=True),
+                tritium=[Launch("dropout_kernel", flat_grid(n), args)], outputs=[out],
+                verify=verify, bytes=2 * n * 2)
+
+
+@triton.jit
+def concat_kernel(A, B, Out, N1, N2, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    n = N1 + N2
+    from_a = cols < N1
+    a = tl.load(A + row * N1 + cols, mask=from_a)
+    b = tl.load(B + row * N2 + (cols - N1), mask=(~from_a) & (cols < n))
+    tl.store(Out + row * n + cols, tl.where(from_a, a, b), mask=cols < n)
+
+
+@twin("concat")
+def _(shape):
+    M, N1, N2 = dims(shape)
+    a, b, out = randn(M, N1), randn(M, N2), empty(M, N1 + N2)
+    grid = (M, cdiv(N1 + N2, 1024))
+    args = (a, b, out, N1, N2)
+    return Case(triton=lambda: concat_kernel[grid](*args, BLOCK=1024),
+                torch=lambda: torch.cat([a, b], 1), tritium=[Launch("concat_kernel", grid, args)],
+                outputs=[out], verify=lambda: check("out", out, torch.cat([a, b], 1)),
+                bytes=2 * out.numel() * 2)
+
+
+PAD = dict(top=1, bottom=2, left=3, right=5)  # bench/zoo/pad.cpp's
+
+
+@triton.jit
+def pad_kernel(X, Out, M, N, out_n, top, left, value, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    in_row = row - top
+    in_cols = cols - left
+    inside = (in_row >= 0) & (in_row < M) & (in_cols >= 0) & (in_cols < N)
+    x = tl.load(X + in_row.to(tl.int64) * N + in_cols, mask=inside, other=value)
+    tl.store(Out + row.to(tl.int64) * out_n + cols, x, mask=cols < out_n)
+
+
+@twin("pad")
+def _(shape):
+    M, N = dims(shape)
+    out_m, out_n = M + PAD["top"] + PAD["bottom"], N + PAD["left"] + PAD["right"]
+    x, out = randn(M, N), empty(out_m, out_n)
+    value = -1.5
+    grid = (out_m, cdiv(out_n, 1024))
+    args = (x, out, M, N, out_n, PAD["top"], PAD["left"], value)
+    ref = lambda: torch.nn.functional.pad(x, (PAD["left"], PAD["right"], PAD["top"], PAD["bottom"]),
+                                          value=value)
+    return Case(triton=lambda: pad_kernel[grid](*args, BLOCK=1024), torch=ref,
+                tritium=[Launch("pad_kernel", grid, args)], outputs=[out],
+                verify=lambda: check("out", out, ref()), bytes=(x.numel() + out.numel()) * 2)
+
+
 # ---------------------------------------------------------------------------------------------
 # The harness.
 
@@ -862,6 +1096,8 @@ def tritium_launch(kernel, shape, case):
 
 def checked(provider, kernel, shape, case, fn):
     """Whether `fn` leaves outputs that case.verify accepts (outputs cleared first)."""
+    if case.reset:
+        case.reset()
     for out in case.outputs:
         out.zero_()
     try:
