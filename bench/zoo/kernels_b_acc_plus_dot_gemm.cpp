@@ -69,7 +69,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto b = ctx.dev.from_host(hb);
   auto c = ctx.dev.alloc<half>(size_t(M) * N);
 
-  static auto kernel = tritium::jit(acc_plus_dot_gemm_kernel, "acc_plus_dot_gemm_kernel");
+  auto kernel = tritium::jit(acc_plus_dot_gemm_kernel, "acc_plus_dot_gemm_kernel");
   Tiles t = tiles_for(ctx.dev);
   kernel.options({.num_warps = t.warps, .num_stages = t.stages});
   int grid = tritium::cdiv(M, t.m) * tritium::cdiv(N, t.n);

@@ -61,7 +61,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto b = ctx.dev.from_host(hb);
   auto c = ctx.dev.alloc<half>(size_t(BATCH) * M * N);
 
-  static auto kernel = tritium::jit(bmm_kernel, "bmm_kernel");
+  auto kernel = tritium::jit(bmm_kernel, "bmm_kernel");
   Tiles t = tiles_for(ctx.dev);
   kernel.options({.num_warps = t.warps, .num_stages = t.stages});
   const int tiles = tritium::cdiv(M, t.m) * tritium::cdiv(N, t.n);

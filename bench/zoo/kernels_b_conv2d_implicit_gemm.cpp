@@ -80,7 +80,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto w = ctx.dev.from_host(hw);
   auto y = ctx.dev.alloc<half>(size_t(N) * H * W * KO);
 
-  static auto kernel = tritium::jit(conv2d_implicit_gemm_kernel, "conv2d_implicit_gemm_kernel");
+  auto kernel = tritium::jit(conv2d_implicit_gemm_kernel, "conv2d_implicit_gemm_kernel");
   Tiles t = tiles_for(ctx.dev, KO);
   kernel.options({.num_warps = t.warps, .num_stages = t.stages});
   const int gemm_m = N * H * W;

@@ -48,7 +48,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto off = ctx.dev.from_host(offsets);
   auto out = ctx.dev.alloc<float>(size_t(bags) * D);
 
-  static auto kernel = tritium::jit(embedding_bag_kernel, "embedding_bag_kernel");
+  auto kernel = tritium::jit(embedding_bag_kernel, "embedding_bag_kernel");
   const int block_d = std::min(next_pow2(D), is_gpu(ctx.dev) ? 256 : 32);
   kernel.options({.num_warps = is_gpu(ctx.dev) ? 2 : 4});
   ctx.launch([&] { kernel[{bags, tritium::cdiv(D, block_d)}](w, idx, off, out, D, block_d); });

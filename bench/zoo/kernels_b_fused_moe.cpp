@@ -136,7 +136,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto npp = ctx.dev.from_host(post_padded);
   auto c = ctx.dev.alloc<half>(size_t(num_valid) * N);
 
-  static auto kernel = tritium::jit(fused_moe_kernel, "fused_moe_kernel");
+  auto kernel = tritium::jit(fused_moe_kernel, "fused_moe_kernel");
   kernel.options({.num_warps = tl_.warps, .num_stages = tl_.stages});
   int grid = tritium::cdiv(em, BM) * tritium::cdiv(N, tl_.n);
   ctx.launch([&] {

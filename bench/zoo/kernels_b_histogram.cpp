@@ -38,9 +38,10 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto x = ctx.dev.from_host(hx);
   auto bins = ctx.dev.alloc<int32_t>(num_bins);
 
-  static auto kernel = tritium::jit(histogram_kernel, "histogram_kernel");
+  auto kernel = tritium::jit(histogram_kernel, "histogram_kernel");
   const int block = block_for(ctx.dev);
   kernel.options({.num_warps = 4});
+  Zero zero;
   ctx.launch([&] {
     zero(bins);
     kernel[{tritium::cdiv(n, block)}](x, bins, n, num_bins, block);

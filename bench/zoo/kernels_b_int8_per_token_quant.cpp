@@ -42,7 +42,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto q = ctx.dev.alloc<int8_t>(hx.size());
   auto s = ctx.dev.alloc<float>(T);
 
-  static auto kernel = tritium::jit(int8_per_token_quant_kernel, "int8_per_token_quant_kernel");
+  auto kernel = tritium::jit(int8_per_token_quant_kernel, "int8_per_token_quant_kernel");
   const int block = next_pow2(H);
   kernel.options({.num_warps = std::clamp(block / 256, 1, 16)});
   ctx.launch([&] { kernel[{T}](x, q, s, H, block); });

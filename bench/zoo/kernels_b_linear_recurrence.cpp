@@ -52,7 +52,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto x = ctx.dev.from_host(hx);
   auto h = ctx.dev.alloc<float>(ha.size());
 
-  static auto kernel = tritium::jit(linear_recurrence_kernel, "linear_recurrence_kernel");
+  auto kernel = tritium::jit(linear_recurrence_kernel, "linear_recurrence_kernel");
   const int block_r = is_gpu(ctx.dev) ? 4 : 8;
   const int block_l = is_gpu(ctx.dev) ? 1024 : 32;
   kernel.options({.num_warps = 4});

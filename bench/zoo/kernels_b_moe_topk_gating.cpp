@@ -60,7 +60,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto weights = ctx.dev.alloc<float>(size_t(T) * top_k);
   auto ids = ctx.dev.alloc<int32_t>(size_t(T) * top_k);
 
-  static auto kernel = tritium::jit(moe_topk_gating_kernel, "moe_topk_gating_kernel");
+  auto kernel = tritium::jit(moe_topk_gating_kernel, "moe_topk_gating_kernel");
   const int block_t = block_t_for(ctx.dev);
   kernel.options({.num_warps = 4});
   ctx.launch(

@@ -103,7 +103,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto out = ctx.dev.alloc<half>(hq.size());
   const float sm_scale = float(1 / std::sqrt(double(D)));
 
-  static auto kernel = tritium::jit(paged_attention_decode_kernel, "paged_attention_decode_kernel");
+  auto kernel = tritium::jit(paged_attention_decode_kernel, "paged_attention_decode_kernel");
   const int block_h = std::max(16, next_pow2(HQ / HKV));
   const int block_n = is_gpu(ctx.dev) ? 64 : 16;
   kernel.options({.num_warps = 4, .num_stages = is_gpu(ctx.dev) ? 2 : 1});

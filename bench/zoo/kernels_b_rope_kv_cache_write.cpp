@@ -87,7 +87,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto k_cache = ctx.dev.from_host(std::vector<half>(cache_size, half(0.f)));
   auto v_cache = ctx.dev.from_host(std::vector<half>(cache_size, half(0.f)));
 
-  static auto kernel = tritium::jit(rope_kv_cache_write_kernel, "rope_kv_cache_write_kernel");
+  auto kernel = tritium::jit(rope_kv_cache_write_kernel, "rope_kv_cache_write_kernel");
   kernel.options({.num_warps = 4});
   ctx.launch([&] { kernel[{T}](k, v, pos, cs, sm, k_cache, v_cache, HKV, D, PAGE); });
 

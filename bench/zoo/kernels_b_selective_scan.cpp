@@ -68,7 +68,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto Db = ctx.dev.from_host(hD);
   auto y = ctx.dev.alloc<half>(hu.size());
 
-  static auto kernel = tritium::jit(selective_scan_kernel, "selective_scan_kernel");
+  auto kernel = tritium::jit(selective_scan_kernel, "selective_scan_kernel");
   const int block_d = is_gpu(ctx.dev) ? 64 : 16;
   kernel.options({.num_warps = 4});
   ctx.launch([&] {

@@ -37,7 +37,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto x = ctx.dev.from_host(hx);
   auto y = ctx.dev.alloc<float>(size_t(R) * V);
 
-  static auto kernel = tritium::jit(sort_rows_kernel, "sort_rows_kernel");
+  auto kernel = tritium::jit(sort_rows_kernel, "sort_rows_kernel");
   kernel.options({.num_warps = is_gpu(ctx.dev) ? 16 : 4});
   ctx.launch([&] { kernel[{R}](x, y, V); });
 

@@ -63,10 +63,11 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto b = ctx.dev.from_host(hb);
   auto c = ctx.dev.alloc<float>(size_t(M) * N);
 
-  static auto kernel = tritium::jit(split_k_gemm_kernel, "split_k_gemm_kernel");
+  auto kernel = tritium::jit(split_k_gemm_kernel, "split_k_gemm_kernel");
   Tiles t = tiles_for(ctx.dev);
   kernel.options({.num_warps = t.warps, .num_stages = t.stages});
   const int tiles = tritium::cdiv(M, t.m) * tritium::cdiv(N, t.n);
+  Zero zero;
   ctx.launch([&] {
     zero(c);
     kernel[{tiles, split}](a, b, c, M, N, K, t.m, t.n, t.k, split, t.group);

@@ -30,7 +30,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto x = ctx.dev.from_host(hx);
   auto y = ctx.dev.alloc<float>(size_t(R) * k);
 
-  static auto kernel = tritium::jit(topk_rows_kernel, "topk_rows_kernel");
+  auto kernel = tritium::jit(topk_rows_kernel, "topk_rows_kernel");
   kernel.options({.num_warps = is_gpu(ctx.dev) ? 16 : 4});
   ctx.launch([&] { kernel[{R}](x, y, k, V, next_pow2(k)); });
 

@@ -175,15 +175,20 @@ inline void zero_i32_kernel(tl::ptr<int32_t> x, tl::i32 n, tl::constexpr_<int> B
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   tl::store(x + offs, tl::zeros<int32_t>({BLOCK}), offs < n);
 }
-inline void zero(Buffer<float>& x) {
-  static auto k = tritium::jit(zero_f32_kernel, "zoo_zero_f32");
-  int n = int(x.size());
-  k[{tritium::cdiv(n, 1024)}](x, n, 1024);
-}
-inline void zero(Buffer<int32_t>& x) {
-  static auto k = tritium::jit(zero_i32_kernel, "zoo_zero_i32");
-  int n = int(x.size());
-  k[{tritium::cdiv(n, 1024)}](x, n, 1024);
-}
+// Zeroes a buffer with the kernels above. One per entry run (not a static): jit caches by
+// arguments, not by options, and writes TRITIUM_DUMP's files only when it compiles, so each
+// case's dump folder gets its own copy (bench/compare/zoo.py launches it from there).
+struct Zero {
+  decltype(tritium::jit(zero_f32_kernel, "")) f32 = tritium::jit(zero_f32_kernel, "zoo_zero_f32");
+  decltype(tritium::jit(zero_i32_kernel, "")) i32 = tritium::jit(zero_i32_kernel, "zoo_zero_i32");
+  void operator()(Buffer<float>& x) {
+    int n = int(x.size());
+    f32[{tritium::cdiv(n, 1024)}](x, n, 1024);
+  }
+  void operator()(Buffer<int32_t>& x) {
+    int n = int(x.size());
+    i32[{tritium::cdiv(n, 1024)}](x, n, 1024);
+  }
+};
 
 } // namespace zoo_b

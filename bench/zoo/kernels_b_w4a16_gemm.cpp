@@ -86,7 +86,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto z = ctx.dev.from_host(hz);
   auto c = ctx.dev.alloc<half>(size_t(M) * N);
 
-  static auto kernel = tritium::jit(w4a16_gemm_kernel, "w4a16_gemm_kernel");
+  auto kernel = tritium::jit(w4a16_gemm_kernel, "w4a16_gemm_kernel");
   Tiles t = tiles_for(ctx.dev, M);
   kernel.options({.num_warps = t.warps, .num_stages = t.stages});
   int grid = tritium::cdiv(M, t.m) * tritium::cdiv(N, t.n);

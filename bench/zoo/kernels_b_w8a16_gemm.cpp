@@ -70,7 +70,7 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   auto s = ctx.dev.from_host(hs);
   auto c = ctx.dev.alloc<half>(size_t(M) * N);
 
-  static auto kernel = tritium::jit(w8a16_gemm_kernel, "w8a16_gemm_kernel");
+  auto kernel = tritium::jit(w8a16_gemm_kernel, "w8a16_gemm_kernel");
   Tiles t = tiles_for(ctx.dev, M);
   kernel.options({.num_warps = t.warps, .num_stages = t.stages});
   int grid = tritium::cdiv(M, t.m) * tritium::cdiv(N, t.n);
