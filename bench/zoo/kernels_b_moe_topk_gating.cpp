@@ -22,22 +22,23 @@ void moe_topk_gating_kernel(tl::ptr<float> logits_ptr, tl::ptr<float> weights_pt
   auto num = tl::exp(z);
   auto probs = num / tl::sum(num, 1)[{_, None}];
 
-  auto remaining = probs;
-  auto total = tl::zeros<float>({BLOCK_T});
   // The top-k, unrolled while tracing (TOP_K is a constexpr): each round takes the largest
-  // remaining probability (the first expert on ties) and removes it.
-  std::vector<tl::f32> top_w;
-  std::vector<tl::i32> top_i;
+  // remaining probability (the first expert on ties) and removes it. The first pass sums the
+  // kept probabilities, the second stores them divided by that sum (E is small: the rounds
+  // cost less than keeping TOP_K results apart, which Triton's loops cannot).
+  auto total = tl::zeros<float>({BLOCK_T});
+  auto remaining = probs;
   for (int j = 0; j < TOP_K; ++j) {
     auto [w, i] = tl::max(remaining, 1, tl::return_indices);
-    top_w.push_back(w);
-    top_i.push_back(i);
     total = total + w;
     remaining = tl::where(offs_e[{None, _}] == i[{_, None}], -1.0f, remaining);
   }
+  remaining = probs;
   for (int j = 0; j < TOP_K; ++j) {
-    tl::store(weights_ptr + offs_t * TOP_K + j, top_w[j] / total, t_mask);
-    tl::store(ids_ptr + offs_t * TOP_K + j, top_i[j], t_mask);
+    auto [w, i] = tl::max(remaining, 1, tl::return_indices);
+    tl::store(weights_ptr + offs_t * TOP_K + j, w / total, t_mask);
+    tl::store(ids_ptr + offs_t * TOP_K + j, i, t_mask);
+    remaining = tl::where(offs_e[{None, _}] == i[{_, None}], -1.0f, remaining);
   }
 }
 
