@@ -833,7 +833,7 @@ def _(shape):
         triton=lambda: embedding_bag_kernel[grid](*args, BLOCK_D=block_d, num_warps=2),
         torch=lambda: F.embedding_bag(indices, weight, offsets[:-1], mode="sum"),
         tritium=[Launch("embedding_bag_kernel", grid, args)], outputs=[out],
-        verify=lambda: check("out", out, reference(), 1e-5, 1e-5),
+        verify=lambda: check("out", out, reference(), 1e-4, 1e-5),
         bytes=4 * (nnz * D + nnz + bags + 1 + bags * D))
 
 

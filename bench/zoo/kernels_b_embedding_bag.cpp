@@ -54,7 +54,8 @@ zoo::Outcome run(zoo::Context& ctx, const std::string& shape) {
   ctx.launch([&] { kernel[{bags, tritium::cdiv(D, block_d)}](w, idx, off, out, D, block_d); });
 
   auto got = out.to_host();
-  Check chk{1e-5, 1e-5};
+  // f32 sums of up to 2 avg values of magnitude <= 1, in order.
+  Check chk{1e-4, 1e-5};
   for (int b = 0; b < bags; ++b)
     for (int c = 0; c < D; ++c) {
       double s = 0;
