@@ -396,6 +396,8 @@ void Lowering::lower(const ir::Op& op) {
       return scan(op);
     case ir::CollectiveOp::Dot:
       return dot(op);
+    case ir::CollectiveOp::Histogram:
+      return histogram(op);
     }
     return;
   case ir::OpCategory::Control:

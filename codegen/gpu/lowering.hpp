@@ -169,6 +169,7 @@ private:
   };
   Partial then(const ir::Op& op, const Partial& a, const Partial& b);
   void scan(const ir::Op& op);
+  void histogram(const ir::Op& op);
 
   // --- shared memory buffers and async copies (lower_shared.cpp) ------------------------
   void plan_buffers();

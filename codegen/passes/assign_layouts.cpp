@@ -207,6 +207,11 @@ private:
     case OpKind::Dot:
       set(o.result(), layout_of(o.operands[2]));
       return;
+    case OpKind::Histogram: // counts in shared memory, whatever x's layout; bins in the default
+      if (o.operands.size() > 1)
+        convert_operand(1, layout_of(o.operands[0]));
+      set(o.result(), dflt(o.result()->type.shape));
+      return;
     default:
       break;
     }

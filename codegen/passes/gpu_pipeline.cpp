@@ -8,6 +8,7 @@ namespace tritium::gpu {
 
 std::span<const GpuPass> gpu_passes() {
   static constexpr GpuPass passes[] = {
+      {"combine", [](ir::Function& f, const GpuFeatures&) { combine(f); }},
       {"assign_layouts",
        [](ir::Function& f, const GpuFeatures& t) { assign_layouts(f, t.num_warps, t.warp_size); }},
       {"coalesce",

@@ -51,6 +51,9 @@ std::unique_ptr<ir::Function>
 prepare_gpu_ir(const ir::Function& f, const GpuFeatures& target,
                const std::function<void(const std::string&, const ir::Function&)>& after_pass);
 
+// combine.cpp: algebraic rewrites before layouts (x + dot(a, b) -> dot(a, b, x)).
+void combine(ir::Function& f);
+
 // axis_info.cpp: the analysis, seeded by Function::arg_info and hint ops.
 AxisInfoMap analyze_axis_info(const ir::Function& f);
 // "contiguity=[4] divisibility=[16] constancy=[1]" (and "constant=N" when known).

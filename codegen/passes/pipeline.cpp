@@ -114,9 +114,12 @@ public:
     for (ir::Op* l : loads) {
       const ir::Type& t = l->result()->type;
       ir::Type bt(t.elem, {stages_, t.shape[0], t.shape[1]});
-      // An operand read from shared memory (wgmma) keeps the layout it was given.
-      const ir::LayoutPtr& want = only_user(*l)->result()->type.layout;
-      bt.layout = dynamic_cast<const SharedLayout*>(want.get()) ? want : shared_for(*l, k_fast_);
+      // An operand read from shared memory (wgmma) keeps the layout it was given (not so a
+      // tile converted on its way: its ring holds the loaded type).
+      const ir::Op* u = only_user(*l);
+      const bool shared = u == operand_conversion(*l) &&
+                          dynamic_cast<const SharedLayout*>(u->result()->type.layout.get());
+      bt.layout = shared ? u->result()->type.layout : shared_for(*l, k_fast_);
       bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
     }
     if (tma_)
@@ -170,6 +173,14 @@ public:
     for (size_t n = 0; n < loads.size(); ++n) {
       ir::Op* cvt = only_user(*loads[n]);
       ir::Value* slot = index_buffer(body, b_at, bufs[n], r);
+      if (cvt != operand_conversion(*loads[n])) {
+        // Converted on its way (a dequantized weight): read in the load's own layout, and the
+        // conversion runs on the registers as before.
+        ir::Type t = loads[n]->result()->type;
+        ir::Op& ll = insert_op(f_, body, b_at++, OpKind::LocalLoad, {slot}, {t}, loads[n]->loc);
+        f_.replace_all_uses(loads[n]->result(), ll.result());
+        continue;
+      }
       if (dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get())) {
         f_.replace_all_uses(cvt->result(), slot); // read in place
         continue;
@@ -620,13 +631,31 @@ private:
                                               : std::get<double>(a) == 0.0;
   }
 
+  // The conversion into a dot operand's layout (registers or shared memory) that `load` feeds:
+  // its only user, or the end of a chain of elementwise ops each used once, in the load's
+  // block (a weight dequantized on its way: cast, shifts and masks, scale), or null.
+  ir::Op* operand_conversion(const ir::Op& load) {
+    const ir::Op* at = &load;
+    for (int depth = 0; depth < 16; ++depth) {
+      ir::Op* u = at->results.size() == 1 ? only_user(*at) : nullptr;
+      if (!u || u->parent != load.parent)
+        return nullptr;
+      if (u->kind == OpKind::ConvertLayout)
+        return dynamic_cast<const DotOperandLayout*>(u->result()->type.layout.get()) ||
+                       dynamic_cast<const SharedLayout*>(u->result()->type.layout.get())
+                   ? u
+                   : nullptr;
+      if (!ir::is_elementwise(u->kind) || u->results.size() != 1)
+        return nullptr;
+      at = u;
+    }
+    return nullptr;
+  }
+
   bool candidate(const ir::Op& op) {
     if (op.kind != OpKind::Load || op.int_attr("volatile", 0) || op.result()->type.rank() != 2)
       return false;
-    ir::Op* cvt = only_user(op);
-    if (!cvt || cvt->kind != OpKind::ConvertLayout || cvt->parent != op.parent ||
-        (!dynamic_cast<const DotOperandLayout*>(cvt->result()->type.layout.get()) &&
-         !dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get())))
+    if (!operand_conversion(op))
       return false;
     if (op.operands.size() > 2 && !zero_constant(op.operands[2]))
       return false; // copies fill masked elements with zeros only
@@ -646,8 +675,8 @@ private:
     if (auto* b = dynamic_cast<const BlockedLayout*>(t.layout.get()))
       order = {b->order[0], b->order[1]};
     if (k_fast) {
-      auto* op =
-          dynamic_cast<const DotOperandLayout*>(only_user(load)->result()->type.layout.get());
+      auto* op = dynamic_cast<const DotOperandLayout*>(
+          operand_conversion(load)->result()->type.layout.get());
       int k_dim = op && op->op_idx == 1 ? 0 : 1;
       order = {k_dim, 1 - k_dim};
     }

@@ -40,7 +40,31 @@ bool rematerializable(const ir::Op& op, bool accel = false) {
   // coalesce chose.)
   if (op.kind == OpKind::Load)
     return accel && op.result()->type.rank() <= 1 && !op.int_attr("volatile", 0);
-  return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims;
+  // A transposition or reshape of something cheap is recomputed in the wanted layout from
+  // its operand in the layout that makes it (a transposed mask, as a transpose kernel stores
+  // with).
+  return op.kind == OpKind::Splat || op.kind == OpKind::Broadcast ||
+         op.kind == OpKind::ExpandDims || op.kind == OpKind::Trans || op.kind == OpKind::Reshape;
+}
+
+// The layout op's operand must have for op's result to come out in `want`.
+ir::LayoutPtr operand_layout_for(const ir::Op& op, const ir::LayoutPtr& want) {
+  const ir::Type& r = op.result()->type;
+  switch (op.kind) {
+  case OpKind::ExpandDims:
+    return slice_layout(static_cast<int>(op.int_attr("axis")), want);
+  case OpKind::Trans: {
+    const auto& order = op.ints_attr("order");
+    std::vector<int64_t> inverse(order.size());
+    for (size_t k = 0; k < order.size(); ++k)
+      inverse[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
+    return linear_layout(trans_layout(resolve(want, r.shape), inverse));
+  }
+  case OpKind::Reshape:
+    return linear_layout(reshape_layout(resolve(want, r.shape), op.operands[0]->type.shape));
+  default:
+    return want;
+  }
 }
 
 // Bytes along `dim` that a warp's consecutive lanes hold back to back in one register: what
@@ -285,8 +309,10 @@ private:
   void reshape_unconverted(ir::Block& b, size_t& i) {
     ir::Op& op = *b.ops[i];
     bool any = false;
+    // Only data worth keeping in place pulls (a cheap operand's conversion is recomputed away,
+    // and stripping it would undo the rematerialization of the op itself).
     for (auto& v : op.operands)
-      if (ir::Value* x = unconverted(v); x != v && x->type.layout) {
+      if (ir::Value* x = unconverted(v); x != v && x->type.layout && !cheap(x)) {
         v = x;
         any = true;
       }
@@ -371,21 +397,30 @@ private:
       return;
     }
     const bool accel = accelerator_layout(want);
-    if (!rematerializable(*def, accel))
+    // A 1-D load that a 2-D tile broadcasts (a row of cos, a norm's weights: wanted as a slice
+    // of the tile's layout) is read again in that layout: a second read of a few cached lines
+    // costs less than a trip through shared memory and two barriers. (Not into a plain 1-D
+    // layout: that would undo coalesce.)
+    const bool reload = def->kind == OpKind::Load && def->result()->type.rank() <= 1 &&
+                        !def->int_attr("volatile", 0) &&
+                        dynamic_cast<const SliceLayout*>(want.get());
+    if (!rematerializable(*def, accel) && !reload)
       return;
-    // Only when that removes conversions: every operand is cheap, already in the layout, or a
-    // conversion from it. (Otherwise forward propagation below may have just put it here.)
+    // A broadcast or expand_dims always moves its conversion up: its operand has no more
+    // elements. Other ops only when that removes conversions: every operand is cheap, already
+    // in the layout, or a conversion from it. (Otherwise forward propagation below may have
+    // just put it here.)
+    const bool shrinks = def->kind == OpKind::Broadcast || def->kind == OpKind::ExpandDims;
     for (const ir::Value* v : def->operands) {
-      ir::LayoutPtr need = want;
-      if (def->kind == OpKind::ExpandDims)
-        need = slice_layout(static_cast<int>(def->int_attr("axis")), want);
-      if (!cheap(v, accel) && !same_layout(v->type.layout, need) &&
+      ir::LayoutPtr need = operand_layout_for(*def, want);
+      if (!shrinks && !cheap(v, accel) && !same_layout(v->type.layout, need) &&
           !same_layout(unconverted(const_cast<ir::Value*>(v))->type.layout, need))
         return;
     }
     // An expand_dims moves its conversion up as a slice of the wanted layout.
     if (def->kind == OpKind::ExpandDims && !dynamic_cast<const BlockedLayout*>(want.get()) &&
-        !dynamic_cast<const MmaLayout*>(want.get()))
+        !dynamic_cast<const MmaLayout*>(want.get()) &&
+        !dynamic_cast<const LinearLayoutAttr*>(want.get()))
       return;
     replace(c, rematerialize(*def, want, c));
   }
@@ -405,12 +440,8 @@ private:
     ir::Block& b = *def.parent;
     size_t at = sink ? index_in_block(use) : index_in_block(def) + 1;
     std::vector<ir::Value*> operands;
-    for (ir::Value* v : def.operands) {
-      ir::LayoutPtr l = want;
-      if (def.kind == OpKind::ExpandDims)
-        l = slice_layout(static_cast<int>(def.int_attr("axis")), want);
-      operands.push_back(convert_to(f_, b, at, v, l, def.loc));
-    }
+    for (ir::Value* v : def.operands)
+      operands.push_back(convert_to(f_, b, at, v, operand_layout_for(def, want), def.loc));
     ir::Type t = def.result()->type;
     t.layout = want;
     ir::Op& clone = insert_op(f_, b, at, def.kind, operands, {t}, def.loc);

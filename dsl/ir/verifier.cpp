@@ -392,6 +392,16 @@ private:
 
   void collective_op(const Op& op) {
     const auto& o = op.operands;
+    if (op.kind == OpKind::Histogram) {
+      check(o[0]->type.rank() == 1, op, "x must be 1-D");
+      if (o.size() == 2)
+        check(o[1]->type.shape == o[0]->type.shape, op, "the mask must have x's shape");
+      const int64_t bins = op.int_attr("num_bins");
+      check(bins > 0 && (bins & (bins - 1)) == 0, op, "num_bins must be a power of two");
+      check(like(op.result()->type, Type(ScalarKind::I32, {bins})), op,
+            "the result must be i32[num_bins]");
+      return;
+    }
     if (op.kind == OpKind::Dot) {
       const auto &a = o[0]->type, &b = o[1]->type, &c = o[2]->type;
       check(a.rank() == b.rank() && a.rank() == c.rank() && (a.rank() == 2 || a.rank() == 3), op,

@@ -614,6 +614,8 @@ private:
         return collective(op);
       case ir::CollectiveOp::Dot:
         return dot(op);
+      case ir::CollectiveOp::Histogram:
+        return histogram(op);
       }
       return;
     case ir::OpCategory::Control:
@@ -969,6 +971,20 @@ private:
       }
     for (size_t k = 0; k < n; ++k)
       set(op.results[k], std::move(results[k]));
+  }
+
+  // Values outside [0, num_bins) are not counted (u64 values above 2^63 read as negative).
+  void histogram(const Op& op) {
+    const Tensor& x = get(op.operand(0));
+    const Tensor* mask = op.operands.size() > 1 ? &get(op.operand(1)) : nullptr;
+    Tensor r = make(op.result()->type);
+    for (Scalar& s : r.data)
+      s = int_scalar(0);
+    const int64_t bins = op.int_attr("num_bins");
+    for (size_t i = 0; i < x.size(); ++i)
+      if ((!mask || mask->data[i].i) && x.data[i].i >= 0 && x.data[i].i < bins)
+        ++r.data[static_cast<size_t>(x.data[i].i)].i;
+    set(op.result(), std::move(r));
   }
 
   void dot(const Op& op) {

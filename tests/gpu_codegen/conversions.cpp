@@ -189,3 +189,18 @@ TEST_CASE("sm_90: RoPE on adjacent pairs (reshape, split, join) moves no data th
     CHECK(count(amd.assembly, "ds_") == 0);
   }
 }
+
+TEST_CASE("sm_90a: int8 weights dequantized on their way into wgmma are copied ahead into a "
+          "ring of int8 tiles, like the f16 operand") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),      ptr_arg(),      int_arg(),
+                       int_arg(), int_arg(), const_arg(128), const_arg(128), const_arg(64)};
+  auto f = lang::trace(gpu_test::gemm_int8_weights, "gemm_int8_weights", s);
+  auto nv = compile(*f, "sm_90a", 8);
+  const std::string* ir = nv.stage("ir.pipeline");
+  REQUIRE(ir);
+  // Two rings (a: f16, b: i8), both filled by cp.async; the add folded into the dot.
+  CHECK(std::regex_search(*ir, std::regex(R"(local_alloc\(\) : tensor<\d+x64x128xi8)")));
+  CHECK(std::regex_search(*ir, std::regex(R"(local_alloc\(\) : tensor<\d+x128x64xf16)")));
+  CHECK(count(nv.assembly, "cp.async") >= 2);
+  CHECK(count(*nv.stage("ir.combine"), " add(") == count(*nv.stage("ir"), " add(") - 1);
+}

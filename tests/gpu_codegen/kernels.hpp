@@ -79,6 +79,10 @@ inline void reductions(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<int32_t> id
   tl::store(out + rm, rows);
   tl::store(out + M + rn, cols);
   tl::store(idx + rm, tl::argmax(a, 1));
+  // Counts in bins 0..15: values out of range (negative, or 16 and up) and masked-off lanes
+  // are not counted.
+  tl::store(idx + M + tl::arange(0, 16),
+            tl::histogram(rm * 5 % 16 - 2, 16) + tl::histogram(rm % 20, 16, rm < 25));
   auto custom = tl::reduce(a, 0, [](auto p, auto q) { return p * q; });
   tl::store(out + M + N + rn, custom);
   tl::store(out + 2 * M + 2 * N, tl::sum(tl::sum(a, 0), 0));
@@ -172,6 +176,28 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
   auto out = tl::maximum(acc + tl::expand_dims(bv, 0), 0.0f);
   auto mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N);
   tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(out), mask);
+}
+
+// Weight-only quantization: int8 weights and per-column scales dequantized to f16 on their way
+// into the dot (the load of b feeds the dot through a cast and a multiply).
+inline void gemm_int8_weights(tl::ptr<tl::f16> a, tl::ptr<int8_t> b, tl::ptr<tl::f16> scale,
+                              tl::ptr<float> c, tl::i32 M, tl::i32 N, tl::i32 K,
+                              tl::constexpr_<int> BM, tl::constexpr_<int> BN,
+                              tl::constexpr_<int> BK) {
+  auto rm = tl::program_id(0) * BM + tl::arange(0, BM);
+  auto rn = tl::program_id(1) * BN + tl::arange(0, BN);
+  auto rk = tl::arange(0, BK);
+  auto s = tl::load(scale + rn, rn < N);
+  auto acc = tl::zeros<float>({BM, BN});
+  for (auto k : tl::range(0, K, BK)) {
+    auto a_mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rk + k, 0) < K);
+    auto b_mask = (tl::expand_dims(rk + k, 1) < K) & (tl::expand_dims(rn, 0) < N);
+    auto x = tl::load(a + tl::expand_dims(rm, 1) * K + tl::expand_dims(rk + k, 0), a_mask, 0.0f);
+    auto q = tl::load(b + tl::expand_dims(rk + k, 1) * N + tl::expand_dims(rn, 0), b_mask, 0);
+    acc += tl::dot(x, q.to<tritium::half>() * tl::expand_dims(s, 0));
+  }
+  auto mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N);
+  tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), acc, mask);
 }
 
 // 16-bit integers read as bf16 too (a bitcast) and moved through shared memory (join, split):

@@ -1,6 +1,7 @@
 // The lowering stage: tritium IR -> one LLVM function per kernel. This file holds the driver:
 // ops in program order, fusion groups, views, scratch buffers and structured control flow.
 // Element semantics live in lower_scalar.cpp; collectives, dot and atomics in their own files.
+#include "expand_histogram.hpp"
 #include "grid_loop.hpp"
 #include "lowering.hpp"
 #include "pointer_offsets.hpp"
@@ -1260,6 +1261,8 @@ void KernelLowering::lower_op(const Op& op) {
       return lower_reduce_or_scan(op);
     case ir::CollectiveOp::Dot:
       return lower_dot(op);
+    case ir::CollectiveOp::Histogram:
+      throw Error(fmt::format("{}: internal: histograms are expanded before lowering", where(op)));
     }
     return;
   case OpCategory::Control:
@@ -1632,8 +1635,10 @@ LoweredModule lower_to_llvm(const ir::Function& f_in, const CpuTarget& target,
   // Loop-carried pointer tensors become an offset from their initial value
   // (pointer_offsets.cpp); kernels whose loops may run once get a second version with those
   // loops inlined (single_trip_loops.cpp), chosen at entry.
-  std::unique_ptr<ir::Function> offsets = carry_pointer_offsets(f_in);
-  const ir::Function& f = offsets ? *offsets : f_in;
+  std::unique_ptr<ir::Function> expanded = expand_histograms(f_in);
+  const ir::Function& f_h = expanded ? *expanded : f_in;
+  std::unique_ptr<ir::Function> offsets = carry_pointer_offsets(f_h);
+  const ir::Function& f = offsets ? *offsets : f_h;
   SingleTripVersion single = inline_single_trip_loops(f);
   llvm::Function* program = nullptr;
   if (!single.function) {
