@@ -355,6 +355,22 @@ private:
       for (int d = 0; d < n; ++d)
         r.constancy[d] = in(0).constancy[d];
       return r;
+    case OpKind::Trans: {
+      // The same facts per dimension, in the new order (a transposed mask stays constant along
+      // the runs it was constant along: a transpose kernel's stores stay vectorized).
+      const AxisInfo& a = in(0);
+      const auto& order = op.ints_attr("order");
+      if (static_cast<int>(order.size()) != n || static_cast<int>(a.contiguity.size()) != n)
+        return r;
+      for (int d = 0; d < n; ++d) {
+        const auto from = static_cast<size_t>(order[static_cast<size_t>(d)]);
+        r.contiguity[d] = a.contiguity[from];
+        r.divisibility[d] = a.divisibility[from];
+        r.constancy[d] = a.constancy[from];
+      }
+      r.constant = a.constant;
+      return r;
+    }
     default:
       if (op.kind == OpKind::ConvertLayout)
         return in(0);

@@ -40,9 +40,12 @@ void transpose(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 m, tl::i32 n,
   auto rows = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto cols = tl::program_id(1) * BLOCK + tl::arange(0, BLOCK);
   auto r = tl::expand_dims(rows, 1), c = tl::expand_dims(cols, 0);
-  auto tile = tl::load(x + r * n + c, (r < m) & (c < n));
+  auto mask = (r < m) & (c < n);
+  auto tile = tl::load(x + r * n + c, mask);
   auto rt = tl::expand_dims(cols, 1), ct = tl::expand_dims(rows, 0);
-  tl::store(y + rt * m + ct, tl::trans(tile), (rt < n) & (ct < m));
+  // The mask transposed too (as the zoo's twin of Triton's kernel writes it): recomputed in the
+  // store's layout, constant along 16-element runs, so the stores stay 16 bytes wide.
+  tl::store(y + rt * m + ct, tl::trans(tile), tl::trans(mask));
 }
 
 // Llama's RoPE on adjacent pairs: (x0, x1) -> (x0 c - x1 s, x0 s + x1 c).
