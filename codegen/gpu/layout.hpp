@@ -179,7 +179,8 @@ LinearLayout split_layout(const LinearLayout& l);
 // basis that held it swaps with a register basis, or becomes a replica when there is none.
 LinearLayout split_ready(const LinearLayout& l);
 // The layout of result `index` of a trans, reshape, expand_dims, join or split whose operands
-// have their layouts (null for other ops, or where no layout moves no data).
+// have their layouts (null for other ops, or a join of two layouts). A split whose pair sits
+// in two lanes or warps moves it into registers first (split_ready).
 ir::LayoutPtr induced_layout(const ir::Op& op, size_t index = 0);
 
 using ir::same_layout;

@@ -157,9 +157,9 @@ ir::LayoutPtr induced_layout(const ir::Op& op, size_t index) {
       return nullptr;
     return linear_layout(join_layout(src));
   case ir::OpKind::Split:
-    if (split_reg_bit(src) < 0)
-      return nullptr;
-    return linear_layout(split_layout(src));
+    // Where the pair is not in one thread's registers the split moves it there first (a
+    // shuffle when a lane holds it, shared memory for a warp): its halves keep that layout.
+    return linear_layout(split_layout(split_ready(src)));
   default:
     return nullptr;
   }

@@ -5,6 +5,9 @@
 #include "gpu/conversion_plan.hpp"
 #include "gpu/lowering.hpp"
 
+#include <algorithm>
+#include <optional>
+
 namespace tritium::gpu {
 
 namespace {
@@ -37,6 +40,8 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
     if (static_cast<int>(out.size()) == to.num_regs())
       return out;
   }
+  if (auto out = swap_lanes(x, from, to))
+    return *out;
   const int64_t eb = mem_bytes(e);
   const ConversionPlan plan = plan_conversion(from, to, static_cast<int>(eb));
   ti_.barrier(b_); // earlier readers of the scratch are done
@@ -44,6 +49,48 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
   smem_side(plan.write, e, &x);
   ti_.barrier(b_);
   return smem_side(plan.read, e, nullptr);
+}
+
+// Where the warps hold the same elements and each lane basis `to` wants is a register basis
+// of `from` (a bitonic sort's compare distance moved between a lane and a register), the
+// exchange is one xor shuffle per register pair per swapped lane bit: the thread whose lane
+// bit is b keeps its registers whose bit is b and trades the others with its partner. Then
+// the registers are renamed. Null where that does not reach `to`.
+std::optional<Regs> Lowering::swap_lanes(const Regs& x, const LinearLayout& from,
+                                         const LinearLayout& to) {
+  if (from.warp != to.warp || from.lane.size() != to.lane.size() ||
+      from.reg.size() != to.reg.size())
+    return std::nullopt;
+  LinearLayout cur = from;
+  std::vector<std::pair<size_t, size_t>> swaps; // (lane bit, register bit)
+  for (size_t j = 0; j < cur.lane.size(); ++j) {
+    if (cur.lane[j] == to.lane[j])
+      continue;
+    auto k = std::find(cur.reg.begin(), cur.reg.end(), to.lane[j]);
+    if (k == cur.reg.end() || LinearLayout::dim_of(cur.lane[j]) < 0)
+      return std::nullopt;
+    std::swap(cur.lane[j], *k);
+    swaps.emplace_back(j, static_cast<size_t>(k - cur.reg.begin()));
+  }
+  for (int i = 0; i < to.num_regs(); ++i)
+    if (cur.reg_index(to.reg_offset(i)) < 0)
+      return std::nullopt;
+  Regs v = x;
+  for (const auto& [j, k] : swaps) {
+    LV* b = b_.CreateICmpNE(b_.CreateAnd(lane_, b_.getInt32(1u << j)), b_.getInt32(0));
+    for (size_t r0 = 0; r0 < v.size(); ++r0) {
+      if (r0 >> k & 1)
+        continue;
+      const size_t r1 = r0 | size_t{1} << k;
+      LV* recv = shuffle_xor(b_.CreateSelect(b, v[r0], v[r1]), 1 << j);
+      v[r1] = b_.CreateSelect(b, v[r1], recv);
+      v[r0] = b_.CreateSelect(b, recv, v[r0]);
+    }
+  }
+  Regs out;
+  for (int i = 0; i < to.num_regs(); ++i)
+    out.push_back(v[static_cast<size_t>(cur.reg_index(to.reg_offset(i)))]);
+  return out;
 }
 
 // This thread's part of a side's offsets: the XOR of its lane's and warp's bases.

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -134,6 +135,7 @@ private:
 
   // --- layout conversions (lower_convert.cpp) --------------------------------------------
   Regs convert_regs(const Regs& x, const LinearLayout& from, const LinearLayout& to, ir::DType e);
+  std::optional<Regs> swap_lanes(const Regs& x, const LinearLayout& from, const LinearLayout& to);
   LV* thread_offset(const std::vector<int64_t>& lane, const std::vector<int64_t>& warp);
   Regs smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs);
 

@@ -62,6 +62,11 @@ void rope_pairs(tl::ptr<tl::f16> x, tl::ptr<float> cos, tl::ptr<float> sin, tl::
   tl::store(y + offs, tl::cast<tl::f16>(out));
 }
 
+void sort_row(tl::ptr<float> x, tl::ptr<float> y, tl::constexpr_<int> N) {
+  auto i = tl::arange(0, N);
+  tl::store(y + i, tl::sort(tl::load(x + i)));
+}
+
 gpu::LinearLayout blocked(std::vector<int64_t> shape, std::vector<int> order, int vec, int warps,
                           int warp_size = 32) {
   return gpu::resolve(gpu::blocked_layout(shape, order, vec, warps, warp_size), shape);
@@ -206,4 +211,15 @@ TEST_CASE("sm_90a: int8 weights dequantized on their way into wgmma are copied a
   CHECK(std::regex_search(*ir, std::regex(R"(local_alloc\(\) : tensor<\d+x128x64xf16)")));
   CHECK(count(nv.assembly, "cp.async") >= 2);
   CHECK(count(*nv.stage("ir.combine"), " add(") == count(*nv.stage("ir"), " add(") - 1);
+}
+
+TEST_CASE("sm_90: a bitonic sort's pairs move between lanes by xor shuffles, not through shared "
+          "memory; only the pairs a warp boundary splits cross it") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(1024)};
+  auto f = lang::trace(sort_row, "sort_row", s);
+  auto nv = compile(*f, "sm_90", 4);
+  // 1024 elements on 4 warps: 3 register bits, 5 lane bits, 2 warp bits. 55 compare-and-swap
+  // stages; those at a lane distance shuffle; the 2 warp bits take shared memory.
+  CHECK(count(nv.assembly, "shfl.sync.bfly") > 100);
+  CHECK(count(nv.assembly, "bar.sync") <= 20);
 }
