@@ -634,67 +634,6 @@ Value* gather(Value* src, Value* index, int axis, const Loc& loc) {
   return moved ? trans(out, inverse, loc) : out;
 }
 
-Value* sort(Value* v, bool descending, const Loc& loc) {
-  int rank = v->type.rank();
-  if (rank == 0)
-    fail(loc, "sort needs a tensor, got a scalar");
-  if (v->type.elem.is_ptr())
-    fail(loc, "sort needs numbers, not pointers");
-  std::vector<int64_t> outer = v->type.shape;
-  int64_t n = outer.back();
-  outer.pop_back();
-  if ((n & (n - 1)) != 0)
-    fail(loc, fmt::format("sort needs a power-of-two last dimension, got {}", n));
-  DType t = v->type.elem;
-  Value* x = v;
-  // Bitonic sort: for each merge size s and distance j, element i is compared with i ^ j and
-  // the pair ordered ascending where (i & s) == 0, descending elsewhere (for s = n: all one
-  // direction). Viewing the index as (q, bit, r) with r < j puts each pair in a size-2
-  // dimension, which split/join take apart and put back.
-  for (int64_t size = 2; size <= n; size *= 2)
-    for (int64_t j = size / 2; j >= 1; j /= 2) {
-      int64_t q = n / (2 * j);
-      std::vector<int64_t> s3 = outer;
-      s3.insert(s3.end(), {q, j, 2});
-      // [.., q, 2, j] -> [.., q, j, 2]
-      std::vector<int64_t> s_view = outer;
-      s_view.insert(s_view.end(), {q, 2, j});
-      Value* y = reshape(x, s_view, loc);
-      std::vector<int64_t> swap_last(s_view.size());
-      for (size_t d = 0; d < swap_last.size(); ++d)
-        swap_last[d] = static_cast<int64_t>(d);
-      std::swap(swap_last[swap_last.size() - 1], swap_last[swap_last.size() - 2]);
-      if (j > 1)
-        y = trans(y, swap_last, loc);
-      else
-        y = reshape(y, s3, loc);
-      auto [a, b] = split(y, loc); // [.., q, j]
-      // Direction per q: the pair's first index is q * 2j; ascending where (q * 2j) & size == 0.
-      Value* qi =
-          arith(OpKind::Mul, arange(0, q, loc),
-                constant_int(2 * j, DType(ScalarKind::I32), {}, loc), DType(ScalarKind::I32), loc);
-      Value* bit = arith(OpKind::And, qi, constant_int(size, DType(ScalarKind::I32), {}, loc),
-                         DType(ScalarKind::I32), loc);
-      Value* asc =
-          compare(descending ? ir::CmpPred::Ne : ir::CmpPred::Eq, bit,
-                  constant_int(0, DType(ScalarKind::I32), {}, loc), DType(ScalarKind::I32), loc);
-      asc = expand_dims(asc, 1, loc); // [q, 1], broadcasts over r and the outer dimensions
-      // Order each pair ascending where asc, descending elsewhere (NaN pairs stay as they are).
-      Value* gt = compare(ir::CmpPred::Gt, a, b, t, loc);
-      Value* lt = compare(ir::CmpPred::Lt, a, b, t, loc);
-      Value* swap = select(asc, gt, lt, DType(ScalarKind::I1), loc);
-      Value* first = select(swap, b, a, t, loc);
-      Value* second = select(swap, a, b, t, loc);
-      y = join(first, second, loc); // [.., q, j, 2]
-      if (j > 1)
-        y = trans(y, swap_last, loc);
-      std::vector<int64_t> back = outer;
-      back.push_back(n);
-      x = reshape(y, back, loc);
-    }
-  return x;
-}
-
 void static_print(const std::string& text, const Loc& loc) {
   builder(loc); // only inside a kernel being traced
   std::fputs(fmt::format("{}:{}: {}\n", loc.file_name(), loc.line(), text).c_str(), stdout);

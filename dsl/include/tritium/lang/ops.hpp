@@ -623,7 +623,8 @@ basic_tensor<E> sort(const basic_tensor<E>& x, std::optional<int> dim = std::nul
                           std::to_string(*dim) + " of a rank-" + std::to_string(rank) + " tensor");
   return basic_tensor<E>(detail::sort(v, descending, loc));
 }
-// The k largest values along the last dimension, largest first (k a power of two).
+// The k largest values along the last dimension, largest first: a bitonic selection where k and
+// the dimension are powers of two, else the first k of a sort.
 template <ScalarElement E>
 basic_tensor<E> topk(const basic_tensor<E>& x, int k, Loc loc = Loc::current()) {
   ir::Value* v = x.use(loc);
@@ -632,6 +633,10 @@ basic_tensor<E> topk(const basic_tensor<E>& x, int k, Loc loc = Loc::current()) 
     detail::fail(loc, "topk needs 0 < k <= the last dimension (" +
                           (rank ? std::to_string(v->type.shape.back()) : std::string("scalar")) +
                           "), got k = " + std::to_string(k));
+  const int64_t n = v->type.shape.back();
+  if ((k & (k - 1)) == 0 && (n & (n - 1)) == 0)
+    return basic_tensor<E>(detail::topk(v, k, loc));
+  // Otherwise the first k of a full sort.
   ir::Value* sorted = detail::sort(v, true, loc);
   Shape one(rank, 1), out = v->type.shape;
   one.back() = k;

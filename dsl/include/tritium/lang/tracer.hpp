@@ -107,6 +107,8 @@ ir::Value* gather(ir::Value* src, ir::Value* index, int axis, const Loc& loc);
 // Sorts v along its last dimension (a power of two) with a bitonic network of compares and
 // selects; `descending` reverses the order.
 ir::Value* sort(ir::Value* v, bool descending, const Loc& loc);
+// The k largest along the last dimension, largest first; k and the dimension powers of two.
+ir::Value* topk(ir::Value* v, int64_t k, const Loc& loc);
 // Reverses v along `axis` (negative counts from the end) using reshape/trans/split/join.
 ir::Value* flip(ir::Value* v, int axis, const Loc& loc);
 // Writes "file:line: text" to stdout while tracing (tl::static_print).
