@@ -5,6 +5,7 @@
 #include "../../codegen/gpu/compile.hpp"
 #include "../../codegen/gpu/conversion_plan.hpp"
 #include "../../codegen/gpu/layout.hpp"
+#include "compile_util.hpp"
 #include "kernels.hpp"
 
 #include <doctest/doctest.h>
@@ -19,20 +20,8 @@ using samples::const_arg;
 using samples::int_arg;
 using samples::ptr_arg;
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
-    ++n;
-  return n;
-}
-
-gpu::GpuKernelBinary compile(const ir::Function& f, const std::string& arch, int warps = 4) {
-  gpu::GpuTarget t;
-  t.arch = arch;
-  CompileOptions o;
-  o.num_warps = warps;
-  return gpu::compile_for_gpu(f, t, o);
-}
+using gpu_test::compile;
+using gpu_test::count;
 
 // A tile transpose written the ordinary way: a 2-D block loaded, transposed, stored.
 void transpose(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 m, tl::i32 n,

@@ -5,6 +5,7 @@
 #include "../../codegen/gpu/compile.hpp"
 #include "../../codegen/gpu/layout.hpp"
 #include "../../codegen/passes/passes.hpp"
+#include "compile_util.hpp"
 #include "kernels.hpp"
 
 #include <tritium/error.hpp>
@@ -28,25 +29,11 @@ using samples::const_arg;
 using samples::int_arg;
 using samples::ptr_arg;
 
-gpu::GpuKernelBinary compile(const ir::Function& f, const std::string& arch, int warps = 4,
-                             int code_object = 5) {
-  gpu::GpuTarget t;
-  t.arch = arch;
-  t.code_object = code_object;
-  CompileOptions o;
-  o.num_warps = warps;
-  return gpu::compile_for_gpu(f, t, o);
-}
+using gpu_test::compile;
+using gpu_test::count;
 
 std::unique_ptr<ir::Function> sample(const std::string& name) {
   return samples::sample_kernels().at(name)();
-}
-
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1))
-    ++n;
-  return n;
 }
 
 // Instructions of the kernel body in AMDGCN assembly (lines starting with an opcode).
