@@ -26,22 +26,7 @@ std::vector<std::string> shapes(bool full) {
 }
 
 Outcome run(Context& ctx, const std::string& shape) {
-  auto d = dims(shape);
-  const int T = int(d[0]), I = int(d[1]);
-  auto ha = random_vector<half>(size_t(T) * I, 36, -4, 4);
-  auto hb = random_vector<half>(ha.size(), 37, -2, 2);
-  auto a = ctx.dev.from_host(ha), b = ctx.dev.from_host(hb);
-  auto c = ctx.dev.alloc<half>(ha.size());
-  auto kernel = tritium::jit(geglu_fwd_kernel, "geglu_fwd_kernel");
-  const int block = next_pow2(I);
-  kernel.options({.num_warps = row_warps(block)});
-  ctx.launch([&] { kernel[{T}](a, b, c, I, block); });
-  std::vector<double> ref(ha.size());
-  for (size_t i = 0; i < ha.size(); ++i)
-    ref[i] = glu::gelu_tanh(to_double(ha[i])) * to_double(hb[i]);
-  Outcome o = compare("c", c.to_host(), ref, 2e-3, 4e-3);
-  o.bytes = 3.0 * ha.size() * sizeof(half);
-  return o;
+  return glu::forward(ctx, shape, geglu_fwd_kernel, "geglu_fwd_kernel", glu::gelu_tanh, 36);
 }
 
 const int registered = add({"geglu_fwd", "elementwise", shapes, run});

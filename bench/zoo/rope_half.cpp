@@ -30,28 +30,7 @@ std::vector<std::string> shapes(bool full) {
 }
 
 Outcome run(Context& ctx, const std::string& shape) {
-  auto d = dims(shape);
-  const int T = int(d[0]), H = int(d[1]), D = int(d[2]);
-  auto hq = random_vector<half>(size_t(T) * H * D, 4);
-  auto tab = rope::tables(T, D);
-  auto q = ctx.dev.from_host(hq);
-  auto cos = ctx.dev.from_host(tab.cos), sin = ctx.dev.from_host(tab.sin);
-  auto out = ctx.dev.alloc<half>(hq.size());
-  auto kernel = tritium::jit(rope_half_kernel, "rope_half_kernel");
-  ctx.launch([&] { kernel[{T}](q, cos, sin, out, H, D, next_pow2(H)); });
-  std::vector<double> ref(hq.size());
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < H; ++h)
-      for (int i = 0; i < D / 2; ++i) {
-        size_t at = (size_t(t) * H + h) * D + i;
-        double x1 = to_double(hq[at]), x2 = to_double(hq[at + D / 2]);
-        double c = tab.cos[size_t(t) * D / 2 + i], s = tab.sin[size_t(t) * D / 2 + i];
-        ref[at] = x1 * c - x2 * s;
-        ref[at + D / 2] = x2 * c + x1 * s;
-      }
-  Outcome o = compare("out", out.to_host(), ref, 1e-3, 2e-3);
-  o.bytes = 2.0 * hq.size() * sizeof(half) + 2.0 * tab.cos.size() * sizeof(float);
-  return o;
+  return rope::check(ctx, shape, rope_half_kernel, "rope_half_kernel", 4, false);
 }
 
 const int registered = add({"rope_half", "elementwise", shapes, run});

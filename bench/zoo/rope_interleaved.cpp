@@ -31,28 +31,7 @@ std::vector<std::string> shapes(bool full) {
 }
 
 Outcome run(Context& ctx, const std::string& shape) {
-  auto d = dims(shape);
-  const int T = int(d[0]), H = int(d[1]), D = int(d[2]);
-  auto hq = random_vector<half>(size_t(T) * H * D, 3);
-  auto tab = rope::tables(T, D);
-  auto q = ctx.dev.from_host(hq);
-  auto cos = ctx.dev.from_host(tab.cos), sin = ctx.dev.from_host(tab.sin);
-  auto out = ctx.dev.alloc<half>(hq.size());
-  auto kernel = tritium::jit(rope_interleaved_kernel, "rope_interleaved_kernel");
-  ctx.launch([&] { kernel[{T}](q, cos, sin, out, H, D, next_pow2(H)); });
-  std::vector<double> ref(hq.size());
-  for (int t = 0; t < T; ++t)
-    for (int h = 0; h < H; ++h)
-      for (int i = 0; i < D / 2; ++i) {
-        size_t at = (size_t(t) * H + h) * D + 2 * i;
-        double x0 = to_double(hq[at]), x1 = to_double(hq[at + 1]);
-        double c = tab.cos[size_t(t) * D / 2 + i], s = tab.sin[size_t(t) * D / 2 + i];
-        ref[at] = x0 * c - x1 * s;
-        ref[at + 1] = x0 * s + x1 * c;
-      }
-  Outcome o = compare("out", out.to_host(), ref, 1e-3, 2e-3);
-  o.bytes = 2.0 * hq.size() * sizeof(half) + 2.0 * tab.cos.size() * sizeof(float);
-  return o;
+  return rope::check(ctx, shape, rope_interleaved_kernel, "rope_interleaved_kernel", 3, true);
 }
 
 const int registered = add({"rope_interleaved", "elementwise", shapes, run});

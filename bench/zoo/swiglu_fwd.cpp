@@ -23,22 +23,7 @@ std::vector<std::string> shapes(bool full) {
 }
 
 Outcome run(Context& ctx, const std::string& shape) {
-  auto d = dims(shape);
-  const int T = int(d[0]), I = int(d[1]);
-  auto ha = random_vector<half>(size_t(T) * I, 31, -4, 4);
-  auto hb = random_vector<half>(ha.size(), 32, -2, 2);
-  auto a = ctx.dev.from_host(ha), b = ctx.dev.from_host(hb);
-  auto c = ctx.dev.alloc<half>(ha.size());
-  auto kernel = tritium::jit(swiglu_fwd_kernel, "swiglu_fwd_kernel");
-  const int block = next_pow2(I);
-  kernel.options({.num_warps = row_warps(block)});
-  ctx.launch([&] { kernel[{T}](a, b, c, I, block); });
-  std::vector<double> ref(ha.size());
-  for (size_t i = 0; i < ha.size(); ++i)
-    ref[i] = glu::silu(to_double(ha[i])) * to_double(hb[i]);
-  Outcome o = compare("c", c.to_host(), ref, 2e-3, 4e-3);
-  o.bytes = 3.0 * ha.size() * sizeof(half);
-  return o;
+  return glu::forward(ctx, shape, swiglu_fwd_kernel, "swiglu_fwd_kernel", glu::silu, 31);
 }
 
 const int registered = add({"swiglu_fwd", "elementwise", shapes, run});
