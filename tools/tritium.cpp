@@ -111,6 +111,9 @@ int opt(int argc, char** argv) {
   }
   if (file.empty() || passes.empty())
     return usage();
+  // AMD's matrix units come without asynchronous copies.
+  features.async_copy =
+      features.matrix != gpu::MatrixUnit::Mfma && features.matrix != gpu::MatrixUnit::Wmma;
   bool axis_info = false;
   std::vector<const gpu::GpuPass*> run;
   for (const std::string& name : passes) {

@@ -87,7 +87,7 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
   std::unique_ptr<ir::Function> g =
       prepare_gpu_ir(f,
                      GpuFeatures{warps, ti->warp_size(), ti->matrix_unit(), options.num_stages,
-                                 ti->max_shared_bytes(), ti->has_tma()},
+                                 ti->max_shared_bytes(), ti->has_tma(), ti->has_async_copy()},
                      [&](const std::string& pass, const ir::Function& h) {
                        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
                      });

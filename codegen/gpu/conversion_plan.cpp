@@ -203,4 +203,39 @@ int bank_conflicts(const ConversionPlan::Side& side, int elem_bytes, int warp_si
   return worst;
 }
 
+std::optional<std::vector<std::pair<size_t, size_t>>> lane_swaps(const LinearLayout& from,
+                                                                 const LinearLayout& to) {
+  if (from.warp != to.warp || from.lane.size() != to.lane.size() ||
+      from.reg.size() != to.reg.size())
+    return std::nullopt;
+  LinearLayout cur = from;
+  std::vector<std::pair<size_t, size_t>> swaps;
+  for (size_t j = 0; j < cur.lane.size(); ++j) {
+    if (cur.lane[j] == to.lane[j])
+      continue;
+    auto k = std::find(cur.reg.begin(), cur.reg.end(), to.lane[j]);
+    if (k == cur.reg.end() || LinearLayout::dim_of(cur.lane[j]) < 0)
+      return std::nullopt;
+    std::swap(cur.lane[j], *k);
+    swaps.emplace_back(j, static_cast<size_t>(k - cur.reg.begin()));
+  }
+  for (int i = 0; i < to.num_regs(); ++i)
+    if (cur.reg_index(to.reg_offset(i)) < 0)
+      return std::nullopt;
+  return swaps;
+}
+
+bool converts_in_registers(const LinearLayout& from, const LinearLayout& to) {
+  if (from == to)
+    return true;
+  if (from.lane == to.lane && from.warp == to.warp) {
+    bool all = true;
+    for (int i = 0; i < to.num_regs() && all; ++i)
+      all = from.reg_index(to.reg_offset(i)) >= 0;
+    if (all)
+      return true;
+  }
+  return lane_swaps(from, to).has_value();
+}
+
 } // namespace tritium::gpu

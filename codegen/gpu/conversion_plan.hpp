@@ -14,6 +14,8 @@
 #include "layout.hpp" // (beside this file: tests include it by path)
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace tritium::gpu {
@@ -37,5 +39,16 @@ ConversionPlan plan_conversion(const LinearLayout& from, const LinearLayout& to,
 // conflict), over every access the side makes; 32-lane phases for accesses up to 4 bytes, 16
 // for 8, 8 for 16, as the hardware splits them.
 int bank_conflicts(const ConversionPlan::Side& side, int elem_bytes, int warp_size);
+
+// A conversion that only exchanges lane bits with register bits within each warp: the (lane
+// bit, register bit) swaps, applied in order, that turn `from` into `to` (up to the order of
+// registers), each one XOR shuffle per register pair; nullopt where warps differ or a lane bit
+// of `to` is in no register of `from`.
+std::optional<std::vector<std::pair<size_t, size_t>>> lane_swaps(const LinearLayout& from,
+                                                                 const LinearLayout& to);
+
+// Whether converting `from` to `to` needs no shared memory: the same layout, a renaming of
+// registers, or lane swaps (what the lowering tries before a round trip through scratch).
+bool converts_in_registers(const LinearLayout& from, const LinearLayout& to);
 
 } // namespace tritium::gpu

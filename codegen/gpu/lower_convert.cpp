@@ -58,25 +58,14 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
 // the registers are renamed. Null where that does not reach `to`.
 std::optional<Regs> Lowering::swap_lanes(const Regs& x, const LinearLayout& from,
                                          const LinearLayout& to) {
-  if (from.warp != to.warp || from.lane.size() != to.lane.size() ||
-      from.reg.size() != to.reg.size())
+  auto swaps = lane_swaps(from, to);
+  if (!swaps)
     return std::nullopt;
   LinearLayout cur = from;
-  std::vector<std::pair<size_t, size_t>> swaps; // (lane bit, register bit)
-  for (size_t j = 0; j < cur.lane.size(); ++j) {
-    if (cur.lane[j] == to.lane[j])
-      continue;
-    auto k = std::find(cur.reg.begin(), cur.reg.end(), to.lane[j]);
-    if (k == cur.reg.end() || LinearLayout::dim_of(cur.lane[j]) < 0)
-      return std::nullopt;
-    std::swap(cur.lane[j], *k);
-    swaps.emplace_back(j, static_cast<size_t>(k - cur.reg.begin()));
-  }
-  for (int i = 0; i < to.num_regs(); ++i)
-    if (cur.reg_index(to.reg_offset(i)) < 0)
-      return std::nullopt;
+  for (const auto& [j, k] : *swaps)
+    std::swap(cur.lane[j], cur.reg[k]);
   Regs v = x;
-  for (const auto& [j, k] : swaps) {
+  for (const auto& [j, k] : *swaps) {
     LV* b = b_.CreateICmpNE(b_.CreateAnd(lane_, b_.getInt32(1u << j)), b_.getInt32(0));
     for (size_t r0 = 0; r0 < v.size(); ++r0) {
       if (r0 >> k & 1)

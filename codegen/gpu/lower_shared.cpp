@@ -38,9 +38,8 @@ int64_t tile_numel(const ir::Type& t) {
 // that makes it to the last op that uses it, counted in ops of the kernel's top level, and
 // buffers whose spans do not meet share memory (two loops one after the other, as in causal
 // attention). What makes that safe: a pipeline's ring is drained (all copies landed, then a
-// barrier) right after its loop, and a tile a conversion writes is written after a barrier.
-// The one pair left out: a ring over a tile that ended before it, since the ring's first
-// copies are issued without a barrier after the tile's last readers.
+// barrier) right after its loop, its prologue starts with a barrier (after every earlier
+// reader), and a tile a conversion writes is written after a barrier.
 void Lowering::plan_buffers() {
   struct Span {
     const ir::Op* op;
@@ -92,7 +91,7 @@ void Lowering::plan_buffers() {
       moved = false;
       for (size_t j = 0; j < i; ++j) {
         const Span& o = spans[j];
-        const bool apart = o.last < s.first && !(s.ring && !o.ring);
+        const bool apart = o.last < s.first;
         if (!apart && o.offset < at + s.bytes && at < o.offset + o.bytes) {
           at = o.offset + o.bytes;
           moved = true;
@@ -103,14 +102,14 @@ void Lowering::plan_buffers() {
     buffer_offset_[s.op] = at;
     buffers_bytes_ = std::max(buffers_bytes_, at + s.bytes);
   }
-  // Scratch of the op at top-level position p goes above every buffer still live at p or made
-  // later: a later ring's first copies are issued without a barrier after the scratch's last
-  // readers (as for a ring over an earlier tile); buffers that ended before p are free again
-  // (their loop drained its copies and a barrier starts every use of scratch).
+  // Scratch of the op at top-level position p goes above every buffer live at p; buffers that
+  // ended before p are free again (their loop drained its copies and a barrier starts every
+  // use of scratch), and those made later are first written after a barrier (a ring's
+  // prologue starts with one, a conversion into shared memory writes after one).
   scratch_base_at_.assign(f_.entry().ops.size(), 0);
   for (size_t p = 0; p < scratch_base_at_.size(); ++p)
     for (const Span& s : spans)
-      if (s.last >= p)
+      if (s.first <= p && s.last >= p)
         scratch_base_at_[p] = std::max(scratch_base_at_[p], s.offset + s.bytes);
 }
 

@@ -7,7 +7,7 @@ using ir::ScalarKind;
 
 std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DType acc,
                                          const std::string& input_precision, int64_t m, int64_t n,
-                                         int64_t k) {
+                                         int64_t k, int instr_m) {
   if (!(a == b))
     return std::nullopt;
   MmaInstr i;
@@ -47,7 +47,7 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DTyp
     if (!half || !f32_acc)
       return std::nullopt;
     i.k_width = 4;
-    if (m >= 32 && n >= 32)
+    if (m >= 32 && n >= 32 && instr_m != 16)
       i.m = i.n = 32, i.k = 8;
     else
       i.m = i.n = 16, i.k = 16;

@@ -21,9 +21,11 @@ struct MmaInstr {
 };
 
 // The instruction `unit` offers for an [m, k] x [k, n] dot(a: a_type, b: b_type, acc: acc_type)
-// with `input_precision` ("" when absent), if one fits those shapes.
+// with `input_precision` ("" when absent), if one fits those shapes. `instr_m` (where the unit
+// has instructions of several heights, MFMA's 32 and 16) asks for that one; 0: the tallest that
+// fits. The lowering asks for the height its accumulator layout was given.
 std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, ir::DType a_type, ir::DType b_type,
                                          ir::DType acc_type, const std::string& input_precision,
-                                         int64_t m, int64_t n, int64_t k);
+                                         int64_t m, int64_t n, int64_t k, int instr_m = 0);
 
 } // namespace tritium::gpu

@@ -8,7 +8,9 @@
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
+#include <algorithm>
 #include <optional>
+#include <unordered_set>
 
 namespace tritium::gpu {
 namespace {
@@ -91,6 +93,56 @@ std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, in
   return w;
 }
 
+// Whether another dot of the same block is computed from this one's result or feeds its
+// operands (attention's Q·Kᵀ, softmax, P·V), as Triton's chained-dot test. Such dots all place
+// their warps along M: each row of the first's result then lives in one warp, so the softmax's
+// row reductions never cross warps and its result is the second dot's operand with no trip
+// through shared memory; and the second's accumulator, rescaled by a row vector every
+// iteration, shares the first's rows. (Split [4, 1] and [2, 2] on gfx942, the f32 accumulator
+// went through LDS twice an iteration and attention at HEAD_DIM 128 did not fit in 64 KiB.)
+bool chained(const ir::Op& dot) {
+  const ir::Block& blk = *dot.parent;
+  std::vector<const ir::Value*> stack{dot.operands[0], dot.operands[1]};
+  std::unordered_set<const ir::Op*> seen;
+  while (!stack.empty()) {
+    const ir::Op* d = stack.back()->def;
+    stack.pop_back();
+    if (!d || d->parent != &blk || !seen.insert(d).second)
+      continue;
+    if (d->kind == ir::OpKind::Dot)
+      return true;
+    for (const ir::Value* o : d->operands)
+      stack.push_back(o);
+  }
+  std::unordered_set<const ir::Value*> reached{dot.result()};
+  bool after = false;
+  for (const auto& op : blk.ops) {
+    if (op.get() == &dot) {
+      after = true;
+      continue;
+    }
+    if (!after || std::none_of(op->operands.begin(), op->operands.end(),
+                               [&](const ir::Value* v) { return reached.count(v) > 0; }))
+      continue;
+    if (op->kind == ir::OpKind::Dot)
+      return true;
+    reached.insert(op->results.begin(), op->results.end());
+  }
+  return false;
+}
+
+// A chained dot's warps: all along M where its rows allow, on the shorter MFMA instruction
+// (16 rows) when the 32-row one leaves warps over.
+std::vector<int> chained_warps(MmaInstr& in, int64_t m, int64_t n, int64_t k, int num_warps) {
+  if (in.unit == MatrixUnit::Mfma && in.m == 32 && m / 32 < num_warps && m / 16 >= num_warps &&
+      n % 16 == 0 && k % 16 == 0)
+    in.m = in.n = 16, in.k = 16;
+  int wm = 1;
+  while (wm < num_warps && m % (int64_t{in.m} * wm * 2) == 0)
+    wm *= 2;
+  return {wm, num_warps / wm};
+}
+
 void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
   ir::Value *a = dot.operands[0], *b = dot.operands[1], *c = dot.operands[2];
   if (a->type.rank() != 2)
@@ -156,8 +208,9 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
       dot.operands[i] = in_shared(v);
     }
   } else {
-    const int per_warp_m = instr->m;
-    mma = mma_layout(instr->unit, warps_for(*instr, m, n, t.num_warps), {per_warp_m, instr->n});
+    std::vector<int> w = chained(dot) ? chained_warps(*instr, m, n, k, t.num_warps)
+                                      : warps_for(*instr, m, n, t.num_warps);
+    mma = mma_layout(instr->unit, w, {instr->m, instr->n});
     dot.operands[0] =
         convert_to(f, blk, at, a, dot_operand_layout(0, mma, instr->k_width), dot.loc);
     dot.operands[1] =

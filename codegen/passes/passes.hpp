@@ -36,6 +36,9 @@ struct GpuFeatures {
   int num_stages = 3; // the kernel's; a loop's own num_stages option wins
   int max_shared_bytes = 48 * 1024;
   bool tma = false; // TMA copies and mbarriers (sm_90a)
+  // Asynchronous global-to-shared copies (cp.async). Without them (AMD) a copy is a load into
+  // registers and a store at its commit, and a pipeline's ring needs one slot fewer.
+  bool async_copy = true;
 };
 
 // make_ttgir: the GPU passes in the order they run (gpu_pipeline.cpp). compile.cpp runs them

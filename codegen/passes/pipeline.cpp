@@ -28,6 +28,15 @@
 //
 // The barrier keeps the copy into a slot after every warp's last read of it (a wgmma of an
 // earlier iteration, waited for by then). The phase flips each time the ring wraps.
+//
+// Without asynchronous copies (AMD) a copy is a load into registers where it is issued and a
+// store into the ring at its commit, so the tile of iteration i + D is only written at the end
+// of iteration i, after a barrier that follows every warp's last read of slot i: it goes into
+// that slot, and the ring has D = S - 1 slots, not S (Triton's AMD stream pipeliner keeps one
+// LDS buffer at its default two stages the same way). One barrier more an iteration buys
+// half the shared memory at two stages, which on AMD's 64 KiB is what lets attention's and
+// the MLP's tiles pipeline at all.
+#include "gpu/conversion_plan.hpp"
 #include "gpu/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
@@ -79,12 +88,15 @@ public:
     int64_t per_stage = 0;
     for (ir::Op* l : loads)
       per_stage += l->result()->type.numel() * elem_bytes(l->result()->type.elem);
-    const int64_t tiles = tile_bytes(loads) + outer_scratch_bytes();
-    while (stages_ > 2 && used_ + tiles + stages_ * per_stage > max_shared_)
+    const int64_t tiles =
+        tile_bytes(loads) + std::max(outer_scratch_bytes(), loop_scratch_bytes(loads));
+    auto slots = [&](int64_t stages) { return t_.async_copy ? stages : stages - 1; };
+    while (stages_ > 2 && used_ + tiles + slots(stages_) * per_stage > max_shared_)
       --stages_;
-    if (used_ + tiles + stages_ * per_stage > max_shared_)
+    if (used_ + tiles + slots(stages_) * per_stage > max_shared_)
       return;
-    used_ += stages_ * per_stage;
+    slots_ = slots(stages_);
+    used_ += slots_ * per_stage;
     prefetch_to_registers(loads);
     // A wgmma dot that only feeds the next iteration (deferred_wgmma) may stay in flight while
     // the next iteration starts: then the copies go one slot further back, to the slot the dot
@@ -97,7 +109,7 @@ public:
     // tile's K loop issue the copies for the next tile's first ones.
     // (Where copies have no asynchronous form, AMD's: each branch of the loop's choice would
     // store its copies at once, not after the body.)
-    tiles_ = k_fast_ ? nullptr : across_tiles(loads);
+    tiles_ = k_fast_ || !t_.async_copy ? nullptr : across_tiles(loads);
     // (Not across tiles: there nothing after the K loop would wait for the dot in flight
     // before the tile's epilogue reads its result.)
     ir::Op* async_dot = stages_ >= 3 && !tiles_ ? deferred_wgmma(loads, stages_ >= 4) : nullptr;
@@ -113,7 +125,7 @@ public:
     std::vector<ir::Value*> bufs;
     for (ir::Op* l : loads) {
       const ir::Type& t = l->result()->type;
-      ir::Type bt(t.elem, {stages_, t.shape[0], t.shape[1]});
+      ir::Type bt(t.elem, {slots_, t.shape[0], t.shape[1]});
       // An operand read from shared memory (wgmma) keeps the layout it was given (not so a
       // tile converted on its way: its ring holds the loaded type).
       const ir::Op* u = only_user(*l);
@@ -122,6 +134,10 @@ public:
       bt.layout = shared ? u->result()->type.layout : shared_for(*l, k_fast_);
       bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
     }
+    // Every read of shared memory before the loop (a conversion's scratch, another loop's ring)
+    // is done before the prologue's first copy writes the ring: the lowering may then place
+    // the ring over them.
+    insert_op(f_, outer, at++, OpKind::Barrier, {}, {}, loc);
     if (tma_)
       make_maps(outer, at, loads, bufs);
     if (tiles_)
@@ -144,7 +160,7 @@ public:
 
     // Ring positions carried by the loop: read slot r (init 0), write slot w (init D).
     ir::Value* r_init = constant_i32(outer, at, 0);
-    ir::Value* w_init = constant_i32(outer, at, D);
+    ir::Value* w_init = constant_i32(outer, at, static_cast<int>(D % slots_));
     if (tiles_) { // the tile loop carries them from one K loop to the next
       r_init = carry(*tiles_, r_init);
       w_init = carry(*tiles_, w_init);
@@ -173,6 +189,14 @@ public:
     for (size_t n = 0; n < loads.size(); ++n) {
       ir::Op* cvt = only_user(*loads[n]);
       ir::Value* slot = index_buffer(body, b_at, bufs[n], r);
+      if (ir::Op* tr = direct_trans(*loads[n])) {
+        ir::Op* to = operand_conversion(*loads[n]);
+        ir::Value* view = shared_view(body, b_at, slot, *tr);
+        ir::Op& ll =
+            insert_op(f_, body, b_at++, OpKind::LocalLoad, {view}, {to->result()->type}, tr->loc);
+        f_.replace_all_uses(to->result(), ll.result());
+        continue;
+      }
       if (cvt != operand_conversion(*loads[n])) {
         // Converted on its way (a dequantized weight): read in the load's own layout, and the
         // conversion runs on the registers as before.
@@ -233,8 +257,11 @@ public:
     // Commit at the end of the body; advance the ring positions.
     ir::Op& yield = *body.terminator();
     size_t y_at = body.ops.size() - 1;
-    if (!tiles_)
+    if (!tiles_) {
+      if (!t_.async_copy) // every warp's reads of the slot the stores overwrite are done
+        insert_op(f_, body, y_at++, OpKind::Barrier, {}, {}, loc);
       commit(body, y_at);
+    }
     ir::Value* r_next = next_slot(body, y_at, r);
     yield.operands.push_back(r_next);
     yield.operands.push_back(next_slot(body, y_at, w));
@@ -466,6 +493,33 @@ private:
   // Scratch that conversions outside the loop but inside the same top-level op take while the
   // rings are live (a persistent kernel's epilogue between its K loops): the lowering places
   // it above them.
+  // The scratch of the conversions in the loop that go through shared memory (attention's P
+  // into the second dot's operand), which the lowering places above the rings; the operand
+  // conversions of the loads becoming rings excepted.
+  int64_t loop_scratch_bytes(const std::vector<ir::Op*>& loads) {
+    std::unordered_set<const ir::Op*> ringed;
+    for (const ir::Op* l : loads)
+      ringed.insert(operand_conversion(*l));
+    int64_t bytes = 0;
+    std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
+      for (const auto& op : b.ops) {
+        if (op->kind == OpKind::ConvertLayout && !ringed.count(op.get()) &&
+            !op->result()->type.is_scalar() && op->operands[0]->type.layout &&
+            op->result()->type.layout &&
+            !dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
+            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get()) &&
+            !converts_in_registers(
+                resolve(op->operands[0]->type.layout, op->operands[0]->type.shape),
+                resolve(op->result()->type.layout, op->result()->type.shape)))
+          bytes = std::max(bytes, conversion_scratch_bytes(op->operands[0]->type));
+        for (const auto& r : op->regions)
+          walk(*r->block);
+      }
+    };
+    walk(loop_.body());
+    return bytes;
+  }
+
   int64_t outer_scratch_bytes() {
     int64_t bytes = 0;
     std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
@@ -645,11 +699,41 @@ private:
                        dynamic_cast<const SharedLayout*>(u->result()->type.layout.get())
                    ? u
                    : nullptr;
-      if (!ir::is_elementwise(u->kind) || u->results.size() != 1)
+      const bool transposed = u->kind == OpKind::Trans && u->result()->type.rank() == 2;
+      if ((!ir::is_elementwise(u->kind) && !transposed) || u->results.size() != 1)
         return nullptr;
       at = u;
     }
     return nullptr;
+  }
+
+  // The transposition when `load` reaches its dot operand through that alone (attention's
+  // dot(q, trans(k))): then the ring holds the tile as loaded and the operand is read through
+  // a transposed view of it, as the hardware reads any other operand. Null otherwise.
+  ir::Op* direct_trans(const ir::Op& load) {
+    ir::Op* t = only_user(load);
+    if (!t || t->kind != OpKind::Trans)
+      return nullptr;
+    ir::Op* cvt = operand_conversion(load);
+    return cvt && only_user(*t) == cvt &&
+                   dynamic_cast<const DotOperandLayout*>(cvt->result()->type.layout.get())
+               ? t
+               : nullptr;
+  }
+
+  // A transposed view of the shared tile `v` as `trans` transposes (the same bytes, the shape
+  // permuted and the layout's order with it).
+  ir::Value* shared_view(ir::Block& b, size_t& at, ir::Value* v, const ir::Op& trans) {
+    auto view =
+        std::make_shared<SharedLayout>(*dynamic_cast<const SharedLayout*>(v->type.layout.get()));
+    const auto& perm = trans.ints_attr("order"); // result dim d is operand dim perm[d]
+    for (int& o : view->order)
+      o = perm[0] == o ? 0 : 1;
+    ir::Type t = trans.result()->type;
+    t.layout = view;
+    ir::Op& tr = insert_op(f_, b, at++, OpKind::Trans, {v}, {t}, trans.loc);
+    tr.attrs = trans.attrs;
+    return tr.result();
   }
 
   bool candidate(const ir::Op& op) {
@@ -678,6 +762,8 @@ private:
       auto* op = dynamic_cast<const DotOperandLayout*>(
           operand_conversion(load)->result()->type.layout.get());
       int k_dim = op && op->op_idx == 1 ? 0 : 1;
+      if (const ir::Op* tr = direct_trans(load)) // K's dimension in the tile as loaded
+        k_dim = static_cast<int>(tr->ints_attr("order")[k_dim]);
       order = {k_dim, 1 - k_dim};
     }
     return shared_layout(t.shape[order[0]], static_cast<int>(elem_bytes(t.elem)), order);
@@ -698,7 +784,7 @@ private:
 
   ir::Value* next_slot(ir::Block& b, size_t& at, ir::Value* s) {
     ir::Value* one = constant_i32(b, at, 1);
-    ir::Value* n = constant_i32(b, at, stages_);
+    ir::Value* n = constant_i32(b, at, static_cast<int>(slots_));
     ir::Value* inc = insert_op(f_, b, at++, OpKind::Add, {s, one}, {s->type}, loop_.loc).result();
     ir::Op& wrap =
         insert_op(f_, b, at++, OpKind::Cmp, {inc, n}, {ir::Type(ir::ScalarKind::I1)}, loop_.loc);
@@ -973,6 +1059,7 @@ private:
   ir::Op& loop_;
   const ir::Op& top_; // the top-level op the loop is in (or the loop)
   int64_t stages_;
+  int64_t slots_ = 0; // of each ring: stages_, or one fewer without asynchronous copies
   int64_t max_shared_;
   int64_t& used_; // shared memory the loops pipelined so far take
   bool k_fast_;

@@ -35,6 +35,28 @@ std::string Config::str() const {
 
 namespace detail {
 
+namespace {
+thread_local std::string current_config_slug;
+} // namespace
+
+const std::string& current_config() {
+  return current_config_slug;
+}
+
+std::string config_slug(const Config& c) {
+  std::string s;
+  for (const auto& [k, v] : c.values)
+    s += fmt::format("{}{}-", k, v);
+  return s + fmt::format("w{}-s{}", c.num_warps, c.num_stages);
+}
+
+ConfigScope::ConfigScope(const Config& c) : saved_(current_config_slug) {
+  current_config_slug = config_slug(c);
+}
+ConfigScope::~ConfigScope() {
+  current_config_slug = saved_;
+}
+
 // As Triton's autotuner: do_bench's device time (events, caches cleared before each run),
 // median, in microseconds.
 double time_launches(const Device& dev, const std::function<void()>& launch) {

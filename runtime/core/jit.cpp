@@ -1,5 +1,6 @@
 // Out-of-line helpers of the launch path: kernel names, grid checks, stage dumps.
 #include <tritium/ir/printer.hpp>
+#include <tritium/runtime/autotune.hpp>
 #include <tritium/runtime/jit.hpp>
 
 #include <cxxabi.h>
@@ -62,7 +63,12 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
   auto write = [&](std::string_view stage, const std::string& text) {
     if (text.empty())
       return;
-    fs::path path = fs::path(dir) / fmt::format("{}.{}", kernel, stage);
+    // An autotuned kernel's specializations each keep their files: the configuration is part of
+    // the name.
+    const std::string& config = current_config();
+    fs::path path =
+        fs::path(dir) / (config.empty() ? fmt::format("{}.{}", kernel, stage)
+                                        : fmt::format("{}.{}.{}", kernel, config, stage));
     if (!(std::ofstream(path) << text))
       throw Error(fmt::format("TRITIUM_DUMP={}: cannot write {}", dir, path.string()));
   };

@@ -70,6 +70,22 @@ std::optional<std::string> autotune_load(std::string_view kernel, std::string_vi
 void autotune_store(std::string_view kernel, std::string_view device, std::string_view key,
                     std::string_view config);
 
+// The configuration this thread is launching through an autotuner ("" outside one): the
+// specializations of one kernel differ only in it, so dumps and cross-compilers name their
+// files by it (config_slug: "BLOCK_M128-BLOCK_N64-w8-s3").
+const std::string& current_config();
+std::string config_slug(const Config& c);
+class ConfigScope {
+public:
+  explicit ConfigScope(const Config& c);
+  ~ConfigScope();
+  ConfigScope(const ConfigScope&) = delete;
+  ConfigScope& operator=(const ConfigScope&) = delete;
+
+private:
+  std::string saved_;
+};
+
 } // namespace detail
 
 template <class... P>
@@ -89,6 +105,7 @@ public:
   void operator()(const std::string& key, const Launch& launch, Device device = {}) {
     const Config& c = best(key, launch, device);
     kernel_.options({.num_warps = c.num_warps, .num_stages = c.num_stages});
+    detail::ConfigScope scope(c);
     launch(kernel_, c);
   }
 
@@ -113,6 +130,7 @@ public:
       detail::TuneResult r{configs_[i].str()};
       try {
         kernel_.options({.num_warps = configs_[i].num_warps, .num_stages = configs_[i].num_stages});
+        detail::ConfigScope scope(configs_[i]);
         launch(kernel_, configs_[i]); // compiles, and warms up
         device.synchronize();
         r.us = detail::time_launches(device, [&] { launch(kernel_, configs_[i]); });
