@@ -98,8 +98,8 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
   const int64_t m = a->type.shape[0], k = a->type.shape[1], n = b->type.shape[1];
   std::string precision(
       dot.has_attr("input_precision") ? ir::enum_name(dot.enum_attr<ir::InputPrecision>()) : "");
-  auto instr =
-      select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, precision, m, n, k);
+  auto instr = select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, precision, m, n,
+                                k, t.matrix_version);
   std::vector<int> warps;
   if (t.matrix == MatrixUnit::Wgmma) {
     if (instr)
@@ -157,7 +157,8 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
     }
   } else {
     const int per_warp_m = instr->m;
-    mma = mma_layout(instr->unit, warps_for(*instr, m, n, t.num_warps), {per_warp_m, instr->n});
+    mma = mma_layout(instr->unit, warps_for(*instr, m, n, t.num_warps), {per_warp_m, instr->n},
+                     instr->version);
     dot.operands[0] =
         convert_to(f, blk, at, a, dot_operand_layout(0, mma, instr->k_width), dot.loc);
     dot.operands[1] =

@@ -36,6 +36,9 @@ struct GpuFeatures {
   int num_stages = 3; // the kernel's; a loop's own num_stages option wins
   int max_shared_bytes = 48 * 1024;
   bool tma = false; // TMA copies and mbarriers (sm_90a)
+  // The matrix unit's generation (gpu/arch.hpp's MatrixModel::version): which operand types
+  // it multiplies and, for WMMA, which fragment layouts it reads.
+  int matrix_version = 1;
 };
 
 // make_ttgir: the GPU passes in the order they run (gpu_pipeline.cpp). compile.cpp runs them
