@@ -2,8 +2,10 @@
 //
 //   tritium compile --target gfx942 [--num-warps 4] [--code-object 4] [--dump DIR]
 //                   (--sample vector_add | FILE.tir)
-//   tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--warp-size N]
+//   tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--target ARCH] [--warp-size N]
 //               [--matrix-unit UNIT] [--num-stages N] FILE.tir   (FILE "-": stdin)
+//               (--target: the target's warp size, matrix unit, shared memory and TMA from
+//               the architecture model; options after it change them)
 //   tritium targets          list the targets ("host" goes through the CPU backend, when built)
 //   tritium samples          list the built-in sample kernels
 //   tritium passes           list what `opt --pass` takes
@@ -16,6 +18,7 @@
 // FILE.tir holds a kernel in the IR's text form (ir::print / ir::parse). Without --dump the
 // final assembly is printed; with it, DIR/<kernel>.<stage> is written for every stage (IR
 // after each pass, LLVM IR before and after O3, PTX or AMDGCN, the HSACO and its metadata).
+#include "../codegen/gpu/arch.hpp"
 #include "../codegen/gpu/compile.hpp"
 #include "../codegen/gpu/layout.hpp"
 #include "../codegen/passes/passes.hpp"
@@ -65,6 +68,7 @@ const char* const kPrinters[] = {"print_axis_info"};
 int opt(int argc, char** argv) {
   using namespace tritium;
   gpu::GpuFeatures features;
+  bool target_given = false;
   std::vector<std::string> passes;
   std::string file;
   for (int i = 2; i < argc; ++i) {
@@ -88,6 +92,15 @@ int opt(int argc, char** argv) {
       passes.push_back(name);
     } else if (a == "--num-warps") {
       features.num_warps = number();
+    } else if (a == "--target") {
+      const gpu::Arch& t = gpu::arch_of(next());
+      features.warp_size = t.warp_size;
+      features.matrix = t.matrix.unit;
+      features.matrix_version = t.matrix.version;
+      features.max_shared_bytes = t.shared_bytes;
+      features.tma = t.has(gpu::Feature::Tma);
+      features.async_copy = t.has(gpu::Feature::AsyncCopy);
+      target_given = true;
     } else if (a == "--warp-size") {
       features.warp_size = number();
     } else if (a == "--num-stages") {
@@ -111,9 +124,10 @@ int opt(int argc, char** argv) {
   }
   if (file.empty() || passes.empty())
     return usage();
-  // AMD's matrix units come without asynchronous copies.
-  features.async_copy =
-      features.matrix != gpu::MatrixUnit::Mfma && features.matrix != gpu::MatrixUnit::Wmma;
+  // Without --target: AMD's matrix units come without asynchronous copies.
+  if (!target_given)
+    features.async_copy =
+        features.matrix != gpu::MatrixUnit::Mfma && features.matrix != gpu::MatrixUnit::Wmma;
   bool axis_info = false;
   std::vector<const gpu::GpuPass*> run;
   for (const std::string& name : passes) {

@@ -9,6 +9,7 @@
 //   ptx | amdgcn (+ hsaco.meta) the target's assembly (and the HSACO's metadata note)
 #include "gpu/compile.hpp"
 
+#include "gpu/arch.hpp"
 #include "gpu/target_info.hpp"
 #include "passes/passes.hpp"
 
@@ -36,18 +37,26 @@ std::string print_module(const llvm::Module& m) {
 }
 
 std::unique_ptr<TargetInfo> make_target(const GpuTarget& t) {
-  if (t.is_nvptx())
-    return make_nvptx_target(t);
-  if (t.is_amdgpu())
-    return make_amdgpu_target(t);
-  throw Error(fmt::format("unknown GPU architecture '{}' (one of: {})", t.arch,
-                          fmt::join(supported_gpu_archs(), ", ")));
+  return arch_of(t.arch).is_nvidia() ? make_nvptx_target(t) : make_amdgpu_target(t);
 }
 
 } // namespace
 
+bool GpuTarget::is_amdgpu() const {
+  const Arch* a = find_arch(arch);
+  return a && a->is_amd();
+}
+
+bool GpuTarget::is_nvptx() const {
+  const Arch* a = find_arch(arch);
+  return a && a->is_nvidia();
+}
+
 std::vector<std::string> supported_gpu_archs() {
-  return {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"};
+  std::vector<std::string> out;
+  for (const Arch& a : known_archs())
+    out.emplace_back(a.name);
+  return out;
 }
 
 GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_in,
@@ -84,13 +93,15 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
 
   // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts.
   keep("ir", [&] { return ir::print(f); });
+  GpuFeatures features{
+      warps,        ti->warp_size(), ti->matrix_unit(), options.num_stages, ti->max_shared_bytes(),
+      ti->has_tma()};
+  features.async_copy = ti->has_async_copy();
+  features.matrix_version = arch_of(target_in.arch).matrix.version;
   std::unique_ptr<ir::Function> g =
-      prepare_gpu_ir(f,
-                     GpuFeatures{warps, ti->warp_size(), ti->matrix_unit(), options.num_stages,
-                                 ti->max_shared_bytes(), ti->has_tma(), ti->has_async_copy()},
-                     [&](const std::string& pass, const ir::Function& h) {
-                       keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
-                     });
+      prepare_gpu_ir(f, features, [&](const std::string& pass, const ir::Function& h) {
+        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
+      });
   keep("ir.opt", [&] { return ir::print(*g); });
 
   // make_llir: LLVM IR, device libraries, O3.

@@ -33,15 +33,16 @@
 namespace tritium::gpu {
 
 struct GpuTarget {
-  std::string arch;        // "sm_80", "sm_90", "sm_90a", "gfx90a", "gfx942", "gfx1100"
+  std::string arch;        // a known target (arch.hpp): "sm_90a", "gfx942", "gfx942:xnack-", …
   int code_object = 5;     // AMDGPU code object version: 5 (default) or 4
   bool keep_stages = true; // fill GpuKernelBinary::stages (IR after each pass, LLVM IR, …)
   // When set, each stage is also written to <dump_dir>/<kernel>.<stage> as soon as it is
   // produced, so that a failing compilation leaves the stages before the failure behind.
   std::string dump_dir;
 
-  bool is_amdgpu() const { return arch.rfind("gfx", 0) == 0; }
-  bool is_nvptx() const { return arch.rfind("sm_", 0) == 0; }
+  // By the architecture model; false for an unknown target.
+  bool is_amdgpu() const;
+  bool is_nvptx() const;
 };
 
 struct GpuKernelBinary {
@@ -49,7 +50,7 @@ struct GpuKernelBinary {
   std::string assembly;          // PTX text (NVPTX) or AMDGCN assembly (AMDGPU)
   std::vector<uint8_t> binary;   // the HSACO (AMDGPU); empty for NVPTX (load `assembly`)
   int num_threads = 0;           // threads per block / work-group: num_warps * warp size
-  int warp_size = 32;            // 32, or 64 on gfx90a/gfx942
+  int warp_size = 32;            // 32, or 64 on CDNA (gfx908, gfx90a, gfx94x)
   int shared_bytes = 0;          // dynamic shared memory (LDS) per block
   int global_scratch_bytes = 0;  // per program; > 0: the extra last parameter described above
   std::vector<ir::DType> params; // one per kernel parameter, as described above (not the
@@ -72,7 +73,7 @@ struct GpuKernelBinary {
 GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target,
                                 const CompileOptions& options);
 
-// The architectures compile_for_gpu accepts, for tools and error messages.
+// The architectures compile_for_gpu accepts (arch.hpp's table), for tools and error messages.
 std::vector<std::string> supported_gpu_archs();
 
 } // namespace tritium::gpu

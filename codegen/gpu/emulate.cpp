@@ -3,6 +3,8 @@
 // the host and run by one OS thread per GPU thread.
 #include "gpu/emulate.hpp"
 
+#include "gpu/arch.hpp"
+
 #include "gpu/emulate_matrix.hpp"
 #include "gpu/target_info.hpp"
 
@@ -479,8 +481,12 @@ void add_entry(llvm::Module& m, llvm::Function& kernel) {
 class EmulatedProgram {
 public:
   EmulatedProgram(const ir::Function& f, const CompileOptions& options, int warp_size,
-                  MatrixUnit matrix)
-      : warps_(options.num_warps), stages_(options.num_stages), ws_(warp_size), matrix_(matrix) {
+                  MatrixUnit matrix, int matrix_version)
+      : warps_(options.num_warps), stages_(options.num_stages), ws_(warp_size), matrix_(matrix),
+        matrix_version_(matrix_version) {
+    if (matrix_version_ == 0)
+      matrix_version_ =
+          matrix == MatrixUnit::None ? 1 : emulated_matrix_arch(matrix)->matrix.version;
     if (warps_ < 1 || (warps_ & (warps_ - 1)) || warps_ * ws_ > 1024)
       throw Error(fmt::format("kernel '{}': num_warps = {} with warp size {}: it must be a power "
                               "of two with num_warps x warp size <= 1024",
@@ -505,8 +511,12 @@ public:
         [this](llvm::Error e) { jit_errors_ += llvm::toString(std::move(e)) + "\n"; });
     // Emulating wgmma is emulating sm_90a: its shared memory, its TMA.
     const bool sm90a = matrix_ == MatrixUnit::Wgmma;
-    auto g = prepare_gpu_ir(
-        f, GpuFeatures{warps_, ws_, matrix_, stages_, (sm90a ? 227 : 48) * 1024, sm90a}, nullptr);
+    GpuFeatures features{warps_, ws_, matrix_, stages_, (sm90a ? 227 : 48) * 1024, sm90a};
+    // The pipeline as compiled for the target emulated: sm_90a's rings of S slots (the lowering
+    // then copies through registers, which they allow), else AMD's of S - 1.
+    features.async_copy = sm90a;
+    features.matrix_version = matrix_version_;
+    auto g = prepare_gpu_ir(f, features, nullptr);
     ir_ = ir::print(*g);
     HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());
     auto ctx = std::make_unique<llvm::LLVMContext>();
@@ -601,6 +611,7 @@ public:
 private:
   int warps_, stages_, ws_;
   MatrixUnit matrix_;
+  int matrix_version_;
   int shared_bytes_ = 0;
   int scratch_bytes_ = 0; // global scratch per program (TMA maps): one more, last parameter
   std::unique_ptr<llvm::orc::LLJIT> jit_;
@@ -615,8 +626,8 @@ struct EmulatedKernel::Program : EmulatedProgram {
 };
 
 EmulatedKernel::EmulatedKernel(const ir::Function& f, const CompileOptions& options, int warp_size,
-                               MatrixUnit matrix)
-    : program_(std::make_unique<Program>(f, options, warp_size, matrix)) {}
+                               MatrixUnit matrix, int matrix_version)
+    : program_(std::make_unique<Program>(f, options, warp_size, matrix, matrix_version)) {}
 EmulatedKernel::~EmulatedKernel() = default;
 void EmulatedKernel::run(const LaunchGrid& grid, std::span<const ArgSlot> args) {
   program_->run(grid, args);
@@ -629,8 +640,25 @@ const std::string& EmulatedKernel::ll() const {
 }
 
 void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, int warp_size,
-                        const LaunchGrid& grid, std::span<const ArgSlot> slots, MatrixUnit matrix) {
-  EmulatedProgram(f, options, warp_size, matrix).run(grid, slots);
+                        const LaunchGrid& grid, std::span<const ArgSlot> slots, MatrixUnit matrix,
+                        int matrix_version) {
+  EmulatedProgram(f, options, warp_size, matrix, matrix_version).run(grid, slots);
+}
+
+const Arch* emulated_matrix_arch(MatrixUnit matrix) {
+  switch (matrix) {
+  case MatrixUnit::None:
+    return nullptr;
+  case MatrixUnit::MmaSync:
+    return &arch_of("sm_80");
+  case MatrixUnit::Wgmma:
+    return &arch_of("sm_90a");
+  case MatrixUnit::Mfma:
+    return &arch_of("gfx942");
+  case MatrixUnit::Wmma:
+    return &arch_of("gfx1100");
+  }
+  return nullptr;
 }
 
 } // namespace tritium::gpu

@@ -16,11 +16,13 @@
 
 namespace tritium::gpu {
 
+struct Arch;
+
 // A kernel compiled once for emulation (the JIT holding its code), run any number of times.
 class EmulatedKernel {
 public:
   EmulatedKernel(const ir::Function& f, const CompileOptions& options, int warp_size,
-                 MatrixUnit matrix = MatrixUnit::None);
+                 MatrixUnit matrix = MatrixUnit::None, int matrix_version = 0);
   ~EmulatedKernel();
   // args as emulate_gpu_kernel's below. One emulated launch runs at a time in the process.
   void run(const LaunchGrid& grid, std::span<const ArgSlot> args);
@@ -34,9 +36,15 @@ private:
 
 // args: one ArgSlot per kernel parameter, as Backend launches take them (pointers are host
 // addresses). `warp_size` is 32 or 64, as the GPU targets; `matrix` the matrix instructions
-// dot uses, their per-lane semantics emulated (None: FMA units).
+// dot uses, their per-lane semantics emulated (None: FMA units), of generation
+// `matrix_version` (arch.hpp's MatrixModel::version; 0: the unit as the targets named by
+// emulated_matrix_arch have it).
 void emulate_gpu_kernel(const ir::Function& f, const CompileOptions& options, int warp_size,
                         const LaunchGrid& grid, std::span<const ArgSlot> args,
-                        MatrixUnit matrix = MatrixUnit::None);
+                        MatrixUnit matrix = MatrixUnit::None, int matrix_version = 0);
+
+// The target whose unit stands for `matrix` when only the unit is named (TRITIUM_EMULATOR_MATRIX,
+// tests): sm_80 (mma.sync), sm_90a (wgmma), gfx942 (MFMA), gfx1100 (WMMA v1); null for None.
+const Arch* emulated_matrix_arch(MatrixUnit matrix);
 
 } // namespace tritium::gpu

@@ -23,12 +23,13 @@ struct Kind {
   MatrixUnit unit;
   In in;
   Acc acc;
-  bool wide; // MFMA 32x32 (else 16x16)
+  bool wide;   // MFMA 32x32 (else 16x16)
+  int version; // the unit's generation (WMMA v2's fragments are not v1's)
 };
 
 Kind decode(int32_t code) {
   return {static_cast<MatrixUnit>(code >> 8 & 0xf), static_cast<In>(code >> 4 & 0xf),
-          static_cast<Acc>(code & 0xf), (code >> 12 & 1) != 0};
+          static_cast<Acc>(code & 0xf), (code >> 12 & 1) != 0, code >> 16 & 0xff};
 }
 
 int in_bits(In in) {
@@ -83,6 +84,18 @@ std::pair<int, int> wmma_b(int l, int e, const Geometry&) {
 std::pair<int, int> wmma_c(int l, int e, const Geometry&) {
   return {2 * e + l / 16, l % 16};
 }
+// AMD WMMA v2 (gfx12, wave32): lane l holds row (column) l % 16 with 8 K, lanes 0-15 K 0-7 and
+// lanes 16-31 K 8-15; acc[i] at row i + 8 * (lane / 16). (LLVM's gfx12 builtins take 8
+// elements a lane; Triton's AMD backend describes the same placement as WMMA version 2.)
+std::pair<int, int> wmma2_a(int l, int e, const Geometry&) {
+  return {l % 16, 8 * (l / 16) + e};
+}
+std::pair<int, int> wmma2_b(int l, int e, const Geometry&) {
+  return {8 * (l / 16) + e, l % 16};
+}
+std::pair<int, int> wmma2_c(int l, int e, const Geometry&) {
+  return {e + 8 * (l / 16), l % 16};
+}
 
 Geometry geometry(const Kind& k) {
   const int bits = in_bits(k.in);
@@ -96,6 +109,8 @@ Geometry geometry(const Kind& k) {
       return {32, 32, 8, 64, 4, 4, 16, mfma_a, mfma_b, mfma_c, 0};
     return {16, 16, 16, 64, 4, 4, 4, mfma_a, mfma_b, mfma_c, 0};
   case MatrixUnit::Wmma:
+    if (k.version >= 2)
+      return {16, 16, 16, 32, 8, 8, 8, wmma2_a, wmma2_b, wmma2_c, 0};
     return {16, 16, 16, 32, 16, 16, 8, wmma_a, wmma_b, wmma_c, 0};
   default:
     throw Error(
@@ -137,8 +152,9 @@ int32_t mma_kind(const MmaInstr& instr) {
   Acc acc = instr.acc.kind == ScalarKind::F32   ? Acc::F32
             : instr.acc.kind == ScalarKind::F16 ? Acc::F16
                                                 : Acc::I32;
-  return (instr.m == 32 ? 1 << 12 : 0) | static_cast<int32_t>(instr.unit) << 8 |
-         static_cast<int32_t>(in) << 4 | static_cast<int32_t>(acc);
+  return instr.version << 16 | (instr.m == 32 ? 1 << 12 : 0) |
+         static_cast<int32_t>(instr.unit) << 8 | static_cast<int32_t>(in) << 4 |
+         static_cast<int32_t>(acc);
 }
 
 MmaWords mma_words(int32_t code) {

@@ -38,7 +38,8 @@ std::string SliceLayout::str() const {
 }
 
 std::string MmaLayout::str() const {
-  return fmt::format("#mma<{}, wpc={}, instr={}>", matrix_unit_name(unit), warps_per_cta, instr);
+  return fmt::format("#mma<{}{}, wpc={}, instr={}>", matrix_unit_name(unit),
+                     version > 1 ? fmt::format("_v{}", version) : "", warps_per_cta, instr);
 }
 
 std::string DotOperandLayout::str() const {
@@ -79,7 +80,8 @@ bool SliceLayout::equals(const ir::Layout& other) const {
 
 bool MmaLayout::equals(const ir::Layout& other) const {
   auto* o = dynamic_cast<const MmaLayout*>(&other);
-  return o && unit == o->unit && warps_per_cta == o->warps_per_cta && instr == o->instr;
+  return o && unit == o->unit && version == o->version && warps_per_cta == o->warps_per_cta &&
+         instr == o->instr;
 }
 
 bool DotOperandLayout::equals(const ir::Layout& other) const {
@@ -248,13 +250,20 @@ ir::LayoutPtr parse_slice(const Fields& f) {
 ir::LayoutPtr parse_mma(const Fields& f) {
   auto l = std::make_shared<MmaLayout>();
   std::string_view unit = trim(f.positional(0));
+  // "wmma_v2": the unit, then its generation.
+  std::string_view name = unit;
+  if (size_t v = unit.rfind("_v"); v != std::string_view::npos && v + 2 < unit.size() &&
+                                   std::isdigit(static_cast<unsigned char>(unit[v + 2]))) {
+    name = unit.substr(0, v);
+    l->version = static_cast<int>(f.integer(unit.substr(v + 2)));
+  }
   bool found = false;
   for (MatrixUnit u : {MatrixUnit::MmaSync, MatrixUnit::Wgmma, MatrixUnit::Mfma, MatrixUnit::Wmma})
-    if (unit == matrix_unit_name(u)) {
+    if (name == matrix_unit_name(u)) {
       l->unit = u;
       found = true;
     }
-  if (!found)
+  if (!found || l->version < 1)
     f.fail(fmt::format("unknown matrix unit '{}'", unit));
   l->warps_per_cta = f.ints("wpc");
   l->instr = f.ints("instr");
@@ -487,13 +496,20 @@ LinearLayout resolve_mma(const MmaLayout& m, const std::vector<int64_t>& shape) 
       out.reg(0, 2);
     }
     break;
-  case MatrixUnit::Wmma: // 16x16: lane = column + 16 * (row % 2); acc[i] row 2 * i + lane / 16
+  case MatrixUnit::Wmma:
     for (int64_t v = 1; v < 16; v *= 2)
       out.lane(1, v);
-    out.lane(0, 1);
-    out.reg(0, 2);
-    out.reg(0, 4);
-    out.reg(0, 8);
+    if (m.version >= 2) { // 16x16: lane = column + 16 * (row / 8); acc[i] row i + 8 * (lane / 16)
+      out.lane(0, 8);
+      out.reg(0, 1);
+      out.reg(0, 2);
+      out.reg(0, 4);
+    } else { // 16x16: lane = column + 16 * (row % 2); acc[i] row 2 * i + lane / 16
+      out.lane(0, 1);
+      out.reg(0, 2);
+      out.reg(0, 4);
+      out.reg(0, 8);
+    }
     break;
   case MatrixUnit::None:
     misfit(m, shape);
@@ -542,14 +558,19 @@ LinearLayout resolve_dot_operand(const DotOperandLayout& o, const std::vector<in
     instr_k = kw * (64 / t);
     break;
   }
-  case MatrixUnit::Wmma: // lanes 0-15 hold rows (columns) with all 16 K; lanes 16-31 repeat them
+  case MatrixUnit::Wmma:
+    // v1: lanes 0-15 hold rows (columns) with all 16 K, lanes 16-31 repeat them. v2: lanes 0-15
+    // hold K 0 to kw - 1 of them, lanes 16-31 the next kw.
     for (int64_t v = 1; v < kw; v *= 2)
       out.reg(kd, v);
     for (int64_t v = 1; v < 16; v *= 2)
       out.lane(od, v);
-    out.lane(-1, 0);
+    if (m->version >= 2)
+      out.lane(kd, kw);
+    else
+      out.lane(-1, 0);
     tile_o = 16;
-    instr_k = kw;
+    instr_k = m->version >= 2 ? 2 * kw : kw;
     break;
   case MatrixUnit::None:
     misfit(o, shape);
@@ -673,9 +694,11 @@ ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent) {
   return s;
 }
 
-ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr) {
+ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr,
+                         int version) {
   auto m = std::make_shared<MmaLayout>();
   m->unit = unit;
+  m->version = version;
   m->warps_per_cta = std::move(warps_per_cta);
   m->instr = std::move(instr);
   return m;

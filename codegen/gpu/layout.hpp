@@ -34,8 +34,8 @@ enum class MatrixUnit : uint8_t {
   None,
   MmaSync, // NVIDIA sm_80+: mma.sync.aligned.m16n8kK, one warp
   Wgmma,   // NVIDIA sm_90a: wgmma.mma_async.m64nNk16, a warpgroup of four warps
-  Mfma,    // AMD CDNA (gfx90a, gfx942): v_mfma_*_32x32x8 / 16x16x16, one wave64
-  Wmma,    // AMD RDNA3 (gfx1100): v_wmma_*_16x16x16, one wave32
+  Mfma,    // AMD CDNA (gfx908, gfx90a, gfx94x): v_mfma_*_32x32x8 / 16x16x16, one wave64
+  Wmma,    // AMD RDNA3/3.5 (v1), RDNA4 (v2, other fragments): v_wmma_*_16x16x16, one wave32
 };
 const char* matrix_unit_name(MatrixUnit u);
 
@@ -54,6 +54,9 @@ struct SliceLayout final : ir::Layout {
 
 struct MmaLayout final : ir::Layout {
   MatrixUnit unit = MatrixUnit::MmaSync;
+  // The unit's generation (arch.hpp's MatrixModel::version); written "wmma_v2" when above 1,
+  // so that IR text says which fragments it means (WMMA v2's differ from v1's).
+  int version = 1;
   std::vector<int> warps_per_cta; // {along M, along N}
   // The tile one instruction computes per warp (Wgmma: per warpgroup): {m, n}.
   std::vector<int> instr;
@@ -160,7 +163,8 @@ ir::LayoutPtr default_layout(const std::vector<int64_t>& shape, int num_warps, i
 ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vector<int>& order,
                              int vec, int num_warps, int warp_size);
 ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent);
-ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr);
+ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr,
+                         int version = 1);
 ir::LayoutPtr dot_operand_layout(int op_idx, ir::LayoutPtr parent, int k_width);
 ir::LayoutPtr linear_layout(LinearLayout bases);
 

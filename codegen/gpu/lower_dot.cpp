@@ -47,7 +47,7 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
   std::string precision(
       op.has_attr("input_precision") ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
   auto instr = select_mma_instr(m.unit, a->type.elem, bv->type.elem, c->type.elem, precision, M, N,
-                                K, static_cast<int>(m.instr[0]));
+                                K, m.version, static_cast<int>(m.instr[0]));
   if (!instr)
     fail(op, "no matrix instruction for this dot (internal: accelerate_matmul)");
   const LinearLayout la = dist(a), lb = dist(bv), lc = dist(c);
@@ -156,8 +156,8 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
   std::string precision(
       op.has_attr("input_precision") ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
-  auto instr =
-      select_mma_instr(m.unit, a->type.elem, bv->type.elem, c->type.elem, precision, M, N, K);
+  auto instr = select_mma_instr(m.unit, a->type.elem, bv->type.elem, c->type.elem, precision, M, N,
+                                K, m.version);
   // a in shared memory or in registers (its fragments: DotOperandLayout), b in shared memory.
   const bool a_regs = dynamic_cast<const DotOperandLayout*>(a->type.layout.get()) != nullptr;
   if (!instr || (!a_regs && !dynamic_cast<const SharedLayout*>(a->type.layout.get())) ||

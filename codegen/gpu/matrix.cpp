@@ -1,5 +1,9 @@
 #include "gpu/matrix.hpp"
 
+#include <tritium/error.hpp>
+
+#include <fmt/format.h>
+
 namespace tritium::gpu {
 
 using ir::DType;
@@ -7,11 +11,18 @@ using ir::ScalarKind;
 
 std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DType acc,
                                          const std::string& input_precision, int64_t m, int64_t n,
-                                         int64_t k, int instr_m) {
-  if (!(a == b))
+                                         int64_t k, int version, int instr_m) {
+  if (!(a == b) || unit == MatrixUnit::None)
+    return std::nullopt;
+  const MatrixModel* model = matrix_model(unit, version);
+  if (!model)
+    throw Error(
+        fmt::format("no generation {} of the {} matrix unit", version, matrix_unit_name(unit)));
+  if (!model->operands.contains(a.kind))
     return std::nullopt;
   MmaInstr i;
   i.unit = unit;
+  i.version = version;
   i.a = i.b = a;
   i.acc = acc;
   const bool half = a.kind == ScalarKind::F16 || a.kind == ScalarKind::BF16;
@@ -53,10 +64,11 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DTyp
       i.m = i.n = 16, i.k = 16;
     break;
   case MatrixUnit::Wmma:
-    // v_wmma_f32_16x16x16_{f16,bf16}: 16 K per lane, lanes 16-31 repeat 0-15.
+    // v_wmma_f32_16x16x16_{f16,bf16}. gfx11: 16 K per lane, lanes 16-31 repeat 0-15; gfx12:
+    // 8 K per lane, lanes 16-31 hold K 8-15.
     if (!half || !f32_acc)
       return std::nullopt;
-    i.m = i.n = 16, i.k = 16, i.k_width = 16;
+    i.m = i.n = 16, i.k = 16, i.k_width = version >= 2 ? 8 : 16;
     break;
   }
   if (m % i.m || n % i.n || k % i.k)

@@ -2,6 +2,7 @@
 // lowering ask the same function, so they always agree), and its shape. No LLVM here.
 #pragma once
 
+#include "gpu/arch.hpp"
 #include "gpu/layout.hpp"
 
 #include <tritium/ir/types.hpp>
@@ -18,14 +19,18 @@ struct MmaInstr {
   bool tf32 = false;       // f32 operands rounded to tf32
   // Consecutive K elements per thread in an operand fragment (DotOperandLayout::k_width).
   int k_width = 1;
+  int version = 1; // the unit's generation (MatrixModel::version), which MmaLayout keeps
 };
 
-// The instruction `unit` offers for an [m, k] x [k, n] dot(a: a_type, b: b_type, acc: acc_type)
-// with `input_precision` ("" when absent), if one fits those shapes. `instr_m` (where the unit
-// has instructions of several heights, MFMA's 32 and 16) asks for that one; 0: the tallest that
-// fits. The lowering asks for the height its accumulator layout was given.
+// The instruction generation `version` of `unit` offers for an [m, k] x [k, n] dot(a: a_type,
+// b: b_type, acc: acc_type) with `input_precision` ("" when absent), if one fits those shapes
+// and the generation multiplies a_type (arch.hpp's MatrixModel::operands: gfx908's MFMA has no
+// bf16 instruction the lowering emits); otherwise the dot stays on FMA units. `instr_m` (where
+// the unit has instructions of several heights, MFMA's 32 and 16) asks for that one; 0: the
+// tallest that fits. The lowering asks for the height its accumulator layout was given.
 std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, ir::DType a_type, ir::DType b_type,
                                          ir::DType acc_type, const std::string& input_precision,
-                                         int64_t m, int64_t n, int64_t k, int instr_m = 0);
+                                         int64_t m, int64_t n, int64_t k, int version = 1,
+                                         int instr_m = 0);
 
 } // namespace tritium::gpu

@@ -150,8 +150,8 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
   const int64_t m = a->type.shape[0], k = a->type.shape[1], n = b->type.shape[1];
   std::string precision(
       dot.has_attr("input_precision") ? ir::enum_name(dot.enum_attr<ir::InputPrecision>()) : "");
-  auto instr =
-      select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, precision, m, n, k);
+  auto instr = select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, precision, m, n,
+                                k, t.matrix_version);
   std::vector<int> warps;
   if (t.matrix == MatrixUnit::Wgmma) {
     if (instr)
@@ -210,7 +210,7 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
   } else {
     std::vector<int> w = chained(dot) ? chained_warps(*instr, m, n, k, t.num_warps)
                                       : warps_for(*instr, m, n, t.num_warps);
-    mma = mma_layout(instr->unit, w, {instr->m, instr->n});
+    mma = mma_layout(instr->unit, w, {instr->m, instr->n}, instr->version);
     dot.operands[0] =
         convert_to(f, blk, at, a, dot_operand_layout(0, mma, instr->k_width), dot.loc);
     dot.operands[1] =

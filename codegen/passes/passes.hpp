@@ -39,6 +39,9 @@ struct GpuFeatures {
   // Asynchronous global-to-shared copies (cp.async). Without them (AMD) a copy is a load into
   // registers and a store at its commit, and a pipeline's ring needs one slot fewer.
   bool async_copy = true;
+  // The matrix unit's generation (gpu/arch.hpp's MatrixModel::version): which operand types
+  // it multiplies and, for WMMA, which fragment layouts it reads.
+  int matrix_version = 1;
 };
 
 // make_ttgir: the GPU passes in the order they run (gpu_pipeline.cpp). compile.cpp runs them

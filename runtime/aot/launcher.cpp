@@ -1,6 +1,7 @@
 // The runtime of ahead-of-time launchers (libtritium_aot.a): picks a built specialization,
 // loads its binary on the launch's device through the same driver code the JIT's backends use
 // (runtime/core/gpu_driver.hpp), and launches it. Nothing here traces or compiles.
+#include "codegen/gpu/arch.hpp"
 #include "codegen/targets/cpu/cpu_codegen.hpp"
 #include "runtime/core/gpu_driver.hpp"
 #ifdef TRITIUM_HAVE_CUDA
@@ -119,9 +120,11 @@ bool holds(Assume a, Param p, ArgSlot v) {
   return false;
 }
 
-// The image for a device of architecture `arch`: the same architecture, else (NVIDIA) PTX for
-// the newest older one, which the driver compiles for this GPU ("sm_90a" only on sm_90).
-const Image* pick_image(const Variant& v, Kind kind, const std::string& arch) {
+// The image for a device of architecture `arch` (NVIDIA: compute capability `device_sm`): the
+// same architecture, else (NVIDIA) PTX for the newest older one, which the driver compiles for
+// this GPU; an architecture-specific target (sm_90a) only on its own compute capability. The
+// device may be newer than every target the model knows; the images' targets are known.
+const Image* pick_image(const Variant& v, Kind kind, const std::string& arch, int device_sm) {
   const Image* best = nullptr;
   int best_sm = -1;
   for (size_t i = 0; i < v.num_images; ++i) {
@@ -132,19 +135,15 @@ const Image* pick_image(const Variant& v, Kind kind, const std::string& arch) {
         return &im;
       continue;
     }
-    if (kind == Kind::Hip && im.format == Format::Hsaco && t == arch)
+    if (kind == Kind::Hip && im.format == Format::Hsaco && gpu::strip_target_features(t) == arch)
       return &im;
-    if (kind == Kind::Cuda && im.format == Format::Ptx) {
-      if (t == arch || (t == arch + "a"))
+    const gpu::Arch* a = gpu::find_arch(t);
+    if (kind == Kind::Cuda && im.format == Format::Ptx && a && a->is_nvidia()) {
+      if (a->sm() == device_sm && (t == arch || a->arch_specific()))
         return &im;
-      int sm = 0, device_sm = 0;
-      if (t.starts_with("sm_") && !t.ends_with("a") &&
-          std::from_chars(t.data() + 3, t.data() + t.size(), sm).ec == std::errc() &&
-          std::from_chars(arch.data() + 3, arch.data() + arch.size(), device_sm).ec ==
-              std::errc() &&
-          sm <= device_sm && sm > best_sm) {
+      if (!a->arch_specific() && a->sm() <= device_sm && a->sm() > best_sm) {
         best = &im;
-        best_sm = sm;
+        best_sm = a->sm();
       }
     }
   }
@@ -286,11 +285,13 @@ std::string_view launch(const Kernel& k, const Launch& l, std::span<const ArgSlo
   }
 
   std::string arch;
+  int device_sm = 0;
   const Image* image = nullptr;
   if (chosen && t.kind != Kind::Other) {
     if (t.kind == Kind::Cuda) {
 #ifdef TRITIUM_HAVE_CUDA
       arch = cuda_gpu(t)->arch;
+      device_sm = cuda_gpu(t)->drv.sm;
 #else
       not_built(t);
 #endif
@@ -301,7 +302,7 @@ std::string_view launch(const Kernel& k, const Launch& l, std::span<const ArgSlo
       not_built(t);
 #endif
     }
-    image = pick_image(*chosen, t.kind, arch);
+    image = pick_image(*chosen, t.kind, arch, device_sm);
   }
   if (!image) {
     if (k.fallback) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
+#include "codegen/gpu/arch.hpp"
 #include "codegen/gpu/compile.hpp"
 #endif
 
@@ -14,9 +15,13 @@ namespace tritium::cuda {
 KernelImage compile_ptx(const ir::Function& f, const CompileOptions& options, int sm) {
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
   gpu::GpuTarget target;
-  // sm_90 devices take the arch-specific sm_90a (wgmma); TRITIUM_CUDA_ARCH overrides (e.g.
-  // sm_90 to compare mma.sync on the same device).
-  target.arch = "sm_" + std::to_string(sm) + (sm == 90 ? "a" : "");
+  // A device takes its compute capability's architecture-specific target where the model has
+  // one (sm_90: sm_90a, wgmma); TRITIUM_CUDA_ARCH overrides (e.g. sm_90 to compare mma.sync on
+  // the same device).
+  target.arch = "sm_" + std::to_string(sm);
+  for (const gpu::Arch& a : gpu::known_archs())
+    if (a.is_nvidia() && a.sm() == sm && a.arch_specific())
+      target.arch = a.name;
   if (const char* a = std::getenv("TRITIUM_CUDA_ARCH"); a && *a)
     target.arch = a;
   gpu::GpuKernelBinary bin = gpu::compile_for_gpu(f, target, options);

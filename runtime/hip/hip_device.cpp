@@ -1,5 +1,6 @@
 // Opening AMD GPUs: the HIP runtime once per process, each device once, never closed (see
 // driver::Gpu). Shared by the hip backend and the AOT launcher.
+#include "codegen/gpu/arch.hpp"
 #include "runtime/hip/hip_driver.hpp"
 
 #include <fmt/format.h>
@@ -63,8 +64,7 @@ HipGpu* open_gpu(int ordinal, std::string* why) {
   hipDeviceProp_t props{};
   gpu.check(api->hipGetDeviceProperties(&props, ordinal), "hipGetDeviceProperties");
   gpu.device_name = props.name;
-  gpu.arch = props.gcnArchName; // "gfx942:sramecc+:xnack-": the target features go
-  gpu.arch = gpu.arch.substr(0, gpu.arch.find(':'));
+  gpu.arch = gpu::strip_target_features(props.gcnArchName); // "gfx942:sramecc+:xnack-"
   gpu.compute_units = props.multiProcessorCount;
   gpu.check(api->hipDeviceGetAttribute(&gpu.max_shared, hipDeviceAttributeMaxSharedMemoryPerBlock,
                                        ordinal),

@@ -131,6 +131,27 @@ TEST_CASE("bad input: TRITIUM_EMULATOR_WARP is neither 32 nor 64") {
   k[{1}](x, out, 16, 16); // the failed compile was not cached: this one works
 }
 
+TEST_CASE("bad input: TRITIUM_EMULATOR_ARCH unknown, or in conflict with WARP or MATRIX") {
+  auto e = tritium::device("gpu-emulator");
+  auto x = e.alloc<float>(16), out = e.alloc<float>(16);
+  auto k = tritium::jit(add_one, "add_one");
+  ::setenv("TRITIUM_EMULATOR_ARCH", "gfx999", 1);
+  CHECK_ERROR((k[{1}](x, out, 16, 16)), "TRITIUM_EMULATOR_ARCH=gfx999", "gfx1200", "sm_90a");
+  ::setenv("TRITIUM_EMULATOR_ARCH", "gfx942", 1);
+  ::setenv("TRITIUM_EMULATOR_WARP", "32", 1);
+  CHECK_ERROR((k[{1}](x, out, 16, 16)), "TRITIUM_EMULATOR_WARP=32 conflicts",
+              "TRITIUM_EMULATOR_ARCH=gfx942", "64");
+  ::unsetenv("TRITIUM_EMULATOR_WARP");
+  ::setenv("TRITIUM_EMULATOR_ARCH", "gfx1200", 1);
+  ::setenv("TRITIUM_EMULATOR_MATRIX", "wmma", 1);
+  CHECK_ERROR((k[{1}](x, out, 16, 16)), "TRITIUM_EMULATOR_MATRIX=wmma conflicts", "wmma v2");
+  ::setenv("TRITIUM_EMULATOR_MATRIX", "wmma_v2", 1); // agrees
+  k[{1}](x, out, 16, 16);
+  ::unsetenv("TRITIUM_EMULATOR_MATRIX");
+  ::unsetenv("TRITIUM_EMULATOR_ARCH");
+  k[{1}](x, out, 16, 16);
+}
+
 TEST_CASE("bad input: TRITIUM_EMULATOR_TARGETS names an unknown GPU target") {
   auto e = tritium::device("gpu-emulator");
   auto x = e.alloc<float>(16), out = e.alloc<float>(16);

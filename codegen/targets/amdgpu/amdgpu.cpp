@@ -1,10 +1,12 @@
-// AMDGPU: gfx90a, gfx942 (wave64) and gfx1100 (wave32). LLVM emits a relocatable ELF object,
+// AMDGPU: CDNA (wave64) and RDNA (wave32) targets of the architecture model (gpu/arch.hpp),
+// which says what differs between them. LLVM emits a relocatable ELF object,
 // Debian's ld.lld-19 links it (`-shared`) into the HSACO that hipModuleLoadData takes (see
 // docs/gpu-codegen.md for why lld runs as a subprocess rather than in process). Code object
 // v5 by default, v4 on request. Math: LLVM's AMDGPU intrinsics for exp/exp2/log/log2/sin/cos
 // on f32 and the shared expansions for tanh/erf/pow, and our own f64 expansions. The C math
 // functions of tl::extern_elementwise come from ROCm's ocml bitcode (Debian 12's
 // rocm-device-libs), linked only when a kernel calls one.
+#include "gpu/arch.hpp"
 #include "gpu/subprocess.hpp"
 #include "gpu/target_info.hpp"
 
@@ -133,14 +135,11 @@ std::string find_ocml() {
 
 class AmdgpuTarget final : public TargetInfo {
 public:
-  explicit AmdgpuTarget(const GpuTarget& t) : arch_(t.arch), code_object_(t.code_object) {
-    if (arch_ == "gfx90a" || arch_ == "gfx942" || arch_ == "gfx940" || arch_ == "gfx941")
-      warp_ = 64;
-    else if (arch_ == "gfx1100" || arch_ == "gfx1101" || arch_ == "gfx1102")
-      warp_ = 32;
-    else
-      throw Error(
-          fmt::format("AMDGPU: unsupported architecture '{}' (gfx90a, gfx942, gfx1100)", arch_));
+  explicit AmdgpuTarget(const GpuTarget& t)
+      : model_(arch_of(t.arch)), arch_(model_.name), code_object_(t.code_object),
+        warp_(model_.warp_size) {
+    if (!model_.is_amd())
+      throw Error(fmt::format("AMDGPU: '{}' is not an AMD architecture", t.arch));
     if (code_object_ != 4 && code_object_ != 5)
       throw Error(fmt::format("AMDGPU: code object version {} (4 or 5)", code_object_));
     tm_ =
@@ -153,21 +152,27 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return warp_; }
-  int max_shared_bytes() const override { return 64 * 1024; }
+  int max_shared_bytes() const override { return model_.shared_bytes; }
 
   void schedule_barrier(llvm::IRBuilder<>& b) override {
     b.CreateIntrinsic(llvm::Intrinsic::amdgcn_sched_barrier, {}, {b.getInt32(0)});
   }
 
-  // CDNA: v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}; RDNA3: v_wmma_f32_16x16x16_{f16,bf16}.
-  MatrixUnit matrix_unit() const override {
-    return warp_ == 64 ? MatrixUnit::Mfma : MatrixUnit::Wmma;
-  }
+  // CDNA: v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}; RDNA: v_wmma_f32_16x16x16_{f16,bf16},
+  // whose operands are 16 elements a lane on gfx11 and 8 on gfx12 (the fragment layouts say
+  // which; the intrinsics are overloaded on the vector types).
+  MatrixUnit matrix_unit() const override { return model_.matrix.unit; }
   std::vector<llvm::Value*> mma(llvm::IRBuilder<>& b, const MmaInstr& in,
                                 const std::vector<llvm::Value*>& a,
                                 const std::vector<llvm::Value*>& bv,
                                 const std::vector<llvm::Value*>& c) override {
     const bool bf16 = in.a.kind == ir::ScalarKind::BF16;
+    // What select_mma_instr would not choose for this target (IR text written by hand):
+    // an error here rather than LLVM failing to select the instruction.
+    if (in.unit != model_.matrix.unit || in.version != model_.matrix.version ||
+        !model_.matrix.operands.contains(in.a.kind))
+      throw Error(fmt::format("AMDGPU: {} has no {} v{} instruction for {} operands", arch_,
+                              matrix_unit_name(in.unit), in.version, ir::to_string(in.a)));
     // Operands as vectors of the instruction's type: bf16 travels as i16.
     auto vec = [&](const std::vector<llvm::Value*>& elems) {
       llvm::Type* et = bf16 ? b.getInt16Ty() : b.getHalfTy();
@@ -260,7 +265,7 @@ public:
     // Word 3: a non-zero data format (ignored by untyped accesses but required); RDNA also
     // needs bit 24 and out-of-bounds checking against the offset (bits 28-29 = 3).
     uint32_t flags = (7u << 12) | (4u << 15);
-    if (warp_ == 32)
+    if (model_.matrix.unit == MatrixUnit::Wmma) // RDNA
       flags |= (1u << 24) | (3u << 28);
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_make_buffer_rsrc, {base->getType()},
                              {base, b.getInt16(0), b.getInt32(0x7ffffffe), b.getInt32(flags)});
@@ -281,6 +286,8 @@ public:
   }
   llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
                            llvm::Value* byte_offset, llvm::Value* mask) override {
+    if (!model_.has(Feature::BufferOps))
+      return nullptr;
     const auto& dl = b.GetInsertBlock()->getModule()->getDataLayout();
     llvm::Type* bt = buffer_type(b, type, dl);
     if (!bt)
@@ -292,6 +299,8 @@ public:
   }
   bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
                     llvm::Value* byte_offset, llvm::Value* mask) override {
+    if (!model_.has(Feature::BufferOps))
+      return false;
     const auto& dl = b.GetInsertBlock()->getModule()->getDataLayout();
     llvm::Type* bt = buffer_type(b, value->getType(), dl);
     if (!bt)
@@ -373,17 +382,6 @@ public:
     (*lib)->setTargetTriple(m.getTargetTriple());
     if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
       throw Error("AMDGPU: linking ocml failed");
-    int major = 0, minor = 0, step = 0;
-    std::string digits = arch_.substr(3); // "90a", "942", "1100"
-    if (digits.size() == 4) {
-      major = std::stoi(digits.substr(0, 2));
-      minor = digits[2] - '0';
-      step = digits[3] - '0';
-    } else {
-      major = digits[0] - '0';
-      minor = digits[1] - '0';
-      step = std::stoi(digits.substr(2), nullptr, 16);
-    }
     auto define = [&](const char* name, llvm::Type* t, uint64_t v) {
       auto* g = m.getGlobalVariable(name);
       if (!g)
@@ -399,7 +397,7 @@ public:
     define("__oclc_correctly_rounded_sqrt32", i8, 1);
     define("__oclc_wavefrontsize64", i8, warp_ == 64 ? 1 : 0);
     define("__oclc_ISA_version", llvm::Type::getInt32Ty(m.getContext()),
-           uint64_t(major * 1000 + minor * 100 + step));
+           uint64_t(model_.isa.major * 1000 + model_.isa.minor * 100 + model_.isa.stepping));
     define("__oclc_ABI_version", llvm::Type::getInt32Ty(m.getContext()),
            uint64_t(code_object_ * 100));
     for (auto& f : m)
@@ -421,9 +419,10 @@ public:
   }
 
 private:
+  const Arch& model_;
   std::string arch_;
   int code_object_;
-  int warp_ = 64;
+  int warp_;
   std::set<std::string> ocml_users_; // where the kernel calls ocml, for the error without it
   std::unique_ptr<llvm::TargetMachine> tm_;
 };

@@ -1,8 +1,9 @@
-// NVPTX: sm_80 / sm_90 / sm_90a. PTX text comes from LLVM; the CUDA driver (or ptxas) makes the
-// cubin. Math functions come from libdevice when the CUDA toolkit's libdevice.10.bc is found
-// (linked only-needed, internalized, __nvvm_reflect resolved by LLVM's NVVMReflect pass);
-// without it, from the PTX approximate instructions (ex2/lg2/sin/cos.approx, ~2 ulp) and the
-// shared expansions.
+// NVPTX: the NVIDIA targets of the architecture model (gpu/arch.hpp). PTX text comes from LLVM; the
+// CUDA driver (or ptxas) makes the cubin. Math functions come from libdevice when the CUDA
+// toolkit's libdevice.10.bc is found (linked only-needed, internalized, __nvvm_reflect resolved by
+// LLVM's NVVMReflect pass); without it, from the PTX approximate instructions
+// (ex2/lg2/sin/cos.approx, ~2 ulp) and the shared expansions.
+#include "gpu/arch.hpp"
 #include "gpu/target_info.hpp"
 
 #include <tritium/error.hpp>
@@ -50,16 +51,10 @@ std::string find_libdevice() {
 
 class NvptxTarget final : public TargetInfo {
 public:
-  explicit NvptxTarget(const GpuTarget& t) : arch_(t.arch) {
-    int sm = std::atoi(arch_.c_str() + 3);
-    if (sm != 80 && sm != 86 && sm != 89 && sm != 90)
-      throw Error(fmt::format("NVPTX: unsupported architecture '{}' (sm_80, sm_86, sm_89, sm_90, "
-                              "sm_90a)",
-                              arch_));
-    // The lowest PTX ISA that knows the architecture (CUDA 11.0 for sm_80, 11.8 for sm_90);
-    // sm_90a: 8.3, the first with tensormap.replace (TMA maps built on the device).
-    std::string ptx = sm >= 90 ? (arch_ == "sm_90a" ? "+ptx83" : "+ptx78") : "+ptx70";
-    tm_ = make_target_machine(triple(), arch_, ptx);
+  explicit NvptxTarget(const GpuTarget& t) : model_(arch_of(t.arch)), arch_(model_.name) {
+    if (!model_.is_nvidia())
+      throw Error(fmt::format("NVPTX: '{}' is not an NVIDIA architecture", t.arch));
+    tm_ = make_target_machine(triple(), arch_, fmt::format("+ptx{}", model_.ptx_version));
     libdevice_ = find_libdevice();
   }
 
@@ -69,16 +64,12 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return 32; }
-  // Opt-in maximum per block (cuFuncSetAttribute): 227 KiB on sm_90, 163 KiB on sm_80.
-  int max_shared_bytes() const override {
-    return arch_.rfind("sm_9", 0) == 0 ? 227 * 1024 : 163 * 1024;
-  }
+  // Opt-in maximum per block (cuFuncSetAttribute).
+  int max_shared_bytes() const override { return model_.shared_bytes; }
 
   // sm_90a: warpgroup MMA from shared memory; before it (and for what wgmma cannot take),
   // mma.sync.
-  MatrixUnit matrix_unit() const override {
-    return arch_ == "sm_90a" ? MatrixUnit::Wgmma : MatrixUnit::MmaSync;
-  }
+  MatrixUnit matrix_unit() const override { return model_.matrix.unit; }
 
   // wgmma.mma_async through inline PTX (LLVM 19 has no intrinsics for it), as CUTLASS writes it.
   std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& in,
@@ -130,14 +121,14 @@ public:
     return out;
   }
   void fence_shared_for_async(llvm::IRBuilder<>& b) override {
-    if (arch_ == "sm_90a") // only wgmma reads through the async proxy
+    if (model_.has(Feature::Wgmma)) // only wgmma reads through the async proxy
       ptx(b, "fence.proxy.async.shared::cta;");
   }
 
   // TMA through inline PTX (LLVM 19 has no intrinsics for it). The map is built in global
   // memory in place: zeroed, each field set with tensormap.replace, then published to the
   // tensor-map proxy that cp.async.bulk.tensor reads it through.
-  bool has_tma() const override { return arch_ == "sm_90a"; }
+  bool has_tma() const override { return model_.has(Feature::Tma); }
   void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base, llvm::Value* inner,
                   llvm::Value* outer, llvm::Value* outer_stride_bytes, const TmaBox& box) override {
     auto* v4 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
@@ -349,7 +340,7 @@ public:
   // cp.async (sm_80+): the form with a source size reads that many bytes, 0 where masked (zero
   // fill). Inline PTX: LLVM 19 selects its intrinsic only for 64-bit shared addresses, and
   // shared pointers are 32-bit here (make_target_machine).
-  bool has_async_copy() const override { return true; }
+  bool has_async_copy() const override { return model_.has(Feature::AsyncCopy); }
   void async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src, int bytes,
                   llvm::Value* pred) override {
     if (bytes != 4 && bytes != 8 && bytes != 16)
@@ -371,7 +362,7 @@ public:
     // The copies are ordinary shared-memory writes: wgmma reads through the async proxy.
     fence_shared_for_async(b);
   }
-  bool has_ldmatrix() const override { return true; }
+  bool has_ldmatrix() const override { return model_.has(Feature::Ldmatrix); }
   std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr, int count,
                                         bool trans) override {
     using I = llvm::Intrinsic::ID;
@@ -646,12 +637,12 @@ public:
     return expand_math(b, kind, args, *this, op);
   }
 
-  // 64K 32-bit registers per SM, given out to warps in steps of 256 (8 a thread); 2048 threads
-  // per SM on sm_80 and sm_90, 1536 on sm_86 and sm_89.
+  // The SM's registers, given out to warps in steps of 256 (8 a thread), and its resident
+  // threads bound the blocks.
   int blocks_per_cu(int num_threads, int registers) const override {
     const int per_thread = (std::max(registers, 1) + 7) / 8 * 8;
-    const int max_threads = arch_ == "sm_86" || arch_ == "sm_89" ? 1536 : 2048;
-    return std::max(1, std::min(65536 / (per_thread * num_threads), max_threads / num_threads));
+    return std::max(1, std::min(model_.registers_per_cu / (per_thread * num_threads),
+                                model_.max_threads_per_cu / num_threads));
   }
 
   void make_kernel(llvm::Function& f, int num_threads, int min_blocks) override {
@@ -705,6 +696,7 @@ public:
   }
 
 private:
+  const Arch& model_;
   std::string arch_;
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::string libdevice_;
