@@ -104,7 +104,7 @@ def _gemm(m, n, k, w, s):
                                 FUSE_EPILOGUE=True),
                 args=dict(M=4096, N=4096, K=4096, stride_am=4096, stride_ak=1, stride_bk=4096,
                           stride_bn=1, stride_cm=4096, stride_cn=1),
-                tritium=f"02.matmul_bias_relu_kernel.fused.BLOCK_SIZE_M{m}-BLOCK_SIZE_N{n}-"
+                tritium=f"02.fused.matmul_bias_relu_kernel.BLOCK_SIZE_M{m}-BLOCK_SIZE_N{n}-"
                         f"BLOCK_SIZE_K{k}-GROUP_SIZE_M8-w{w}-s{s}")
 
 
@@ -112,7 +112,7 @@ def _attn(d, w):
     return dict(kernel="attn_fwd", example="08_fused_attention", num_warps=w, num_stages=3,
                 constexprs=dict(HEAD_DIM=d, BLOCK_M=128, BLOCK_N=64, STAGE=1),  # 1: not causal
                 args=dict(sm_scale=0.5, Z=4, H=32, N_CTX=4096),
-                tritium=f"08.attn_fwd.d{d}.BLOCK_M128-BLOCK_N64-w{w}-s3")
+                tritium=f"08.d{d}.attn_fwd.BLOCK_M128-BLOCK_N64-w{w}-s3")
 
 
 def _llama(kernel, m, n, k, w, s, tokens):
@@ -122,7 +122,7 @@ def _llama(kernel, m, n, k, w, s, tokens):
     phase = "decode" if tokens < 128 else "prefill"
     return dict(kernel=kernel, example="03_llama_mlp", num_warps=w, num_stages=s,
                 constexprs=dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=k), args=args,
-                tritium=f"03.{kernel}.{phase}.BLOCK_M{m}-BLOCK_N{n}-BLOCK_K{k}-w{w}-s{s}")
+                tritium=f"03.{phase}.{kernel}.BLOCK_M{m}-BLOCK_N{n}-BLOCK_K{k}-w{w}-s{s}")
 
 
 # Every case is a configuration the example's own autotuner (or fixed choice) offers on an AMD

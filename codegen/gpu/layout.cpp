@@ -38,8 +38,9 @@ std::string SliceLayout::str() const {
 }
 
 std::string MmaLayout::str() const {
-  return fmt::format("#mma<{}{}, wpc={}, instr={}>", matrix_unit_name(unit),
-                     version > 1 ? fmt::format("_v{}", version) : "", warps_per_cta, instr);
+  return fmt::format("#mma<{}{}, wpc={}, instr={}{}>", matrix_unit_name(unit),
+                     version > 1 ? fmt::format("_v{}", version) : "", warps_per_cta, instr,
+                     transposed ? ", transposed=1" : "");
 }
 
 std::string DotOperandLayout::str() const {
@@ -81,7 +82,7 @@ bool SliceLayout::equals(const ir::Layout& other) const {
 bool MmaLayout::equals(const ir::Layout& other) const {
   auto* o = dynamic_cast<const MmaLayout*>(&other);
   return o && unit == o->unit && version == o->version && warps_per_cta == o->warps_per_cta &&
-         instr == o->instr;
+         instr == o->instr && transposed == o->transposed;
 }
 
 bool DotOperandLayout::equals(const ir::Layout& other) const {
@@ -267,6 +268,9 @@ ir::LayoutPtr parse_mma(const Fields& f) {
     f.fail(fmt::format("unknown matrix unit '{}'", unit));
   l->warps_per_cta = f.ints("wpc");
   l->instr = f.ints("instr");
+  l->transposed = f.has("transposed") && f.int_field("transposed") != 0;
+  if (l->transposed && l->unit != MatrixUnit::Mfma)
+    f.fail("only MFMA accumulators are transposed");
   return l;
 }
 
@@ -478,24 +482,27 @@ LinearLayout resolve_mma(const MmaLayout& m, const std::vector<int64_t>& shape) 
       out.reg(1, v);
     tile_m = 16; // wgmma: four warps of 16 rows make the warpgroup's 64
     break;
-  case MatrixUnit::Mfma:
+  case MatrixUnit::Mfma: {
+    // Transposed, rows and columns trade places (the instruction computes the tile's transpose).
+    const int col = m.transposed ? 0 : 1, row = 1 - col;
     if (im == 32) { // 32x32: lane = column + 32 * (row / 4 % 2); acc[i] rows i%4 + 8 * (i/4)
       for (int64_t v = 1; v < 32; v *= 2)
-        out.lane(1, v);
-      out.lane(0, 4);
-      out.reg(0, 1);
-      out.reg(0, 2);
-      out.reg(0, 8);
-      out.reg(0, 16);
+        out.lane(col, v);
+      out.lane(row, 4);
+      out.reg(row, 1);
+      out.reg(row, 2);
+      out.reg(row, 8);
+      out.reg(row, 16);
     } else { // 16x16: lane = column + 16 * (row / 4); acc[i] row i % 4
       for (int64_t v = 1; v < 16; v *= 2)
-        out.lane(1, v);
-      out.lane(0, 4);
-      out.lane(0, 8);
-      out.reg(0, 1);
-      out.reg(0, 2);
+        out.lane(col, v);
+      out.lane(row, 4);
+      out.lane(row, 8);
+      out.reg(row, 1);
+      out.reg(row, 2);
     }
     break;
+  }
   case MatrixUnit::Wmma:
     for (int64_t v = 1; v < 16; v *= 2)
       out.lane(1, v);
@@ -695,10 +702,11 @@ ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent) {
 }
 
 ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr,
-                         int version) {
+                         int version, bool transposed) {
   auto m = std::make_shared<MmaLayout>();
   m->unit = unit;
   m->version = version;
+  m->transposed = transposed;
   m->warps_per_cta = std::move(warps_per_cta);
   m->instr = std::move(instr);
   return m;

@@ -60,6 +60,12 @@ struct MmaLayout final : ir::Layout {
   std::vector<int> warps_per_cta; // {along M, along N}
   // The tile one instruction computes per warp (Wgmma: per warpgroup): {m, n}.
   std::vector<int> instr;
+  // MFMA computing the transposed product (b^T a^T, the instruction's operands swapped): its
+  // operand fragments are the same (MFMA's a and b are laid out alike), but each lane then
+  // holds runs of one row's columns instead of one column's rows, so that row reductions stay
+  // in a thread, the result is the next dot's a operand as it is, and stores are vectors.
+  // (Triton's isTransposed.)
+  bool transposed = false;
   std::string str() const override;
   bool equals(const ir::Layout& other) const override;
 };
@@ -164,7 +170,7 @@ ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vecto
                              int vec, int num_warps, int warp_size);
 ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent);
 ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr,
-                         int version = 1);
+                         int version = 1, bool transposed = false);
 ir::LayoutPtr dot_operand_layout(int op_idx, ir::LayoutPtr parent, int k_width);
 ir::LayoutPtr linear_layout(LinearLayout bases);
 

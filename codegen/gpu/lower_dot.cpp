@@ -109,7 +109,10 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
       if (ia == cur_a.end() || ib == cur_b.end())
         fail(op, "matrix operands lack a tile (internal: layout assignment)");
       Regs acc(out.begin() + rc, out.begin() + rc + fc);
-      acc = ti_.mma(b_, *instr, ia->second, ib->second, acc);
+      // Transposed (MFMA): the instruction computes b^T a^T, its accumulator the tile's
+      // transpose; a's and b's fragments are laid out alike, so they only trade places.
+      acc = m.transposed ? ti_.mma(b_, *instr, ib->second, ia->second, acc)
+                         : ti_.mma(b_, *instr, ia->second, ib->second, acc);
       std::copy(acc.begin(), acc.end(), out.begin() + rc);
     }
     cur_a = std::move(next_a);

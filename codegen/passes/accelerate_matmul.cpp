@@ -210,7 +210,10 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
   } else {
     std::vector<int> w = chained(dot) ? chained_warps(*instr, m, n, k, t.num_warps)
                                       : warps_for(*instr, m, n, t.num_warps);
-    mma = mma_layout(instr->unit, w, {instr->m, instr->n}, instr->version);
+    // MFMA accumulators transposed, as Triton's: rows whole in a lane's registers (attention's
+    // row reductions in a thread, P the next dot's a as it is; vector stores of a GEMM tile).
+    mma = mma_layout(instr->unit, w, {instr->m, instr->n}, instr->version,
+                     instr->unit == MatrixUnit::Mfma);
     dot.operands[0] =
         convert_to(f, blk, at, a, dot_operand_layout(0, mma, instr->k_width), dot.loc);
     dot.operands[1] =

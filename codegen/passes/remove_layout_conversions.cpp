@@ -230,7 +230,11 @@ private:
       auto run = [&](const ir::Type& t) {
         return contiguous_bytes(resolve(t.layout, t.shape), d, eb);
       };
-      if (run(x->type) < std::min<int64_t>(16, run(op.operands[1]->type)))
+      // A transposed MFMA accumulator's lanes hold 4 columns of a row, two lanes 16 bytes
+      // of it: stored from there as 64-bit vectors, as Triton's AMD backend stores them,
+      // instead of a round trip through LDS.
+      const int64_t enough = mma && mma->transposed ? 8 : 16;
+      if (run(x->type) < std::min<int64_t>(enough, run(op.operands[1]->type)))
         return;
     }
     for (size_t k = 0; k < op.operands.size(); ++k)
