@@ -83,9 +83,10 @@ int main(int argc, char** argv) {
       for (size_t i = before; i < gpu.compiled().size(); ++i) {
         const Compiled& c = gpu.compiled()[i];
         failed += !c.error.empty();
-        std::printf("%-26s %-36s %-58s %s\n", e.name, c.kernel.c_str(),
+        std::printf("%-26s %-36s %-58s %6.2f s  %s\n", e.name, c.kernel.c_str(),
                     c.config.empty() ? fmt::format("w{}-s{}", c.num_warps, c.num_stages).c_str()
                                      : c.config.c_str(),
+                    c.seconds,
                     c.error.empty() ? fmt::format("ok, {} B shared", c.shared_bytes).c_str()
                                     : ("FAILED: " + c.error.substr(0, c.error.find('\n'))).c_str());
       }

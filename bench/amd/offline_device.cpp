@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -75,8 +76,13 @@ public:
     t.keep_stages = true;
     // The kernel as traced first: `tritium compile` reproduces a failure from it.
     write(base + ".ir", ir::print(*f));
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     try {
       gpu::GpuKernelBinary bin = gpu::compile_for_gpu(*f, t, o);
+      c.seconds = elapsed();
       c.shared_bytes = bin.shared_bytes;
       for (const char* stage : {"ir.opt", "amdgcn", "ptx", "hsaco.meta"})
         if (const std::string* text = bin.stage(stage))
@@ -88,6 +94,7 @@ public:
                         bin.shared_bytes));
     } catch (const Error& e) {
       c.error = e.what();
+      c.seconds = elapsed();
       compiled_.push_back(c);
       throw;
     }

@@ -19,7 +19,8 @@ struct Compiled {
   std::string kernel, config, file; // file: the stages' common prefix under the folder
   int num_warps = 0, num_stages = 0;
   int shared_bytes = 0;
-  std::string error; // why it did not compile ("" when it did)
+  double seconds = 0; // compile time
+  std::string error;  // why it did not compile ("" when it did)
 };
 
 // Names the compilations made while it lives (`<label>.<kernel>...`): the example, then what a

@@ -22,7 +22,7 @@ usage:
       "num_stages", "error": "..."}; <case> is a row name of CASES.
   amd_parity.py compare --triton triton.csv --tritium tritium.csv [--margin-instructions 0.10]
                         [--margin-vgpr 0] [--margin-lds 0] [--margin-total F]
-                        [--allow CASE:METRIC ...] [--markdown FILE]
+                        [--allow CASE:METRIC ...] [--ratchet TRITIUM_CSV] [--markdown FILE]
       join on (case, arch), print tritium/Triton per metric and mark where tritium is worse:
       vgpr, scratch, lds, loop_instructions (> (1 + margin) x Triton's), error (no code).
       Exit status 1 if any such row is not let through by --allow (CASE may be a glob, or
@@ -1096,6 +1096,7 @@ def judge(t, T, margins):
 
 def mode_compare(args):
     tt, TT = read_csv(args.tritium), read_csv(args.triton)
+    record = read_csv(args.ratchet) if args.ratchet else None
     margins = dict(vgpr=args.margin_vgpr, lds=args.margin_lds, instructions=args.margin_instructions,
                    total=args.margin_total)
     allow = []
@@ -1122,6 +1123,17 @@ def mode_compare(args):
         for metric, why in judge(t, T, margins):
             ok = any((fnmatch.fnmatch(case, p) or fnmatch.fnmatch(f"{case}@{arch}", p))
                      and fnmatch.fnmatch(metric, m) for p, m in allow)
+            # --ratchet: a known gap (the record has it) passes while tritium is no worse than
+            # its record; a new gap, or a known one grown, fails.
+            rec = record.get((case, arch)) if record else None
+            if not ok and rec is not None and metric != "error" and t is not None:
+                now, was = _num(t, metric), _num(rec, metric)
+                slack = 1 + (args.ratchet_margin if metric.endswith("instructions") else 0)
+                if now is not None and was is not None and now <= was * slack:
+                    ok = True
+                    why += f" (known gap: record {was})"
+                elif was is not None:
+                    why += f" (worse than the record, {was})"
             (allowed if ok else failures).append(f"{case}@{arch} {metric}: {why}")
             status.append(f"{'allowed' if ok else 'WORSE'} {metric}")
         if T is None or T.get("error"):
@@ -1201,6 +1213,12 @@ def main(argv=None):
     p.add_argument("--margin-total", type=float, default=None,
                    help="also gate the kernel's instruction count (off by default)")
     p.add_argument("--allow", action="append", metavar="CASE:METRIC")
+    p.add_argument("--ratchet", metavar="TRITIUM_CSV",
+                   help="tritium's recorded statistics: where tritium is worse than Triton, pass "
+                        "only while no worse than this record (known gaps); update the record "
+                        "with a tritium CSV when a change closes a gap")
+    p.add_argument("--ratchet-margin", type=float, default=0.02,
+                   help="instruction counts may exceed the record by this fraction")
     p.add_argument("--markdown")
     sub.add_parser("cases", help="print CASES as JSON")
     args = ap.parse_args(argv)

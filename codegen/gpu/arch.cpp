@@ -65,9 +65,17 @@ constexpr Arch cdna(std::string_view name, Family f, int waves, int mfma, KindSe
 // AMD RDNA: wave32, 64 KiB of LDS per work-group, 256 VGPRs a thread. The register file per
 // CU differs between chips of one family and nothing reads it on RDNA: 0.
 constexpr Arch rdna(std::string_view name, Family f, int wmma, Feature features, IsaVersion isa) {
-  return {
-      name,     Vendor::Amd, f, 32, 64 * KiB, 0, 256, 0, {MatrixUnit::Wmma, wmma, half_operands},
-      features, isa};
+  return {name,
+          Vendor::Amd,
+          f,
+          32,
+          64 * KiB,
+          0,
+          256,
+          0,
+          {MatrixUnit::Wmma, wmma, half_operands},
+          features | Feature::DppRowXmask, // every RDNA is GFX10+
+          isa};
 }
 
 // gfx12's buffer resource descriptor (word 3) is laid out unlike gfx11's, which is all that

@@ -60,11 +60,12 @@ struct MatrixModel {
 // Hardware features the code generator uses.
 enum class Feature : uint32_t {
   None = 0,
-  AsyncCopy = 1u << 0, // cp.async (global -> shared without registers)
-  Ldmatrix = 1u << 1,  // ldmatrix
-  Wgmma = 1u << 2,     // warpgroup MMA reading shared memory
-  Tma = 1u << 3,       // the Tensor Memory Accelerator and mbarriers
-  BufferOps = 1u << 4, // AMD buffer loads and stores (raw buffer resources)
+  AsyncCopy = 1u << 0,   // cp.async (global -> shared without registers)
+  Ldmatrix = 1u << 1,    // ldmatrix
+  Wgmma = 1u << 2,       // warpgroup MMA reading shared memory
+  Tma = 1u << 3,         // the Tensor Memory Accelerator and mbarriers
+  BufferOps = 1u << 4,   // AMD buffer loads and stores (raw buffer resources)
+  DppRowXmask = 1u << 5, // DPP row_xmask (GFX10+): any lane XOR within a row of 16
 };
 constexpr Feature operator|(Feature a, Feature b) {
   return static_cast<Feature>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));

@@ -237,7 +237,31 @@ public:
     b.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
     b.CreateFence(llvm::AtomicOrdering::Acquire, ws);
   }
+  // Exchanges within a quad (masks 1-3) are DPP quad permutations and, on RDNA, within a row
+  // of 16 lanes DPP row_xmask: a modifier on a v_mov, no trip through the LDS unit. Within 32
+  // lanes ds_swizzle's bit mode (no address register); only a mask of 32 (across the halves of
+  // a wave64) takes ds_bpermute. As Triton's AMD reductions do; before, every step of a
+  // reduction or scan was a ds_bpermute and its wait.
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) override {
+    auto dpp = [&](int ctrl) {
+      // Every lane reads a valid one, so the old value is never kept: poison, and bound_ctrl,
+      // let LLVM fold the move into the instruction using it (v_max_f32_dpp).
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
+                               {llvm::PoisonValue::get(b.getInt32Ty()), v, b.getInt32(ctrl),
+                                b.getInt32(0xf), b.getInt32(0xf), b.getTrue()});
+    };
+    if (lane_mask > 0 && lane_mask < 4) {
+      // quad_perm: lane i of each quad reads quad lane sel[i] = i ^ mask, 2 bits each.
+      int sel = 0;
+      for (int i = 0; i < 4; ++i)
+        sel |= (i ^ lane_mask) << (2 * i);
+      return dpp(sel);
+    }
+    if (lane_mask > 0 && lane_mask < 16 && model_.has(Feature::DppRowXmask))
+      return dpp(0x160 | lane_mask);     // row_xmask: lane ^ mask within its row of 16
+    if (lane_mask > 0 && lane_mask < 32) // bit mode: ((lane & 0x1f) | 0) ^ mask, per 32 lanes
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_swizzle, {},
+                               {v, b.getInt32(0x1f | (lane_mask << 10))});
     // ds_bpermute reads lane (address / 4) of the wave.
     llvm::Value* lane = b.CreateAnd(thread_id(b), b.getInt32(warp_ - 1));
     llvm::Value* addr = b.CreateShl(b.CreateXor(lane, b.getInt32(lane_mask)), 2);
