@@ -712,6 +712,13 @@ ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::v
   return m;
 }
 
+ir::LayoutPtr transposed_shared(const ir::LayoutPtr& shared, const std::vector<int64_t>& perm) {
+  auto view = std::make_shared<SharedLayout>(dynamic_cast<const SharedLayout&>(*shared));
+  for (int& o : view->order)
+    o = perm[0] == o ? 0 : 1;
+  return view;
+}
+
 ir::LayoutPtr shared_layout(int64_t cols, int elem_bytes, std::vector<int> order, bool atoms) {
   auto l = std::make_shared<SharedLayout>();
   l->order = std::move(order);

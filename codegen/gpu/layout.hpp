@@ -130,6 +130,11 @@ inline int64_t conversion_scratch_bytes(const ir::Type& src) {
 ir::LayoutPtr shared_layout(int64_t cols, int elem_bytes, std::vector<int> order,
                             bool atoms = false);
 
+// The layout of a transposed view of a 2-D tile in shared memory laid out as `shared` (the same
+// bytes: the order follows the dimensions), `perm` as trans's order (result dim d is operand
+// dim perm[d]).
+ir::LayoutPtr transposed_shared(const ir::LayoutPtr& shared, const std::vector<int64_t>& perm);
+
 // A layout resolved for one shape. Bases are coordinates (one entry per dimension) with at most
 // one non-zero entry, a power of two; zero bases replicate. Register r of a thread holds the
 // coordinate OR(reg[i] for each set bit i of r) | OR(lane[j] for each set bit j of the lane id)

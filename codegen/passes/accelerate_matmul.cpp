@@ -193,13 +193,8 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
       // straight from global memory, as it does an operand that is not transposed.
       if (v->def && v->def->kind == ir::OpKind::Trans && v->type.rank() == 2) {
         ir::Value* x = in_shared(v->def->operands[0]);
-        auto view = std::make_shared<SharedLayout>(
-            *dynamic_cast<const SharedLayout*>(x->type.layout.get()));
-        const auto& perm = v->def->ints_attr("order"); // result dim d is operand dim perm[d]
-        for (int& o : view->order)
-          o = perm[0] == o ? 0 : 1;
         ir::Type t = v->type;
-        t.layout = view;
+        t.layout = transposed_shared(x->type.layout, v->def->ints_attr("order"));
         ir::Op& tr = insert_op(f, blk, at++, ir::OpKind::Trans, {x}, {t}, v->def->loc);
         tr.attrs = v->def->attrs;
         dot.operands[i] = tr.result();

@@ -724,13 +724,8 @@ private:
   // A transposed view of the shared tile `v` as `trans` transposes (the same bytes, the shape
   // permuted and the layout's order with it).
   ir::Value* shared_view(ir::Block& b, size_t& at, ir::Value* v, const ir::Op& trans) {
-    auto view =
-        std::make_shared<SharedLayout>(*dynamic_cast<const SharedLayout*>(v->type.layout.get()));
-    const auto& perm = trans.ints_attr("order"); // result dim d is operand dim perm[d]
-    for (int& o : view->order)
-      o = perm[0] == o ? 0 : 1;
     ir::Type t = trans.result()->type;
-    t.layout = view;
+    t.layout = transposed_shared(v->type.layout, trans.ints_attr("order"));
     ir::Op& tr = insert_op(f_, b, at++, OpKind::Trans, {v}, {t}, trans.loc);
     tr.attrs = trans.attrs;
     return tr.result();

@@ -36,11 +36,11 @@ std::string Config::str() const {
 namespace detail {
 
 namespace {
-thread_local std::string current_config_slug;
+thread_local const Config* current_launch = nullptr;
 } // namespace
 
-const std::string& current_config() {
-  return current_config_slug;
+std::string current_config() {
+  return current_launch ? config_slug(*current_launch) : std::string();
 }
 
 std::string config_slug(const Config& c) {
@@ -50,11 +50,11 @@ std::string config_slug(const Config& c) {
   return s + fmt::format("w{}-s{}", c.num_warps, c.num_stages);
 }
 
-ConfigScope::ConfigScope(const Config& c) : saved_(current_config_slug) {
-  current_config_slug = config_slug(c);
+ConfigScope::ConfigScope(const Config& c) : saved_(current_launch) {
+  current_launch = &c;
 }
 ConfigScope::~ConfigScope() {
-  current_config_slug = saved_;
+  current_launch = saved_;
 }
 
 // As Triton's autotuner: do_bench's device time (events, caches cleared before each run),

@@ -65,7 +65,7 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
       return;
     // An autotuned kernel's specializations each keep their files: the configuration is part of
     // the name.
-    const std::string& config = current_config();
+    const std::string config = current_config();
     fs::path path =
         fs::path(dir) / (config.empty() ? fmt::format("{}.{}", kernel, stage)
                                         : fmt::format("{}.{}.{}", kernel, config, stage));

@@ -72,8 +72,9 @@ void autotune_store(std::string_view kernel, std::string_view device, std::strin
 
 // The configuration this thread is launching through an autotuner ("" outside one): the
 // specializations of one kernel differ only in it, so dumps and cross-compilers name their
-// files by it (config_slug: "BLOCK_M128-BLOCK_N64-w8-s3").
-const std::string& current_config();
+// files by it (config_slug: "BLOCK_M128-BLOCK_N64-w8-s3"). The scope only keeps a pointer, so
+// that a cached launch pays nothing for it; the name is made when a compile asks.
+std::string current_config();
 std::string config_slug(const Config& c);
 class ConfigScope {
 public:
@@ -83,7 +84,7 @@ public:
   ConfigScope& operator=(const ConfigScope&) = delete;
 
 private:
-  std::string saved_;
+  const Config* saved_;
 };
 
 } // namespace detail
