@@ -4,14 +4,22 @@
 // compilation. Exit status 1 if any configuration did not compile.
 //
 //   amd_kernels --arch gfx942 [--dump DIR] [--only 08] [--list]
+//   amd_kernels --arch gfx942 --zoo [--dump DIR] [--only NAME]
 //
 // Files are DIR/<example number>.<kernel>[.<variant>][.<autotuner configuration>].<stage>;
 // bench/compare/amd_parity.py reads their .amdgcn beside Triton's ISA of the same kernels.
+// --zoo does the same for the zoo (bench/zoo) at its GPU benchmark's shapes, into
+// DIR/zoo.<entry>.<shape>.<kernel>...; bench/compare/amd_zoo.py reads those. The zoo's checks
+// against its float64 references are skipped: nothing runs.
 #include "example_prelude.hpp"
+
+#include "bench/zoo/zoo.hpp"
 
 #include <tritium/error.hpp>
 
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <string_view>
 
 namespace tritium::xcompile {
@@ -35,12 +43,30 @@ constexpr Example kExamples[] = {
     {"09_extern_functions", run_09},    {"10_grouped_gemm", run_10},
     {"11_persistent_matmul", run_11},
 };
+// Compiles one zoo entry at every full shape; returns how many shapes failed outside a compile
+// (a compile failure is counted from OfflineGpu::compiled()).
+int run_zoo_entry(const Device& dev, const zoo::Entry& e) {
+  int failed = 0;
+  for (const std::string& shape : e.shapes(true)) {
+    Label label(fmt::format("zoo.{}.{}", e.name, shape));
+    zoo::Context ctx{dev, true, [](const std::function<void()>& launch) { launch(); }};
+    try {
+      (void)e.run(ctx, shape);
+    } catch (const std::exception& err) {
+      std::printf("%-26s %-20s FAILED: %s\n", e.name.c_str(), shape.c_str(), err.what());
+      ++failed;
+    }
+  }
+  return failed;
+}
+
 } // namespace tritium::xcompile
 
 int main(int argc, char** argv) {
   using namespace tritium::xcompile;
   std::string arch, dir;
   std::vector<std::string> only;
+  bool with_zoo = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--arch" && i + 1 < argc)
@@ -49,17 +75,23 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     else if (a == "--only" && i + 1 < argc)
       only.emplace_back(argv[++i]);
+    else if (a == "--zoo")
+      with_zoo = true;
     else if (a == "--list") {
       for (const Example& e : kExamples)
         std::printf("%s\n", e.name);
       return 0;
     } else {
-      std::fprintf(stderr, "usage: %s --arch ARCH [--dump DIR] [--only NN]... [--list]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s --arch ARCH [--zoo] [--dump DIR] [--only NN|NAME]... [--list]\n",
+                   argv[0]);
       return 2;
     }
   }
   if (arch.empty()) {
-    std::fprintf(stderr, "usage: %s --arch ARCH [--dump DIR] [--only NN]... [--list]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s --arch ARCH [--zoo] [--dump DIR] [--only NN|NAME]... [--list]\n",
+                 argv[0]);
     return 2;
   }
   // Nothing read from or written to the autotuner's disk store: every configuration compiles.
@@ -67,23 +99,37 @@ int main(int argc, char** argv) {
   int failed = 0;
   try {
     OfflineGpu gpu(arch, dir);
-    for (const Example& e : kExamples) {
-      if (!only.empty() && std::none_of(only.begin(), only.end(), [&](const std::string& o) {
-            return std::string_view(e.name).starts_with(o);
-          }))
-        continue;
+    // What runs: the examples, or the zoo's entries; each prints a line per compilation.
+    std::vector<std::pair<std::string, std::function<int()>>> units;
+    auto wanted = [&](std::string_view name) {
+      return only.empty() || std::any_of(only.begin(), only.end(),
+                                         [&](const std::string& o) { return name.starts_with(o); });
+    };
+    if (with_zoo) {
+      for (const zoo::Entry& e : zoo::entries())
+        if (wanted(e.name))
+          units.emplace_back(e.name, [&gpu, &e] { return run_zoo_entry(gpu.device(), e); });
+    } else {
+      for (const Example& e : kExamples)
+        if (wanted(e.name))
+          units.emplace_back(e.name, [&gpu, &e] {
+            Label label(std::string(e.name).substr(0, 2));
+            e.run(gpu.device());
+            return 0;
+          });
+    }
+    for (auto& [name, run] : units) {
       size_t before = gpu.compiled().size();
       std::string error;
       try {
-        Label label(std::string(e.name).substr(0, 2));
-        e.run(gpu.device());
+        failed += run();
       } catch (const tritium::Error& err) {
         error = err.what();
       }
       for (size_t i = before; i < gpu.compiled().size(); ++i) {
         const Compiled& c = gpu.compiled()[i];
         failed += !c.error.empty();
-        std::printf("%-26s %-36s %-58s %6.2f s  %s\n", e.name, c.kernel.c_str(),
+        std::printf("%-26s %-36s %-58s %6.2f s  %s\n", name.c_str(), c.kernel.c_str(),
                     c.config.empty() ? fmt::format("w{}-s{}", c.num_warps, c.num_stages).c_str()
                                      : c.config.c_str(),
                     c.seconds,
@@ -92,8 +138,9 @@ int main(int argc, char** argv) {
       }
       if (!error.empty() && gpu.compiled().size() == before) {
         ++failed;
-        std::printf("%-26s FAILED: %s\n", e.name, error.c_str());
+        std::printf("%-26s FAILED: %s\n", name.c_str(), error.c_str());
       }
+      std::fflush(stdout);
     }
   } catch (const tritium::Error& e) {
     std::fprintf(stderr, "amd_kernels: %s\n", e.what());

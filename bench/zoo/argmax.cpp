@@ -36,7 +36,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto out = ctx.dev.alloc<int64_t>(M);
   auto kernel = tritium::jit(argmax_kernel, "argmax_kernel");
   const int block = ctx.full ? std::min(next_pow2(N), 4096) : 128;
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] { kernel[{M}](x, out, N, block); });
   std::vector<int64_t> ref(M);
   for (int i = 0; i < M; ++i)

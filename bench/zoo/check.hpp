@@ -127,9 +127,13 @@ inline int next_pow2(int64_t n) {
   return p;
 }
 
-// num_warps for a row block of `block` elements, as Liger's calculate_settings picks it.
-inline int row_warps(int block) {
-  return block >= 32768 ? 32 : block >= 8192 ? 16 : block >= 2048 ? 8 : 4;
+// num_warps for a row block of `block` elements, as Liger's calculate_settings picks it: 32
+// warps from 32768 elements, except on AMD, where 32 waves of 64 lanes exceed a workgroup's
+// 1024 threads and Liger stops at 16.
+inline int row_warps(int block, const tritium::Device& dev) {
+  if (block >= 32768)
+    return dev.name() == "hip" ? 16 : 32;
+  return block >= 8192 ? 16 : block >= 2048 ? 8 : 4;
 }
 
 // "4096x128" -> {4096, 128}: entries name shapes by their sizes.

@@ -51,7 +51,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto dx = ctx.dev.alloc<half>(in.logits.size());
   auto kernel = tritium::jit(cross_entropy_bwd_kernel, "cross_entropy_bwd_kernel");
   const int block = ctx.full ? cross_entropy::block(V) : 128;
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch(
       [&] { kernel[{BT}](x, target, lse, dx, V, cross_entropy::ignore_index, scale, block); });
   std::vector<double> ref(in.logits.size());

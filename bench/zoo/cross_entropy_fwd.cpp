@@ -46,7 +46,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto loss = ctx.dev.alloc<float>(BT), lse = ctx.dev.alloc<float>(BT);
   auto kernel = tritium::jit(cross_entropy_fwd_kernel, "cross_entropy_fwd_kernel");
   const int block = ctx.full ? cross_entropy::block(V) : 128; // small: several blocks a row
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] { kernel[{BT}](x, target, loss, lse, V, cross_entropy::ignore_index, block); });
   std::vector<double> ref_loss, ref_lse;
   for (int r = 0; r < BT; ++r) {

@@ -27,7 +27,7 @@ Outcome forward(Context& ctx, const std::string& shape, Kernel kernel_fn, const 
   auto c = ctx.dev.alloc<half>(ha.size());
   auto kernel = tritium::jit(kernel_fn, name);
   const int block = next_pow2(I);
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] { kernel[{T}](a, b, c, I, block); });
   std::vector<double> ref(ha.size());
   for (size_t i = 0; i < ha.size(); ++i)

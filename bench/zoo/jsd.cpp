@@ -48,7 +48,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto dx = ctx.dev.alloc<float>(hx.size());
   auto kernel = tritium::jit(jsd_kernel, "jsd_kernel");
   const int block = ctx.full ? divergence::block(V) : 128;
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] { kernel[{BT}](x, y, loss, dx, V, beta, block); });
   std::vector<double> ref_loss(BT), ref_dx(hx.size());
   for (size_t i = 0; i < hx.size(); ++i) {

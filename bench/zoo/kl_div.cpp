@@ -42,7 +42,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto loss = ctx.dev.alloc<float>(BT);
   auto kernel = tritium::jit(kl_div_kernel, "kl_div_kernel");
   const int block = ctx.full ? divergence::block(V) : 128;
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] { kernel[{BT}](y_pred, y_true, loss, V, eps, block); });
   std::vector<double> ref(BT);
   for (size_t i = 0; i < h_pred.size(); ++i)

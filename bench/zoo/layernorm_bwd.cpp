@@ -55,7 +55,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto kernel = tritium::jit(layernorm_bwd_kernel, "layernorm_bwd_kernel");
   auto sum = tritium::jit(norm_bwd::sum_partials_kernel, "sum_partials_kernel");
   const int block = next_pow2(N);
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   const tritium::LaunchGrid sum_grid{tritium::cdiv(N, norm_bwd::sum_block_n)};
   ctx.launch([&] {
     kernel[{P}](dy, x, w, mean, rstd, dx, dw_partial, db_partial, M, N, rows_per_program, block);

@@ -49,7 +49,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto kernel = tritium::jit(rmsnorm_bwd_kernel, "rmsnorm_bwd_kernel");
   auto sum = tritium::jit(norm_bwd::sum_partials_kernel, "sum_partials_kernel");
   const int block = next_pow2(N);
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] {
     kernel[{P}](dy, x, w, rstd, dx, dw_partial, M, N, rows_per_program, block);
     sum[{tritium::cdiv(N, norm_bwd::sum_block_n)}](dw_partial, dw, P, N, norm_bwd::sum_block_m,

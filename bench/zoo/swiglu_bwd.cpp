@@ -38,7 +38,7 @@ Outcome run(Context& ctx, const std::string& shape) {
   auto da = ctx.dev.alloc<half>(hdc.size()), db = ctx.dev.alloc<half>(hdc.size());
   auto kernel = tritium::jit(swiglu_bwd_kernel, "swiglu_bwd_kernel");
   const int block = next_pow2(I);
-  kernel.options({.num_warps = row_warps(block)});
+  kernel.options({.num_warps = row_warps(block, ctx.dev)});
   ctx.launch([&] { kernel[{T}](dc, a, b, da, db, I, block); });
   std::vector<double> ref_da(hdc.size()), ref_db(hdc.size());
   for (size_t i = 0; i < hdc.size(); ++i) {

@@ -238,4 +238,123 @@ bool converts_in_registers(const LinearLayout& from, const LinearLayout& to) {
   return lane_swaps(from, to).has_value();
 }
 
+ConversionRounds split_conversion(const LinearLayout& from, const LinearLayout& to,
+                                  int64_t elem_bytes, int64_t max_bytes) {
+  ConversionRounds out{{}, from, to};
+  int64_t bytes = elem_bytes;
+  for (int64_t s : from.shape)
+    bytes *= s;
+  if (bytes <= max_bytes)
+    return out;
+  using Place = ConversionRounds::Place;
+  auto place = [](const LinearLayout& l, const Coord& c) {
+    Place p;
+    if (auto i = std::find(l.reg.begin(), l.reg.end(), c); i != l.reg.end())
+      p.reg = static_cast<int>(i - l.reg.begin());
+    else if (auto w = std::find(l.warp.begin(), l.warp.end(), c); w != l.warp.end())
+      p.warp = static_cast<int>(w - l.warp.begin());
+    return p;
+  };
+  // Candidates by cost: registers on both sides, then a register on one, then warps on both;
+  // later positions first.
+  struct Candidate {
+    ConversionRounds::Peel peel;
+    Coord basis;
+    int kind, late;
+  };
+  std::vector<Candidate> candidates;
+  for (const auto* bases : {&from.reg, &from.warp})
+    for (const Coord& c : *bases) {
+      if (LinearLayout::dim_of(c) < 0)
+        continue;
+      const Place f = place(from, c), t = place(to, c);
+      if (t.reg < 0 && t.warp < 0)
+        continue; // a lane bit of `to`
+      const int kind = (f.reg < 0) + (t.reg < 0);
+      const int late = kind == 2 ? std::max(f.warp, t.warp)
+                                 : std::min(f.reg < 0 ? 64 : f.reg, t.reg < 0 ? 64 : t.reg);
+      candidates.push_back({{f, t}, c, kind, late});
+    }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.late > b.late;
+  });
+  std::vector<Coord> peeled;
+  for (const Candidate& c : candidates) {
+    if (bytes <= max_bytes)
+      break;
+    out.peeled.push_back(c.peel);
+    peeled.push_back(c.basis);
+    bytes /= 2;
+  }
+  if (peeled.empty())
+    return out;
+  // Remove the peeled register bases, make the peeled warp bases replicas (the round's warps
+  // are chosen by the caller), and close the gaps the peeled bits leave in each dimension.
+  auto compact = [&](const Coord& c) {
+    const int d = LinearLayout::dim_of(c);
+    if (d < 0)
+      return c;
+    if (std::find(peeled.begin(), peeled.end(), c) != peeled.end())
+      return Coord(c.size(), 0);
+    int below = 0;
+    for (const Coord& p : peeled)
+      below += LinearLayout::dim_of(p) == d && LinearLayout::bit_of(p) < LinearLayout::bit_of(c);
+    Coord r = c;
+    r[static_cast<size_t>(d)] >>= below;
+    return r;
+  };
+  for (LinearLayout* l : {&out.from, &out.to}) {
+    std::vector<Coord> reg;
+    for (const Coord& c : l->reg)
+      if (std::find(peeled.begin(), peeled.end(), c) == peeled.end())
+        reg.push_back(compact(c));
+    l->reg = std::move(reg);
+    for (auto* bases : {&l->lane, &l->warp})
+      for (Coord& c : *bases)
+        c = compact(c);
+    for (const Coord& p : peeled)
+      l->shape[static_cast<size_t>(LinearLayout::dim_of(p))] /= 2;
+  }
+  return out;
+}
+
+int64_t conversion_round_scratch(const LinearLayout& from, const LinearLayout& to,
+                                 int64_t elem_bytes) {
+  const ConversionRounds r = split_conversion(from, to, elem_bytes, kConversionRoundBytes);
+  int64_t bytes = elem_bytes;
+  for (int64_t s : r.from.shape)
+    bytes *= s;
+  return (bytes + 15) / 16 * 16;
+}
+
+int ConversionRounds::full_reg(bool to_side, int round, int r) const {
+  const LinearLayout& l = to_side ? to : from;
+  int full = 0, next = 0, peeled_regs = 0;
+  for (const Peel& p : peeled)
+    peeled_regs += (to_side ? p.to : p.from).reg >= 0;
+  const int n = static_cast<int>(l.reg.size()) + peeled_regs;
+  for (int b = 0; b < n; ++b) {
+    int bit = -1;
+    for (size_t i = 0; i < peeled.size() && bit < 0; ++i)
+      if ((to_side ? peeled[i].to : peeled[i].from).reg == b)
+        bit = round >> i & 1;
+    if (bit < 0)
+      bit = r >> next++ & 1;
+    full |= bit << b;
+  }
+  return full;
+}
+
+std::pair<unsigned, unsigned> ConversionRounds::warps_of_round(bool to_side, int round) const {
+  unsigned mask = 0, value = 0;
+  for (size_t i = 0; i < peeled.size(); ++i) {
+    const int w = (to_side ? peeled[i].to : peeled[i].from).warp;
+    if (w < 0)
+      continue;
+    mask |= 1u << w;
+    value |= static_cast<unsigned>(round >> i & 1) << w;
+  }
+  return {mask, value};
+}
+
 } // namespace tritium::gpu

@@ -47,6 +47,41 @@ int bank_conflicts(const ConversionPlan::Side& side, int elem_bytes, int warp_si
 std::optional<std::vector<std::pair<size_t, size_t>>> lane_swaps(const LinearLayout& from,
                                                                  const LinearLayout& to);
 
+// A conversion whose tile would take more than `max_bytes` of scratch goes through it in rounds
+// (as Triton repeats a conversion over its tiles, but finer): a round fixes some coordinate bits,
+// so it moves 1/2^peeled of the tile and the scratch holds one round. A peeled bit is a register
+// or a warp bit on each side: where it is a register bit, each thread moves the registers of the
+// round; where it is a warp bit, the warps of the round move all of theirs and the others wait.
+// Register bits on both sides are peeled first (every thread busy in every round), then bits
+// that are a register on one side and a warp on the other, then warp bits on both; within a
+// kind, the bases late in the register lists (repetitions, never a vector's). Lane bits are
+// never peeled (a warp would diverge). A tile with too few such bits takes what it must.
+struct ConversionRounds {
+  // Where a peeled coordinate bit sits on one side: a register basis or a warp basis.
+  struct Place {
+    int reg = -1, warp = -1; // its index in reg or warp (the other -1)
+  };
+  struct Peel {
+    Place from, to;
+  };
+  std::vector<Peel> peeled; // round t's bit i fixes peeled[i]
+  LinearLayout from, to;    // one round's layouts: peeled bases gone, coordinates compacted
+  int rounds() const { return 1 << peeled.size(); }
+  // The register index in the whole layout of `side` (from: false) of register r of round t.
+  int full_reg(bool to_side, int round, int r) const;
+  // The warp id bits a thread's warp must have (mask, value) to take part in round t on a side.
+  std::pair<unsigned, unsigned> warps_of_round(bool to_side, int round) const;
+};
+ConversionRounds split_conversion(const LinearLayout& from, const LinearLayout& to,
+                                  int64_t elem_bytes, int64_t max_bytes);
+
+// The most scratch one round of a conversion takes (the lowering and the pipeliner's budget).
+inline constexpr int64_t kConversionRoundBytes = 16 * 1024;
+
+// The scratch bytes the lowering takes to convert `from` to `to` through shared memory.
+int64_t conversion_round_scratch(const LinearLayout& from, const LinearLayout& to,
+                                 int64_t elem_bytes);
+
 // Whether converting `from` to `to` needs no shared memory: the same layout, a renaming of
 // registers, or lane swaps (what the lowering tries before a round trip through scratch).
 bool converts_in_registers(const LinearLayout& from, const LinearLayout& to);

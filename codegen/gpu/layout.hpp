@@ -118,12 +118,6 @@ inline int64_t shared_tile_bytes(const ir::Type& t) {
   return (t.numel() * elem_bytes(t.elem) + 1023) / 1024 * 1024;
 }
 
-// The scratch bytes a layout conversion of a value of type `src` takes (conversion_plan.hpp:
-// the tile is swizzled, not padded).
-inline int64_t conversion_scratch_bytes(const ir::Type& src) {
-  return (src.numel() * elem_bytes(src.elem) + 15) / 16 * 16;
-}
-
 // The swizzle for a [rows, cols] tile (cols contiguous) of `elem_bytes` elements: 16-byte
 // chunks, rows of 128 bytes (or what the tile has) swizzled over 8 phases. `atoms`: rows longer
 // than 128 bytes are cut into 128-byte blocks (what wgmma reads).

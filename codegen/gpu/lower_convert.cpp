@@ -43,12 +43,58 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
   if (auto out = swap_lanes(x, from, to))
     return *out;
   const int64_t eb = mem_bytes(e);
-  const ConversionPlan plan = plan_conversion(from, to, static_cast<int>(eb));
-  ti_.barrier(b_); // earlier readers of the scratch are done
+  const ConversionRounds rounds = split_conversion(from, to, eb, kConversionRoundBytes);
+  const ConversionPlan plan = plan_conversion(rounds.from, rounds.to, static_cast<int>(eb));
   need_shared(plan.elements * eb);
-  smem_side(plan.write, e, &x);
-  ti_.barrier(b_);
-  return smem_side(plan.read, e, nullptr);
+  // Where a round is only some warps' (a peeled warp bit), the others skip their side of it.
+  auto warps_in = [&](bool to_side, int t) -> LV* {
+    auto [mask, value] = rounds.warps_of_round(to_side, t);
+    if (!mask)
+      return nullptr;
+    return b_.CreateICmpEQ(b_.CreateAnd(warp_, b_.getInt32(mask)), b_.getInt32(value));
+  };
+  Regs out(static_cast<size_t>(to.num_regs()));
+  for (int t = 0; t < rounds.rounds(); ++t) {
+    ti_.barrier(b_); // earlier readers of the scratch are done
+    Regs part;
+    for (int r = 0; r < rounds.from.num_regs(); ++r)
+      part.push_back(x[static_cast<size_t>(rounds.full_reg(false, t, r))]);
+    guarded(
+        warps_in(false, t),
+        [&]() -> LV* {
+          smem_side(plan.write, e, &part);
+          return nullptr;
+        },
+        nullptr);
+    ti_.barrier(b_);
+    LV* reading = warps_in(true, t);
+    llvm::BasicBlock* skip = b_.GetInsertBlock();
+    llvm::BasicBlock *read_bb = nullptr, *cont = nullptr;
+    if (reading) {
+      read_bb = llvm::BasicBlock::Create(ctx_, "cvt.read", fn_);
+      cont = llvm::BasicBlock::Create(ctx_, "cvt.cont", fn_);
+      b_.CreateCondBr(reading, read_bb, cont);
+      b_.SetInsertPoint(read_bb);
+    }
+    part = smem_side(plan.read, e, nullptr);
+    if (reading) {
+      read_bb = b_.GetInsertBlock();
+      b_.CreateBr(cont);
+      b_.SetInsertPoint(cont);
+    }
+    for (int r = 0; r < rounds.to.num_regs(); ++r) {
+      LV*& slot = out[static_cast<size_t>(rounds.full_reg(true, t, r))];
+      LV* v = part[static_cast<size_t>(r)];
+      if (reading) {
+        auto* phi = b_.CreatePHI(v->getType(), 2);
+        phi->addIncoming(v, read_bb);
+        phi->addIncoming(slot ? slot : llvm::PoisonValue::get(v->getType()), skip);
+        v = phi;
+      }
+      slot = v;
+    }
+  }
+  return out;
 }
 
 // Where the warps hold the same elements and each lane basis `to` wants is a register basis

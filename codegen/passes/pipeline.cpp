@@ -507,11 +507,13 @@ private:
             !op->result()->type.is_scalar() && op->operands[0]->type.layout &&
             op->result()->type.layout &&
             !dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
-            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get()) &&
-            !converts_in_registers(
-                resolve(op->operands[0]->type.layout, op->operands[0]->type.shape),
-                resolve(op->result()->type.layout, op->result()->type.shape)))
-          bytes = std::max(bytes, conversion_scratch_bytes(op->operands[0]->type));
+            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get())) {
+          const ir::Type& src = op->operands[0]->type;
+          const LinearLayout from = resolve(src.layout, src.shape);
+          const LinearLayout to = resolve(op->result()->type.layout, op->result()->type.shape);
+          if (!converts_in_registers(from, to))
+            bytes = std::max(bytes, conversion_round_scratch(from, to, elem_bytes(src.elem)));
+        }
         for (const auto& r : op->regions)
           walk(*r->block);
       }
@@ -527,9 +529,15 @@ private:
         if (op.get() == &loop_)
           continue;
         if (op->kind == OpKind::ConvertLayout && op->result()->type.rank() == 2 &&
+            op->operands[0]->type.layout && op->result()->type.layout &&
             !dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
-            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get()))
-          bytes = std::max(bytes, conversion_scratch_bytes(op->operands[0]->type));
+            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get())) {
+          const ir::Type& src = op->operands[0]->type;
+          const LinearLayout from = resolve(src.layout, src.shape);
+          const LinearLayout to = resolve(op->result()->type.layout, op->result()->type.shape);
+          if (!converts_in_registers(from, to))
+            bytes = std::max(bytes, conversion_round_scratch(from, to, elem_bytes(src.elem)));
+        }
         for (const auto& r : op->regions)
           walk(*r->block);
       }

@@ -10,7 +10,10 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <regex>
+#include <set>
+#include <tuple>
 
 namespace {
 
@@ -22,20 +25,6 @@ using samples::ptr_arg;
 
 using gpu_test::compile;
 using gpu_test::count;
-
-// A tile transpose written the ordinary way: a 2-D block loaded, transposed, stored.
-void transpose(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 m, tl::i32 n,
-               tl::constexpr_<int> BLOCK) {
-  auto rows = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
-  auto cols = tl::program_id(1) * BLOCK + tl::arange(0, BLOCK);
-  auto r = tl::expand_dims(rows, 1), c = tl::expand_dims(cols, 0);
-  auto mask = (r < m) & (c < n);
-  auto tile = tl::load(x + r * n + c, mask);
-  auto rt = tl::expand_dims(cols, 1), ct = tl::expand_dims(rows, 0);
-  // The mask transposed too (as the zoo's twin of Triton's kernel writes it): recomputed in the
-  // store's layout, constant along 16-element runs, so the stores stay 16 bytes wide.
-  tl::store(y + rt * m + ct, tl::trans(tile), tl::trans(mask));
-}
 
 // Llama's RoPE on adjacent pairs: (x0, x1) -> (x0 c - x1 s, x0 s + x1 c).
 void rope_pairs(tl::ptr<tl::f16> x, tl::ptr<float> cos, tl::ptr<float> sin, tl::ptr<tl::f16> y,
@@ -156,7 +145,7 @@ TEST_CASE("layout conversions through shared memory: 16-byte vectors, no bank co
 
 TEST_CASE("sm_90: a tile transpose goes through shared memory once, vectorized and swizzled") {
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), int_arg(), const_arg(64)};
-  auto f = lang::trace(transpose, "transpose", s);
+  auto f = lang::trace(gpu_test::tile_transpose<tl::f16>, "transpose", s);
   auto nv = compile(*f, "sm_90", 4);
   const std::string& ptx = nv.assembly;
   // 16-byte global loads and stores, 16-byte shared reads; 2-byte shared writes (the
@@ -167,6 +156,114 @@ TEST_CASE("sm_90: a tile transpose goes through shared memory once, vectorized a
   CHECK(count(ptx, "st.shared.b16") + count(ptx, "st.shared.u16") == 32);
   CHECK(count(ptx, "bar.sync") == 2);
   CHECK(nv.shared_bytes == 64 * 64 * 2);
+}
+
+TEST_CASE("layout conversions larger than a round of scratch go in rounds over the register bits "
+          "both layouts share, each element read where it was written") {
+  struct Case {
+    std::string what;
+    gpu::LinearLayout from, to;
+    int elem_bytes, rounds;
+  };
+  std::vector<Case> cases;
+  for (int ws : {32, 64}) {
+    // 128 x 128 f32 (64 KiB) and f16 (32 KiB) transposes: 4 and 2 rounds of 16 KiB.
+    auto src = blocked({128, 128}, {1, 0}, 4, 4, ws);
+    cases.push_back({"transpose f32", gpu::trans_layout(src, {1, 0}),
+                     blocked({128, 128}, {1, 0}, 4, 4, ws), 4, 4});
+    // Vectors of 8 f16 on both sides of a transpose: no register bit in common (Triton's
+    // repetitions would take the whole tile); a row bit the writer holds in registers and the
+    // reader's warps split.
+    auto src16 = blocked({128, 128}, {1, 0}, 8, 8, ws);
+    cases.push_back({"transpose f16", gpu::trans_layout(src16, {1, 0}),
+                     blocked({128, 128}, {1, 0}, 8, 8, ws), 2, 2});
+    // Pairs to 8-vectors along the same rows (a join's result to a store's vectors), f16.
+    cases.push_back({"f16 pairs to vectors", blocked({128, 128}, {1, 0}, 2, 4, ws),
+                     blocked({128, 128}, {1, 0}, 8, 4, ws), 2, 2});
+    // A 16 KiB tile fits one round.
+    auto small = blocked({64, 64}, {1, 0}, 4, 4, ws);
+    cases.push_back({"transpose f32 64x64", gpu::trans_layout(small, {1, 0}),
+                     blocked({64, 64}, {1, 0}, 4, 4, ws), 4, 1});
+  }
+  auto xor_of = [](const std::vector<int64_t>& b, int bits) {
+    int64_t v = 0;
+    for (size_t i = 0; i < b.size(); ++i)
+      if (bits >> i & 1)
+        v ^= b[i];
+    return v;
+  };
+  // The coordinate `l` gives register r of lane `lane`, warp `warp`.
+  auto coord = [](const gpu::LinearLayout& l, int r, int lane, int warp) {
+    gpu::LinearLayout::Coord c(l.shape.size(), 0);
+    auto add = [&](const std::vector<gpu::LinearLayout::Coord>& bases, int bits) {
+      for (size_t i = 0; i < bases.size(); ++i)
+        if (bits >> i & 1)
+          for (size_t d = 0; d < c.size(); ++d)
+            c[d] ^= bases[i][d];
+    };
+    add(l.reg, r);
+    add(l.lane, lane);
+    add(l.warp, warp);
+    return c;
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    auto split = gpu::split_conversion(c.from, c.to, c.elem_bytes, gpu::kConversionRoundBytes);
+    CHECK(split.rounds() == c.rounds);
+    auto plan = gpu::plan_conversion(split.from, split.to, c.elem_bytes);
+    if (c.rounds > 1)
+      CHECK(plan.elements * c.elem_bytes <= gpu::kConversionRoundBytes);
+    CHECK(gpu::conversion_round_scratch(c.from, c.to, c.elem_bytes) ==
+          plan.elements * c.elem_bytes);
+    const int lanes = 1 << c.from.lane.size(), warps = 1 << c.from.warp.size();
+    // (warp, lane, register of the whole layout) moved, over every round: each exactly once.
+    std::set<std::tuple<int, int, int>> written, read;
+    for (int t = 0; t < split.rounds(); ++t) {
+      // Round t: where each element of the tile lands in scratch, from the writing side.
+      std::map<int64_t, gpu::LinearLayout::Coord> at;
+      auto [wmask, wvalue] = split.warps_of_round(false, t);
+      for (int w = 0; w < warps; ++w)
+        for (int l = 0; l < lanes && (w & wmask) == static_cast<int>(wvalue); ++l)
+          for (int r = 0; r < split.from.num_regs(); ++r) {
+            const int full = split.full_reg(false, t, r);
+            CHECK(written.insert({w, l, full}).second);
+            int64_t off =
+                xor_of(plan.write.reg, r) ^ xor_of(plan.write.lane, l) ^ xor_of(plan.write.warp, w);
+            REQUIRE(off < plan.elements);
+            auto coord_written = coord(c.from, full, l, w);
+            // Replicas (equal coordinates) may share a place; distinct elements may not.
+            if (at.count(off))
+              CHECK(at[off] == coord_written);
+            at[off] = coord_written;
+          }
+      auto [rmask, rvalue] = split.warps_of_round(true, t);
+      for (int w = 0; w < warps; ++w)
+        for (int l = 0; l < lanes && (w & rmask) == static_cast<int>(rvalue); ++l)
+          for (int r = 0; r < split.to.num_regs(); ++r) {
+            const int full = split.full_reg(true, t, r);
+            CHECK(read.insert({w, l, full}).second);
+            int64_t off =
+                xor_of(plan.read.reg, r) ^ xor_of(plan.read.lane, l) ^ xor_of(plan.read.warp, w);
+            REQUIRE(at.count(off));
+            CHECK(at[off] == coord(c.to, full, l, w));
+          }
+    }
+    CHECK(static_cast<int>(written.size()) == c.from.num_regs() * lanes * warps);
+    CHECK(static_cast<int>(read.size()) == c.to.num_regs() * lanes * warps);
+  }
+}
+
+TEST_CASE("gfx942, sm_90: a 128 x 128 f32 transpose and a 32,768-wide sort take one round of "
+          "scratch, not the tile") {
+  lang::ArgSpec t[] = {ptr_arg(), ptr_arg(), int_arg(), int_arg(), const_arg(128)};
+  auto transpose = lang::trace(gpu_test::tile_transpose<float>, "transpose", t);
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(32768)};
+  auto sort = lang::trace(sort_row, "sort_row", s);
+  for (const char* arch : {"gfx942", "sm_90"}) {
+    CAPTURE(arch);
+    CHECK(compile(*transpose, arch, 4).shared_bytes == gpu::kConversionRoundBytes);
+    CHECK(compile(*sort, arch, 16).shared_bytes <= gpu::kConversionRoundBytes);
+  }
 }
 
 TEST_CASE("sm_90: RoPE on adjacent pairs (reshape, split, join) moves no data through shared "

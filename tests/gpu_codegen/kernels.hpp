@@ -466,3 +466,30 @@ inline void f64_math(tl::ptr<double> x, tl::ptr<double> out, tl::constexpr_<int>
 }
 
 } // namespace gpu_test
+
+namespace gpu_test {
+
+// A tile transpose written the ordinary way: a 2-D block loaded, transposed, stored, the mask
+// transposed too (as the zoo's twin of Triton's kernel writes it).
+template <class T>
+void tile_transpose(tl::ptr<T> x, tl::ptr<T> y, tl::i32 m, tl::i32 n, tl::constexpr_<int> BLOCK) {
+  auto rows = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto cols = tl::program_id(1) * BLOCK + tl::arange(0, BLOCK);
+  auto r = tl::expand_dims(rows, 1), c = tl::expand_dims(cols, 0);
+  auto mask = (r < m) & (c < n);
+  auto tile = tl::load(x + r * n + c, mask);
+  auto rt = tl::expand_dims(cols, 1), ct = tl::expand_dims(rows, 0);
+  tl::store(y + rt * m + ct, tl::trans(tile), tl::trans(mask));
+}
+
+} // namespace gpu_test
+
+namespace gpu_test {
+
+// More bins than a block's shared memory holds counters for (128 KiB).
+inline void big_histogram(tl::ptr<int32_t> x, tl::ptr<int32_t> out) {
+  auto offs = tl::arange(0, 1024);
+  tl::store(out + tl::arange(0, 32768), tl::histogram(tl::load(x + offs), 32768));
+}
+
+} // namespace gpu_test
