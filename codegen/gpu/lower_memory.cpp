@@ -36,6 +36,7 @@ bool Lowering::nonneg(const ir::Value* v) {
           std::get<int64_t>(d->attrs.at("value")) >= 0;
       break;
     case OpKind::Splat:
+    case OpKind::Cast: // an integer widened (a float converted is not an offset)
     case OpKind::Broadcast:
     case OpKind::ExpandDims:
     case OpKind::ConvertLayout:
@@ -43,7 +44,6 @@ bool Lowering::nonneg(const ir::Value* v) {
     case OpKind::Add:
     case OpKind::Mul:
     case OpKind::Div:
-    case OpKind::Rem:
     case OpKind::Min:
     case OpKind::Max:
       r = all();
@@ -51,41 +51,67 @@ bool Lowering::nonneg(const ir::Value* v) {
     case OpKind::And:
       r = nonneg(d->operands[0]) || nonneg(d->operands[1]);
       break;
+    case OpKind::Rem: // the sign of the dividend (truncating division)
+      r = nonneg(d->operands[0]);
+      break;
     default:
       break;
     }
   } else if (v->block == &f_.entry()) {
     const ir::ArgInfo& a = f_.arg_info.at(v->index);
     r = a.is_constant && a.constant >= 0;
+  } else if (const ir::Op* loop = v->block && v->block->parent ? v->block->parent->parent : nullptr;
+             loop && loop->kind == OpKind::For && v == v->block->args[0]) {
+    // A loop's induction variable from a non-negative start in positive steps (a row's blocks:
+    // range(0, n, BLOCK)).
+    const ir::Value* step = loop->operands[2];
+    r = nonneg(loop->operands[0]) && step->def && step->def->kind == OpKind::Constant &&
+        std::holds_alternative<int64_t>(step->def->attrs.at("value")) &&
+        std::get<int64_t>(step->def->attrs.at("value")) > 0;
   }
   return nonneg_[v] = r;
 }
 
 void Lowering::track_base_offset(const ir::Op& op) {
   const ir::Value *p = op.operand(0), *o = op.operand(1);
-  if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32 || !nonneg(o))
+  if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32)
     return;
   const Regs& off = get(o);
-  if (p->def && p->def->kind == OpKind::Splat && within_2gib(p->def->operand(0))) {
-    split_[op.result()] = {get(p->def->operand(0))[0], off};
-  } else if (auto it = split_.find(p); it != split_.end()) {
+  // From the argument itself, an in-bounds access's offset is non-negative whatever the
+  // offsets' signs (Triton's small-tensor buffer ops); from a scalar moved into the buffer, the
+  // offsets must be shown non-negative (a negative one would be read as 2^32 - |o|).
+  if (p->def && p->def->kind == OpKind::Splat) {
+    const ir::Value* s = p->def->operand(0);
+    const bool at_argument = range32_argument(s);
+    if (at_argument || (within_2gib(s) && nonneg(o)))
+      split_[op.result()] = {get(s)[0], off, at_argument};
+  } else if (auto it = split_.find(p);
+             it != split_.end() && (it->second.at_argument || nonneg(o))) {
     BaseOffset s = it->second;
     for (size_t i = 0; i < off.size(); ++i)
-      s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", true, true);
+      s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", false, true);
     split_[op.result()] = std::move(s);
   }
 }
 
-// A scalar pointer at a non-negative offset into a kernel argument's buffer of less than
-// 2 GiB: in-bounds accesses from it are less than 2^31 bytes away.
-bool Lowering::within_2gib(const ir::Value* p) {
-  while (p->def && p->def->kind == OpKind::AddPtr && nonneg(p->def->operand(1)))
-    p = p->def->operand(0);
+bool Lowering::range32_argument(const ir::Value* p) {
   return !p->def && p->block == &f_.entry() && f_.arg_info.at(p->index).range32;
 }
 
+// A scalar pointer into a kernel argument's buffer of less than 2 GiB (range32: Triton's
+// pointer_range 32): in-bounds accesses from it are less than 2^31 bytes away. The scalar
+// offsets that moved it there (a row's start: X += row * stride) are not checked for sign, as
+// Triton's AMD backend folds them into the buffer's base unchecked; only a base moved below
+// the argument, in a buffer of nearly 2 GiB, could put an in-bounds access 2^31 bytes away.
+bool Lowering::within_2gib(const ir::Value* p) {
+  while (p->def && p->def->kind == OpKind::AddPtr && p->def->operand(1)->type.is_scalar())
+    p = p->def->operand(0);
+  return range32_argument(p);
+}
+
 LV* Lowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
-  return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", true, true);
+  return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", false,
+                      true);
 }
 
 // Elements per vector access: contiguity and alignment of the pointers (AxisInfo), the

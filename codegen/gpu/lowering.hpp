@@ -145,10 +145,12 @@ private:
   struct BaseOffset {
     LV* base;
     Regs offsets;
+    bool at_argument = false; // base is a range32 kernel argument itself
   };
   bool nonneg(const ir::Value* v);
   void track_base_offset(const ir::Op& op);
   bool within_2gib(const ir::Value* p);
+  bool range32_argument(const ir::Value* p);
   LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes);
   int vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
                    ir::DType elem);

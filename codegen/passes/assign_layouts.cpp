@@ -28,7 +28,7 @@ public:
       : f_(f), num_warps_(num_warps), warp_size_(warp_size) {}
 
   void run() {
-    axis_ = analyze_axis_info(f_);
+    coalesced_ = coalesced_layouts(f_, analyze_axis_info(f_), num_warps_, warp_size_);
     unite_block(f_.entry());
     anchor_block(f_.entry());
     block(f_.entry());
@@ -81,9 +81,8 @@ private:
       ir::Value* root = find(o.operands[0]);
       if (anchor_.count(root))
         continue;
-      auto it = axis_.find(o.operands[0]);
-      if (it != axis_.end())
-        anchor_[root] = coalesced_layout(o.operands[0], it->second, num_warps_, warp_size_);
+      if (auto it = coalesced_.find(&o); it != coalesced_.end())
+        anchor_[root] = it->second;
     }
   }
   // The layout a new tensor value should take: its class's anchor, else the default.
@@ -247,7 +246,7 @@ private:
 
   ir::Function& f_;
   int num_warps_, warp_size_;
-  AxisInfoMap axis_;
+  std::unordered_map<const ir::Op*, ir::LayoutPtr> coalesced_;
   std::unordered_map<ir::Value*, ir::Value*> parent_;
   std::unordered_map<ir::Value*, ir::LayoutPtr> anchor_;
 };

@@ -44,7 +44,8 @@ constexpr int kKeepLayoutRegs = 16;
 class Hoister {
 public:
   Hoister(ir::Function& f, int num_warps, int warp_size)
-      : f_(f), info_(analyze_axis_info(f)), num_warps_(num_warps), warp_size_(warp_size) {}
+      : f_(f), num_warps_(num_warps), warp_size_(warp_size),
+        coalesced_(coalesced_layouts(f, analyze_axis_info(f), num_warps, warp_size)) {}
 
   void run(ir::Block& b) {
     for (size_t i = 0; i < b.ops.size(); ++i) {
@@ -132,14 +133,11 @@ private:
       clone(*op, nullptr);
     ir::Value* r = load.result();
     const ir::LayoutPtr old = r->type.layout;
-    auto it = info_.find(load.operands[0]);
+    auto it = coalesced_.find(&load);
     // Few registers in the consumer's layout (a 64 x 64 accumulator's bias: 16): the load moves
     // as it is, with no conversion on either side (each costs barriers and a shared-memory trip).
     const bool small = !old || resolve(old, r->type.shape).num_regs() <= kKeepLayoutRegs;
-    const ir::LayoutPtr want =
-        it == info_.end() || small
-            ? old
-            : coalesced_layout(load.operands[0], it->second, num_warps_, warp_size_);
+    const ir::LayoutPtr want = it == coalesced_.end() || small ? old : it->second;
     // The copy's operands in the layout it reads in.
     for (ir::Value* v : load.operands) {
       size_t at = index_in_block(loop);
@@ -153,9 +151,9 @@ private:
   }
 
   ir::Function& f_;
-  AxisInfoMap info_;
   std::unordered_set<const ir::Op*> hoisted_; // loads already copied (dead until erased)
   int num_warps_, warp_size_;
+  std::unordered_map<const ir::Op*, ir::LayoutPtr> coalesced_;
 };
 
 } // namespace

@@ -72,10 +72,10 @@ void assign_layouts(ir::Function& f, int num_warps, int warp_size);
 // coalesce.cpp: each load, store and atomic gets the blocked layout that makes its accesses
 // contiguous per thread (up to 128 bits) and coalesced per warp, with conversions around it.
 void coalesce(ir::Function& f, int num_warps, int warp_size);
-// The layout coalesce gives an access through `ptr` (also used by assign_layouts to start
-// from the memory accesses' layouts).
-ir::LayoutPtr coalesced_layout(const ir::Value* ptr, const AxisInfo& info, int num_warps,
-                               int warp_size);
+// The layouts coalesce gives the loads, stores and atomics of `f` (also where assign_layouts
+// starts from, and where hoist_loads reads a hoisted load).
+std::unordered_map<const ir::Op*, ir::LayoutPtr>
+coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, int num_warps, int warp_size);
 
 // remove_layout_conversions.cpp: rematerializes cheap producers in the layout their consumer
 // wants, folds chains of conversions, and drops dead ops.
