@@ -273,6 +273,8 @@ int main(int argc, char** argv) {
     }
     target.dump_dir = dump;
     gpu::GpuKernelBinary bin = gpu::compile_for_gpu(*f, target, options);
+    for (const std::string& r : bin.remarks)
+      std::cerr << "remark: " << r << "\n";
     if (dump.empty()) {
       std::cout << bin.assembly;
     } else {

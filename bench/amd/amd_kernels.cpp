@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
                     c.seconds,
                     c.error.empty() ? fmt::format("ok, {} B shared", c.shared_bytes).c_str()
                                     : ("FAILED: " + c.error.substr(0, c.error.find('\n'))).c_str());
+        for (const std::string& r : c.remarks)
+          std::printf("%-26s   remark: %s\n", "", r.c_str());
       }
       if (!error.empty() && gpu.compiled().size() == before) {
         ++failed;

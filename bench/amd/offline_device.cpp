@@ -84,6 +84,7 @@ public:
       gpu::GpuKernelBinary bin = gpu::compile_for_gpu(*f, t, o);
       c.seconds = elapsed();
       c.shared_bytes = bin.shared_bytes;
+      c.remarks = bin.remarks;
       for (const char* stage : {"ir.opt", "amdgcn", "ptx", "hsaco.meta"})
         if (const std::string* text = bin.stage(stage))
           write(base + "." + stage, *text);

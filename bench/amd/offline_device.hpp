@@ -19,8 +19,9 @@ struct Compiled {
   std::string kernel, config, file; // file: the stages' common prefix under the folder
   int num_warps = 0, num_stages = 0;
   int shared_bytes = 0;
-  double seconds = 0; // compile time
-  std::string error;  // why it did not compile ("" when it did)
+  double seconds = 0;               // compile time
+  std::string error;                // why it did not compile ("" when it did)
+  std::vector<std::string> remarks; // what the passes chose not to do (a pipeline cut short)
 };
 
 // Names the compilations made while it lives (`<label>.<kernel>...`): the example, then what a

@@ -21,6 +21,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -98,11 +99,16 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
       ti->has_tma()};
   features.async_copy = ti->has_async_copy();
   features.matrix_version = arch_of(target_in.arch).matrix.version;
+  features.remarks = &out.remarks;
   std::unique_ptr<ir::Function> g =
       prepare_gpu_ir(f, features, [&](const std::string& pass, const ir::Function& h) {
         keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
       });
   keep("ir.opt", [&] { return ir::print(*g); });
+  if (const char* v = std::getenv("TRITIUM_REMARKS"); v && *v)
+    for (const std::string& r : out.remarks)
+      std::fprintf(stderr, "tritium: remark: kernel '%s' (%s): %s\n", f.name.c_str(),
+                   target.arch.c_str(), r.c_str());
 
   // make_llir: LLVM IR, device libraries, O3.
   llvm::LLVMContext ctx;

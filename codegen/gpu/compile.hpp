@@ -58,6 +58,9 @@ struct GpuKernelBinary {
   // Every stage's artefact in pipeline order ("ir", "ir.<pass>", "ll", "ll.opt", "ptx" or
   // "amdgcn", "hsaco.meta"); keys are the stage names CompiledKernel::artifact() answers.
   std::vector<std::pair<std::string, std::string>> stages;
+  // What the passes chose not to do and why (a pipeline's stages cut to fit shared memory),
+  // one line each; printed to stderr as they are made when TRITIUM_REMARKS is set.
+  std::vector<std::string> remarks;
 
   const std::string* stage(const std::string& key) const {
     for (const auto& [k, v] : stages)

@@ -42,6 +42,9 @@ struct GpuFeatures {
   // The matrix unit's generation (gpu/arch.hpp's MatrixModel::version): which operand types
   // it multiplies and, for WMMA, which fragment layouts it reads.
   int matrix_version = 1;
+  // Where passes say what they chose not to do and why (a pipeline's stages cut to fit shared
+  // memory); compile.cpp keeps them in GpuKernelBinary::remarks. Null: not collected.
+  std::vector<std::string>* remarks = nullptr;
 };
 
 // make_ttgir: the GPU passes in the order they run (gpu_pipeline.cpp). compile.cpp runs them

@@ -43,6 +43,8 @@
 
 #include <tritium/error.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -91,10 +93,22 @@ public:
     const int64_t tiles =
         tile_bytes(loads) + std::max(outer_scratch_bytes(), loop_scratch_bytes(loads));
     auto slots = [&](int64_t stages) { return t_.async_copy ? stages : stages - 1; };
-    while (stages_ > 2 && used_ + tiles + slots(stages_) * per_stage > max_shared_)
+    auto need = [&](int64_t stages) { return used_ + tiles + slots(stages) * per_stage; };
+    const int64_t asked = stages_;
+    while (stages_ > 2 && need(stages_) > max_shared_)
       --stages_;
-    if (used_ + tiles + slots(stages_) * per_stage > max_shared_)
+    if (need(stages_) > max_shared_) {
+      remark(fmt::format("{}: loop not pipelined: even {} stages need {} bytes of shared memory "
+                         "({} a stage, {} beside the rings), more than the {} a block has",
+                         loop_.loc.str(), stages_, need(stages_), per_stage, used_ + tiles,
+                         max_shared_));
       return;
+    }
+    if (stages_ < asked)
+      remark(fmt::format("{}: num_stages {} -> {}: {} stages would need {} bytes of shared "
+                         "memory ({} a stage, {} beside the rings), more than the {} a block has",
+                         loop_.loc.str(), asked, stages_, asked, need(asked), per_stage,
+                         used_ + tiles, max_shared_));
     slots_ = slots(stages_);
     used_ += slots_ * per_stage;
     prefetch_to_registers(loads);
@@ -493,6 +507,11 @@ private:
   // Scratch that conversions outside the loop but inside the same top-level op take while the
   // rings are live (a persistent kernel's epilogue between its K loops): the lowering places
   // it above them.
+  void remark(std::string text) {
+    if (t_.remarks)
+      t_.remarks->push_back(std::move(text));
+  }
+
   // The scratch of the conversions in the loop that go through shared memory (attention's P
   // into the second dot's operand), which the lowering places above the rings; the operand
   // conversions of the loads becoming rings excepted.

@@ -777,6 +777,35 @@ TEST_CASE("TRITIUM_DUMP writes every stage as it is produced") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("gfx942: a pipeline that does not fit 64 KiB of LDS loses stages, or is dropped, with a "
+          "remark saying why") {
+  auto matmul = [](int block_k) {
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(),      ptr_arg(),      int_arg(),
+                         int_arg(), int_arg(),      int_arg(),      int_arg(),
+                         int_arg(), const_arg(128), const_arg(128), const_arg(block_k)};
+    return lang::trace(samples::matmul, "matmul", s);
+  };
+  gpu::GpuTarget t;
+  t.arch = "gfx942";
+  CompileOptions o;
+  o.num_warps = 4;
+  o.num_stages = 4;
+  // 128 x 64 and 64 x 128 f16 tiles: 32 KiB a stage; without asynchronous copies a ring of S
+  // stages holds S - 1 of them, so four stages (96 KiB) become three (64 KiB).
+  auto cut = gpu::compile_for_gpu(*matmul(64), t, o);
+  REQUIRE(cut.remarks.size() == 1);
+  CHECK(cut.remarks[0].find("num_stages 4 -> 3") != std::string::npos);
+  CHECK(cut.remarks[0].find("65536") != std::string::npos);
+  CHECK(cut.shared_bytes <= 65536);
+  // K = 512: 256 KiB a stage, no ring fits; the loop runs unpipelined and says so.
+  auto none = gpu::compile_for_gpu(*matmul(512), t, o);
+  REQUIRE(none.remarks.size() == 1);
+  CHECK(none.remarks[0].find("not pipelined") != std::string::npos);
+  // Three stages fit: nothing to say.
+  o.num_stages = 3;
+  CHECK(gpu::compile_for_gpu(*matmul(64), t, o).remarks.empty());
+}
+
 TEST_CASE("errors name the kernel") {
   auto f = sample("vector_add");
   try {
