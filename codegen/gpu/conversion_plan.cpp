@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -318,9 +320,21 @@ ConversionRounds split_conversion(const LinearLayout& from, const LinearLayout& 
   return out;
 }
 
+int64_t conversion_round_bytes(int64_t max_shared_bytes) {
+  static const int64_t knob = [] {
+    const char* v = std::getenv("TRITIUM_CONVERSION_ROUND_BYTES");
+    if (!v || !*v)
+      return int64_t{-1};
+    const long long n = std::atoll(v);
+    return n > 0 ? static_cast<int64_t>(n) : std::numeric_limits<int64_t>::max();
+  }();
+  return knob >= 0 ? knob : std::max<int64_t>(16 * 1024, max_shared_bytes / 3);
+}
+
 int64_t conversion_round_scratch(const LinearLayout& from, const LinearLayout& to,
-                                 int64_t elem_bytes) {
-  const ConversionRounds r = split_conversion(from, to, elem_bytes, kConversionRoundBytes);
+                                 int64_t elem_bytes, int64_t max_shared_bytes) {
+  const ConversionRounds r =
+      split_conversion(from, to, elem_bytes, conversion_round_bytes(max_shared_bytes));
   int64_t bytes = elem_bytes;
   for (int64_t s : r.from.shape)
     bytes *= s;

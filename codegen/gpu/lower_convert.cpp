@@ -43,7 +43,8 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
   if (auto out = swap_lanes(x, from, to))
     return *out;
   const int64_t eb = mem_bytes(e);
-  const ConversionRounds rounds = split_conversion(from, to, eb, kConversionRoundBytes);
+  const ConversionRounds rounds =
+      split_conversion(from, to, eb, conversion_round_bytes(ti_.max_shared_bytes()));
   const ConversionPlan plan = plan_conversion(rounds.from, rounds.to, static_cast<int>(eb));
   need_shared(plan.elements * eb);
   // Where a round is only some warps' (a peeled warp bit), the others skip their side of it.

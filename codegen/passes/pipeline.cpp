@@ -531,7 +531,8 @@ private:
           const LinearLayout from = resolve(src.layout, src.shape);
           const LinearLayout to = resolve(op->result()->type.layout, op->result()->type.shape);
           if (!converts_in_registers(from, to))
-            bytes = std::max(bytes, conversion_round_scratch(from, to, elem_bytes(src.elem)));
+            bytes = std::max(bytes,
+                             conversion_round_scratch(from, to, elem_bytes(src.elem), max_shared_));
         }
         for (const auto& r : op->regions)
           walk(*r->block);
@@ -555,7 +556,8 @@ private:
           const LinearLayout from = resolve(src.layout, src.shape);
           const LinearLayout to = resolve(op->result()->type.layout, op->result()->type.shape);
           if (!converts_in_registers(from, to))
-            bytes = std::max(bytes, conversion_round_scratch(from, to, elem_bytes(src.elem)));
+            bytes = std::max(bytes,
+                             conversion_round_scratch(from, to, elem_bytes(src.elem), max_shared_));
         }
         for (const auto& r : op->regions)
           walk(*r->block);
