@@ -328,7 +328,7 @@ int64_t conversion_round_bytes(int64_t max_shared_bytes) {
     const long long n = std::atoll(v);
     return n > 0 ? static_cast<int64_t>(n) : std::numeric_limits<int64_t>::max();
   }();
-  return knob >= 0 ? knob : std::max<int64_t>(16 * 1024, max_shared_bytes / 3);
+  return knob >= 0 ? knob : std::clamp<int64_t>(max_shared_bytes / 3, 16 * 1024, 64 * 1024);
 }
 
 int64_t conversion_round_scratch(const LinearLayout& from, const LinearLayout& to,

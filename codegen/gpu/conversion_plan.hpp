@@ -76,9 +76,9 @@ ConversionRounds split_conversion(const LinearLayout& from, const LinearLayout& 
                                   int64_t elem_bytes, int64_t max_bytes);
 
 // The most scratch one round of a conversion takes on a target whose blocks have
-// `max_shared_bytes` (the lowering and the pipeliner's budget): a third of it, at least 16 KiB,
-// so that rings and other scratch keep the rest. (H200, descriptor-persistent GEMM 8192^2 x 512:
-// its 64 KiB epilogue tile in one round, 137 us, against four of 16 KiB, 145 us.)
+// `max_shared_bytes` (the lowering and the pipeliner's budget): a third of it, from 16 to
+// 64 KiB, so that rings and other scratch keep the rest. (H200, descriptor-persistent GEMM 8192^2 x
+// 512: its 64 KiB epilogue tile in one round, 137 us, against four of 16 KiB, 145 us.)
 // TRITIUM_CONVERSION_ROUND_BYTES overrides it (a tuning knob, read once; 0: whole tiles).
 int64_t conversion_round_bytes(int64_t max_shared_bytes);
 
