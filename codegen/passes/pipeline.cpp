@@ -504,12 +504,25 @@ private:
     return op;
   }
 
-  // Scratch that conversions outside the loop but inside the same top-level op take while the
-  // rings are live (a persistent kernel's epilogue between its K loops): the lowering places
-  // it above them.
   void remark(std::string text) {
     if (t_.remarks)
       t_.remarks->push_back(std::move(text));
+  }
+
+  // The scratch a conversion between two distributed layouts takes in shared memory (one round
+  // of it, as the lowering moves it); 0 for any other op, or one that stays in registers.
+  int64_t conversion_scratch(const ir::Op& op) const {
+    if (op.kind != OpKind::ConvertLayout || !op.operands[0]->type.layout ||
+        !op.result()->type.layout ||
+        dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()) ||
+        dynamic_cast<const SharedLayout*>(op.operands[0]->type.layout.get()))
+      return 0;
+    const ir::Type& src = op.operands[0]->type;
+    const LinearLayout from = resolve(src.layout, src.shape);
+    const LinearLayout to = resolve(op.result()->type.layout, op.result()->type.shape);
+    return converts_in_registers(from, to)
+               ? 0
+               : conversion_round_scratch(from, to, elem_bytes(src.elem), max_shared_);
   }
 
   // The scratch of the conversions in the loop that go through shared memory (attention's P
@@ -523,17 +536,8 @@ private:
     std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
       for (const auto& op : b.ops) {
         if (op->kind == OpKind::ConvertLayout && !ringed.count(op.get()) &&
-            !op->result()->type.is_scalar() && op->operands[0]->type.layout &&
-            op->result()->type.layout &&
-            !dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
-            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get())) {
-          const ir::Type& src = op->operands[0]->type;
-          const LinearLayout from = resolve(src.layout, src.shape);
-          const LinearLayout to = resolve(op->result()->type.layout, op->result()->type.shape);
-          if (!converts_in_registers(from, to))
-            bytes = std::max(bytes,
-                             conversion_round_scratch(from, to, elem_bytes(src.elem), max_shared_));
-        }
+            !op->result()->type.is_scalar())
+          bytes = std::max(bytes, conversion_scratch(*op));
         for (const auto& r : op->regions)
           walk(*r->block);
       }
@@ -542,23 +546,17 @@ private:
     return bytes;
   }
 
+  // Scratch that conversions outside the loop but inside the same top-level op take while the
+  // rings are live (a persistent kernel's epilogue between its K loops): the lowering places
+  // it above them.
   int64_t outer_scratch_bytes() {
     int64_t bytes = 0;
     std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
       for (const auto& op : b.ops) {
         if (op.get() == &loop_)
           continue;
-        if (op->kind == OpKind::ConvertLayout && op->result()->type.rank() == 2 &&
-            op->operands[0]->type.layout && op->result()->type.layout &&
-            !dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
-            !dynamic_cast<const SharedLayout*>(op->operands[0]->type.layout.get())) {
-          const ir::Type& src = op->operands[0]->type;
-          const LinearLayout from = resolve(src.layout, src.shape);
-          const LinearLayout to = resolve(op->result()->type.layout, op->result()->type.shape);
-          if (!converts_in_registers(from, to))
-            bytes = std::max(bytes,
-                             conversion_round_scratch(from, to, elem_bytes(src.elem), max_shared_));
-        }
+        if (op->kind == OpKind::ConvertLayout && op->result()->type.rank() == 2)
+          bytes = std::max(bytes, conversion_scratch(*op));
         for (const auto& r : op->regions)
           walk(*r->block);
       }
