@@ -113,11 +113,17 @@ public:
     used_ += slots_ * per_stage;
     prefetch_to_registers(loads);
     // A wgmma dot that only feeds the next iteration (deferred_wgmma) may stay in flight while
-    // the next iteration starts: then the copies go one slot further back, to the slot the dot
-    // before it read, D = S - 2 ahead. Measured on an H200: for the GEMM's chain (bench_gemm,
-    // 4096^3) worth it from four stages on, with three prefetching two tiles wins; for
-    // attention's (08_fused_attention, N_CTX 4096) worth it with three already (1965 against
-    // 2062 us at HEAD_DIM 128), the softmax between the dots hiding a copy's latency.
+    // the next iteration starts; the copies issued at the top of that iteration then go one slot
+    // further back, to the slot the dot before it read, D = S - 2 ahead. Measured on an H200:
+    // for attention's dots worth it with three stages already (1965 against 2062 us at
+    // HEAD_DIM 128), the softmax between the dots hiding a copy's latency; for the GEMM's chain
+    // from four stages on (fused MoE 2019 us at four, against 2285 with the copies after the dot
+    // as below). With three stages a chain keeps D = S - 1 and its copies go after the dot,
+    // behind its wait for the dot before it and a barrier: every warp group is done with the
+    // slot they overwrite (as Triton orders them). Zoo acc_plus_dot_gemm (Triton's tutorial
+    // configuration, 128x256x64, 3 stages) 4096^3: 201 us against 258 with the dot waited for
+    // in its iteration (Triton 3.6: 200); bmm 64x512^2x128 27 against 30 (Triton 26); one
+    // loss, conv2d_implicit_gemm n32 28x28 38 against 36 (Triton 34).
     // Inside a loop marked flatten (a persistent kernel's loop over tiles), the ring runs across
     // its iterations: it is filled once, before the tile loop, and the last iterations of one
     // tile's K loop issue the copies for the next tile's first ones.
@@ -126,10 +132,12 @@ public:
     tiles_ = k_fast_ || !t_.async_copy ? nullptr : across_tiles(loads);
     // (Not across tiles: there nothing after the K loop would wait for the dot in flight
     // before the tile's epilogue reads its result.)
-    ir::Op* async_dot = stages_ >= 3 && !tiles_ ? deferred_wgmma(loads, stages_ >= 4) : nullptr;
+    auto [async_dot, chained] =
+        stages_ >= 3 && !tiles_ ? deferred_wgmma(loads) : std::pair<ir::Op*, bool>{};
+    const bool late_copies = async_dot && chained && stages_ == 3;
     if (async_dot)
       async_dot->attrs["wgmma_pending"] = int64_t{1};
-    const int D = async_dot ? stages_ - 2 : stages_ - 1;
+    const int D = async_dot && !late_copies ? stages_ - 2 : stages_ - 1;
     ir::Block& outer = tiles_ ? *tiles_->parent : *loop_.parent;
     const ir::SourceLoc loc = loop_.loc;
     tma_ = t_.tma && !k_fast_ && plan_tma(loads, tiles);
@@ -265,8 +273,13 @@ public:
       commit(branch.body(0), t_at);
       commit(eb, e_at);
     } else {
+      size_t c_at = b_at;
+      if (late_copies) { // after the dot in flight, see above
+        c_at = index_in_block(*async_dot) + 1;
+        insert_op(f_, body, c_at++, OpKind::Barrier, {}, {}, loc);
+      }
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(body, b_at, n, bufs[n], w, ahead, D);
+        issue_copy(body, c_at, n, bufs[n], w, ahead, D);
     }
     // Commit at the end of the body; advance the ring positions.
     ir::Op& yield = *body.terminator();
@@ -574,11 +587,15 @@ private:
   };
 
   // A wgmma dot the loads feed whose result only the next iteration reads (through the value
-  // the loop carries), and only where the wait of another dot has already completed it:
+  // the loop carries), and only where the wait of another dot has already completed it, and
+  // whether it chains on its accumulator:
   //   * acc = dot(a, b, acc), the GEMM: the next dot takes the running accumulator as it is;
   //   * attention's acc = dot(p, v, acc * alpha): every read of the carried acc comes after
   //     the next iteration's first dot (q k^T), whose wait (for every group) completes it.
-  ir::Op* deferred_wgmma(const std::vector<ir::Op*>& loads, bool chain_too) {
+  // Its operands in shared memory must be ring slots, or tiles made before the loop: a tile the
+  // body writes (a dequantized weight converted into shared memory) would be written again
+  // while the dot still reads it.
+  std::pair<ir::Op*, bool> deferred_wgmma(const std::vector<ir::Op*>& loads) {
     ir::Block& body = loop_.body();
     const ir::Op* y = body.terminator();
     for (ir::Op* l : loads) {
@@ -589,6 +606,8 @@ private:
                     : nullptr;
       if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y)
         continue;
+      if (!operands_stay(*dot, loads))
+        continue;
       size_t k = 0; // the carried value the dot's result becomes
       while (k < y->operands.size() && y->operands[k] != dot->result())
         ++k;
@@ -596,10 +615,28 @@ private:
         continue;
       ir::Value* acc = body.args[k + 1];
       const bool chained = dot->operands[2] == acc && only_user_of(f_, acc, f_.entry()) == dot;
-      if (chained ? chain_too : reads_after_first_wait(acc, dot))
-        return dot;
+      if (chained || reads_after_first_wait(acc, dot))
+        return {dot, chained};
     }
-    return nullptr;
+    return {nullptr, false};
+  }
+
+  // Whether each of the dot's a and b in shared memory is a ring slot (a load's conversion, maybe
+  // of its transpose) or made outside the loop.
+  bool operands_stay(const ir::Op& dot, const std::vector<ir::Op*>& loads) {
+    for (int i = 0; i < 2; ++i) {
+      const ir::Value* v = dot.operands[i];
+      if (!dynamic_cast<const SharedLayout*>(v->type.layout.get()) || !defined_in(v, loop_.body()))
+        continue;
+      const ir::Op* d = v->def;
+      const ir::Op* src = d && d->kind == OpKind::ConvertLayout ? d->operands[0]->def : nullptr;
+      if (src && src->kind == OpKind::Trans) // read transposed in place (direct_trans)
+        src = src->operands[0]->def;
+      const bool ring = src && std::find(loads.begin(), loads.end(), src) != loads.end();
+      if (!ring)
+        return false;
+    }
+    return true;
   }
 
   // Whether every read of `acc` in the body comes after a wgmma dot (other than `dot`) whose

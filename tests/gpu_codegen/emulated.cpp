@@ -498,7 +498,17 @@ TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+Re
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
                        int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
   auto f = lang::trace(gpu_test::gemm_bias_relu, "gemm_bias_relu", s);
-  const int M = 100, N = 72, K = 80; // not multiples of the blocks
+  // Not multiples of the blocks; K takes 6 iterations, twice around the ring of 3 slots, into
+  // which wgmma's chain copies behind the dot it leaves in flight across iterations.
+  const int M = 100, N = 72, K = 176;
+  {
+    CompileOptions o;
+    o.num_warps = 4;
+    o.num_stages = 3;
+    gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
+    CHECK(k.ir().find("wgmma_pending = 1") != std::string::npos);
+    CHECK(k.ir().find("tensor<3x64x32xf16") != std::string::npos);
+  }
   for (const Unit& u : kUnits)
     for (int warps : {4, 8})
       // WMMA v2 crashes the emulator on this kernel (SIGSEGV, both warp counts), while the same
@@ -518,6 +528,17 @@ TEST_CASE("emulated matrix instructions: int8 weights dequantized into the dot, 
                        int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
   auto f = lang::trace(gpu_test::gemm_int8_weights, "gemm_int8_weights", s);
   const int M = 100, N = 72, K = 96;
+  {
+    // On wgmma the dequantized B is a shared tile the body writes each iteration: its dot must
+    // be waited for in its iteration (left in flight, the next iteration would overwrite the tile
+    // it reads), while its plain twin, gemm_bias_relu, leaves its dot in flight.
+    CompileOptions o;
+    o.num_warps = 4;
+    o.num_stages = 3;
+    gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
+    CHECK(k.ir().find("#mma<wgmma") != std::string::npos);
+    CHECK(k.ir().find("wgmma_pending") == std::string::npos);
+  }
   std::vector<int8_t> q(K * N);
   for (size_t i = 0; i < q.size(); ++i)
     q[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
