@@ -46,6 +46,16 @@ void Lowering::convert_layout(const ir::Op& op) {
 void Lowering::shape_op(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   const ir::DType e = x->type.elem;
+  if (x->type.is_scalar() && op.kind == OpKind::Join) {
+    // Two scalars: element i of the pair is a or b, wherever the result's layout puts it.
+    const LinearLayout d = dist(op.result());
+    LV* a = get(x)[0];
+    LV* b = get(op.operand(1))[0];
+    Regs out;
+    for (int r = 0; r < d.num_regs(); ++r)
+      out.push_back(b_.CreateSelect(b_.CreateICmpEQ(coords(d, r)[0], b_.getInt32(0)), a, b));
+    return set(op.result(), std::move(out));
+  }
   if (x->type.is_scalar())
     return set(op.result(), Regs(nregs(op.result()), get(x)[0]));
   LinearLayout src = dist(x);
