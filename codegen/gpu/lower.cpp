@@ -376,6 +376,8 @@ void Lowering::lower(const ir::Op& op) {
       return async_wait(op);
     case ir::SharedOp::LocalLoad:
       return local_load(op);
+    case ir::SharedOp::LocalStore:
+      return local_store(op);
     case ir::SharedOp::TmaCreate:
       return tma_create(op);
     case ir::SharedOp::TmaCopy:

@@ -140,21 +140,72 @@ LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords) {
   return b_.CreateGEP(b_.getInt8Ty(), base, bytes);
 }
 
-// Registers into a tile of their own: after every earlier reader of it is done, and published
-// to the asynchronous readers (wgmma) before the barrier.
+// Registers into a tile of their own (write_tile).
 void Lowering::store_to_shared(const ir::Op& op) {
-  const ir::Value* x = op.operand(0);
-  const ir::Value* res = op.result();
   LV* base = b_.CreateGEP(b_.getInt8Ty(), ti_.shared_memory_base(b_),
                           b_.getInt32(static_cast<uint32_t>(buffer_offset_.at(&op))));
+  write_tile(op.operand(0), base, op.result()->type);
+  set(op.result(), {base});
+}
+
+// Registers into a tile, after every earlier reader of it is done, and published to the
+// asynchronous readers (wgmma) before the barrier. A thread's registers that run along the tile's
+// fast dimension inside one swizzle chunk go as one vector store (a dequantized weight's 16
+// halves per thread: 2 16-byte stores, where LLVM's vectorizer left 10 of 2 to 16 bytes).
+void Lowering::write_tile(const ir::Value* x, LV* base, const ir::Type& tile) {
   ti_.barrier(b_);
-  LinearLayout d = dist(x);
+  const LinearLayout d = dist(x);
   const Regs& regs = get(x);
-  for (int r = 0; r < d.num_regs(); ++r)
-    b_.CreateStore(to_mem(regs[r], x->type.elem), shared_addr(base, res->type, coords(d, r)));
+  const int n = store_run(d, tile);
+  llvm::Type* elem = mem_type(x->type.elem);
+  const llvm::Align align(static_cast<uint64_t>(n * mem_bytes(x->type.elem)));
+  for (int r = 0; r < d.num_regs(); r += n) {
+    LV* p = shared_addr(base, tile, coords(d, r));
+    if (n == 1) {
+      b_.CreateStore(to_mem(regs[r], x->type.elem), p);
+      continue;
+    }
+    LV* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, n));
+    for (int i = 0; i < n; ++i)
+      v = b_.CreateInsertElement(v, to_mem(regs[r + i], x->type.elem), b_.getInt32(i));
+    b_.CreateAlignedStore(v, p, align);
+  }
   ti_.fence_shared_for_async(b_);
   ti_.barrier(b_);
-  set(res, {base});
+}
+
+// How many consecutive registers of `d` are consecutive elements of the shared tile: its lowest
+// register bases step 1, 2, 4, ... along the tile's fast dimension, within a swizzle chunk
+// (`vec`) and a block of columns, and no other basis breaks a run's alignment.
+int Lowering::store_run(const LinearLayout& d, const ir::Type& tile) {
+  auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
+  const int rank = tile.rank();
+  if (!s || rank < 2)
+    return 1;
+  const size_t fast = static_cast<size_t>(rank - 2 + s->order[0]);
+  int64_t limit = s->vec;
+  if (s->block_cols)
+    limit = std::min<int64_t>(limit, s->block_cols);
+  auto unit = [&](const LinearLayout::Coord& c, int64_t step) {
+    for (size_t k = 0; k < c.size(); ++k)
+      if (c[k] != (k == fast ? step : 0))
+        return false;
+    return true;
+  };
+  size_t k = 0;
+  while (k < d.reg.size() && (int64_t{2} << k) <= limit && unit(d.reg[k], int64_t{1} << k))
+    ++k;
+  const int64_t n = int64_t{1} << k;
+  for (const auto* bases : {&d.reg, &d.lane, &d.warp})
+    for (size_t i = bases == &d.reg ? k : 0; i < bases->size(); ++i)
+      if ((*bases)[i].size() > fast && (*bases)[i][fast] % n != 0)
+        return 1;
+  return static_cast<int>(n);
+}
+
+// Into a slot of a buffer the pipeline made (a tile written in a loop, in turns).
+void Lowering::local_store(const ir::Op& op) {
+  write_tile(op.operand(1), get(op.operand(0))[0], op.operand(0)->type);
 }
 
 void Lowering::local_alloc(const ir::Op& op) {

@@ -180,6 +180,9 @@ private:
   LV* shared_addr(LV* base, const ir::Type& tile, const Regs& coords);
   void local_alloc(const ir::Op& op);
   void store_to_shared(const ir::Op& op);
+  void write_tile(const ir::Value* x, LV* base, const ir::Type& tile);
+  static int store_run(const LinearLayout& d, const ir::Type& tile);
+  void local_store(const ir::Op& op);
   void memdesc_index(const ir::Op& op);
   void async_copy(const ir::Op& op);
   void async_commit(const ir::Op& op);

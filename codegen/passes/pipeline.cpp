@@ -132,9 +132,23 @@ public:
     tiles_ = k_fast_ || !t_.async_copy ? nullptr : across_tiles(loads);
     // (Not across tiles: there nothing after the K loop would wait for the dot in flight
     // before the tile's epilogue reads its result.)
-    auto [async_dot, chained] =
-        stages_ >= 3 && !tiles_ ? deferred_wgmma(loads) : std::pair<ir::Op*, bool>{};
-    const bool late_copies = async_dot && chained && stages_ == 3;
+    Deferral def = stages_ >= 3 && !tiles_ ? deferred_wgmma(loads) : Deferral{};
+    // A tile the body writes for the dot (a dequantized weight) takes turns between two buffers,
+    // where shared memory holds the second: the dot in flight reads one while the next
+    // iteration writes the other.
+    int64_t second = 0;
+    for (const ir::Op* c : def.turns)
+      second += shared_tile_bytes(c->result()->type);
+    if (second > 0 && used_ + tiles + second > max_shared_) {
+      remark(fmt::format("{}: the dot is waited for in its iteration: a second buffer for the "
+                         "tile it reads from shared memory needs {} bytes more than the {} a "
+                         "block has",
+                         loop_.loc.str(), used_ + tiles + second - max_shared_, max_shared_));
+      def = {};
+    }
+    used_ += second;
+    ir::Op* async_dot = def.dot;
+    const bool late_copies = async_dot && def.chained && stages_ == 3;
     if (async_dot)
       async_dot->attrs["wgmma_pending"] = int64_t{1};
     const int D = async_dot && !late_copies ? stages_ - 2 : stages_ - 1;
@@ -197,6 +211,7 @@ public:
         p_init = carry(*tiles_, p_init);
       phase = carry(loop_, p_init);
     }
+    ir::Value* turn = def.turns.empty() ? nullptr : take_turns(outer, at, def.turns);
 
     // The body: wait, read this iteration's tiles, issue the copies D ahead.
     size_t b_at = 0;
@@ -302,6 +317,11 @@ public:
               .result();
       yield.operands.push_back(
           insert_op(f_, body, y_at++, OpKind::Xor, {phase, flip}, {phase->type}, loc).result());
+    }
+    if (turn) {
+      ir::Value* one = constant_i32(body, y_at, 1);
+      yield.operands.push_back(
+          insert_op(f_, body, y_at++, OpKind::Xor, {turn, one}, {turn->type}, loc).result());
     }
     if (tiles_) {
       ir::Op& tile_yield = *tiles_->body().terminator();
@@ -587,15 +607,18 @@ private:
   };
 
   // A wgmma dot the loads feed whose result only the next iteration reads (through the value
-  // the loop carries), and only where the wait of another dot has already completed it, and
-  // whether it chains on its accumulator:
-  //   * acc = dot(a, b, acc), the GEMM: the next dot takes the running accumulator as it is;
+  // the loop carries), and only where the wait of another dot has already completed it:
+  //   * acc = dot(a, b, acc), the GEMM (chained): the next dot takes the running accumulator;
   //   * attention's acc = dot(p, v, acc * alpha): every read of the carried acc comes after
   //     the next iteration's first dot (q k^T), whose wait (for every group) completes it.
-  // Its operands in shared memory must be ring slots, or tiles made before the loop: a tile the
-  // body writes (a dequantized weight converted into shared memory) would be written again
-  // while the dot still reads it.
-  std::pair<ir::Op*, bool> deferred_wgmma(const std::vector<ir::Op*>& loads) {
+  // Its operands in shared memory must be ring slots, tiles made before the loop, or tiles the
+  // body converts for it alone (turns: they take turns between two buffers).
+  struct Deferral {
+    ir::Op* dot = nullptr;
+    bool chained = false;
+    std::vector<ir::Op*> turns;
+  };
+  Deferral deferred_wgmma(const std::vector<ir::Op*>& loads) {
     ir::Block& body = loop_.body();
     const ir::Op* y = body.terminator();
     for (ir::Op* l : loads) {
@@ -606,7 +629,8 @@ private:
                     : nullptr;
       if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y)
         continue;
-      if (!operands_stay(*dot, loads))
+      std::vector<ir::Op*> turns;
+      if (!operands_stay(*dot, loads, turns))
         continue;
       size_t k = 0; // the carried value the dot's result becomes
       while (k < y->operands.size() && y->operands[k] != dot->result())
@@ -616,27 +640,50 @@ private:
       ir::Value* acc = body.args[k + 1];
       const bool chained = dot->operands[2] == acc && only_user_of(f_, acc, f_.entry()) == dot;
       if (chained || reads_after_first_wait(acc, dot))
-        return {dot, chained};
+        return {dot, chained, std::move(turns)};
     }
-    return {nullptr, false};
+    return {};
   }
 
   // Whether each of the dot's a and b in shared memory is a ring slot (a load's conversion, maybe
-  // of its transpose) or made outside the loop.
-  bool operands_stay(const ir::Op& dot, const std::vector<ir::Op*>& loads) {
+  // of its transpose), made outside the loop, or converted in the body for this dot alone (then
+  // added to `turns`).
+  bool operands_stay(const ir::Op& dot, const std::vector<ir::Op*>& loads,
+                     std::vector<ir::Op*>& turns) {
     for (int i = 0; i < 2; ++i) {
       const ir::Value* v = dot.operands[i];
       if (!dynamic_cast<const SharedLayout*>(v->type.layout.get()) || !defined_in(v, loop_.body()))
         continue;
-      const ir::Op* d = v->def;
+      ir::Op* d = v->def;
       const ir::Op* src = d && d->kind == OpKind::ConvertLayout ? d->operands[0]->def : nullptr;
       if (src && src->kind == OpKind::Trans) // read transposed in place (direct_trans)
         src = src->operands[0]->def;
-      const bool ring = src && std::find(loads.begin(), loads.end(), src) != loads.end();
-      if (!ring)
+      if (src && std::find(loads.begin(), loads.end(), src) != loads.end())
+        continue;
+      if (!d || d->kind != OpKind::ConvertLayout || d->parent != &loop_.body() ||
+          only_user(*d) != &dot)
         return false;
+      turns.push_back(d);
     }
     return true;
+  }
+
+  // Two buffers for each conversion into shared memory in `convs`, before the loop; in the body,
+  // the conversion writes the one the carried turn (0, 1, 0, ...) names. Returns the turn.
+  ir::Value* take_turns(ir::Block& outer, size_t& at, const std::vector<ir::Op*>& convs) {
+    ir::Value* turn = carry(loop_, constant_i32(outer, at, 0));
+    for (ir::Op* c : convs) {
+      const ir::Type& t = c->result()->type;
+      ir::Type bt(t.elem, {2, t.shape[0], t.shape[1]});
+      bt.layout = t.layout;
+      ir::Value* buf = insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loop_.loc).result();
+      ir::Block& body = loop_.body();
+      size_t c_at = index_in_block(*c);
+      ir::Value* slot = index_buffer(body, c_at, buf, turn);
+      insert_op(f_, body, c_at, OpKind::LocalStore, {slot, c->operands[0]}, {}, c->loc);
+      f_.replace_all_uses(c->result(), slot);
+    }
+    return turn;
   }
 
   // Whether every read of `acc` in the body comes after a wgmma dot (other than `dot`) whose

@@ -330,6 +330,10 @@ private:
                 op.result()->type.elem == o[0]->type.elem,
             op, "loads the buffer's type");
       break;
+    case OpKind::LocalStore:
+      check(o[1]->type.shape == o[0]->type.shape && o[1]->type.elem == o[0]->type.elem, op,
+            "stores the buffer's type");
+      break;
     default:
       break;
     }

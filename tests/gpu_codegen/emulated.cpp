@@ -529,15 +529,17 @@ TEST_CASE("emulated matrix instructions: int8 weights dequantized into the dot, 
   auto f = lang::trace(gpu_test::gemm_int8_weights, "gemm_int8_weights", s);
   const int M = 100, N = 72, K = 96;
   {
-    // On wgmma the dequantized B is a shared tile the body writes each iteration: its dot must
-    // be waited for in its iteration (left in flight, the next iteration would overwrite the tile
-    // it reads), while its plain twin, gemm_bias_relu, leaves its dot in flight.
+    // On wgmma the dequantized B is a shared tile the body writes each iteration: it takes turns
+    // between two buffers (local_store into the slot the carried turn names), so that the dot
+    // may stay in flight while the next iteration writes the other one.
     CompileOptions o;
     o.num_warps = 4;
     o.num_stages = 3;
     gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
     CHECK(k.ir().find("#mma<wgmma") != std::string::npos);
-    CHECK(k.ir().find("wgmma_pending") == std::string::npos);
+    CHECK(k.ir().find("wgmma_pending = 1") != std::string::npos);
+    CHECK(k.ir().find("local_store(") != std::string::npos);
+    CHECK(k.ir().find("tensor<2x32x64xf16") != std::string::npos);
   }
   std::vector<int8_t> q(K * N);
   for (size_t i = 0; i < q.size(); ++i)

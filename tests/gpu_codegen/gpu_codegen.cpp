@@ -674,6 +674,15 @@ TEST_CASE("every op compiles for gfx90a, gfx942, gfx1100 and sm_90") {
         lowered += *ir;
     }
   }
+  { // local_store: a dequantized weight's tile, written in turns for a dot left in flight
+    lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                         int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
+    auto f = lang::trace(gpu_test::gemm_int8_weights, "gemm_int8_weights", s);
+    gpu::GpuKernelBinary bin = compile(*f, "sm_90a", 4);
+    check_ptxas(bin.assembly, "sm_90a");
+    if (const std::string* ir = bin.stage("ir.opt"))
+      lowered += *ir;
+  }
   // Ops the passes make (convert_layout, shared memory and async copies) show in the IR they
   // lower.
 #define TRITIUM_OP(Kind, name, ...)                                                                \
