@@ -76,41 +76,17 @@ public:
         used_(used), k_fast_(t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma) {}
 
   void run() {
-    ir::Block& body = loop_.body();
     find_steps();
     std::vector<ir::Op*> loads;
-    for (auto& op : body.ops)
+    for (auto& op : loop_.body().ops)
       if (candidate(*op))
         loads.push_back(op.get());
     if (loads.empty())
       return;
     loads_ = loads;
-    // As many stages as shared memory holds (at least two), beside what is already allocated
-    // and the tiles the loop reads or writes besides its rings (attention's Q and P).
-    int64_t per_stage = 0;
-    for (ir::Op* l : loads)
-      per_stage += l->result()->type.numel() * elem_bytes(l->result()->type.elem);
-    const int64_t tiles =
-        tile_bytes(loads) + std::max(outer_scratch_bytes(), loop_scratch_bytes(loads));
-    auto slots = [&](int64_t stages) { return t_.async_copy ? stages : stages - 1; };
-    auto need = [&](int64_t stages) { return used_ + tiles + slots(stages) * per_stage; };
-    const int64_t asked = stages_;
-    while (stages_ > 2 && need(stages_) > max_shared_)
-      --stages_;
-    if (need(stages_) > max_shared_) {
-      remark(fmt::format("{}: loop not pipelined: even {} stages need {} bytes of shared memory "
-                         "({} a stage, {} beside the rings), more than the {} a block has",
-                         loop_.loc.str(), stages_, need(stages_), per_stage, used_ + tiles,
-                         max_shared_));
+    int64_t tiles = 0;
+    if (!fit_stages(loads, tiles))
       return;
-    }
-    if (stages_ < asked)
-      remark(fmt::format("{}: num_stages {} -> {}: {} stages would need {} bytes of shared "
-                         "memory ({} a stage, {} beside the rings), more than the {} a block has",
-                         loop_.loc.str(), asked, stages_, asked, need(asked), per_stage,
-                         used_ + tiles, max_shared_));
-    slots_ = slots(stages_);
-    used_ += slots_ * per_stage;
     prefetch_to_registers(loads);
     // A wgmma dot that only feeds the next iteration (deferred_wgmma) may stay in flight while
     // the next iteration starts; the copies issued at the top of that iteration then go one slot
@@ -132,6 +108,80 @@ public:
     tiles_ = k_fast_ || !t_.async_copy ? nullptr : across_tiles(loads);
     // (Not across tiles: there nothing after the K loop would wait for the dot in flight
     // before the tile's epilogue reads its result.)
+    const Deferral def = plan_deferral(loads, tiles);
+    Ring ring;
+    ring.async_dot = def.dot;
+    ring.late_copies = def.dot && def.chained && stages_ == 3;
+    if (ring.async_dot)
+      ring.async_dot->attrs["wgmma_pending"] = int64_t{1};
+    ring.D = ring.async_dot && !ring.late_copies ? static_cast<int>(stages_) - 2
+                                                 : static_cast<int>(stages_) - 1;
+    tma_ = t_.tma && !k_fast_ && plan_tma(loads, tiles);
+    ir::Block& outer = tiles_ ? *tiles_->parent : *loop_.parent;
+    size_t at = index_in_block(tiles_ ? *tiles_ : loop_);
+    make_rings(outer, at, loads, ring);
+    if (!def.turns.empty())
+      ring.turn = take_turns(outer, at, def.turns);
+    size_t b_at = 0;
+    read_slots(b_at, loads, ring);
+    issue_ahead(b_at, loads, ring);
+    close_loop(outer, ring);
+    erase_dead_ops(f_);
+  }
+
+private:
+  // A wgmma dot left in flight across iterations (deferred_wgmma), whether it chains on its
+  // accumulator, and the tiles that take turns for it.
+  struct Deferral {
+    ir::Op* dot = nullptr;
+    bool chained = false;
+    std::vector<ir::Op*> turns;
+  };
+
+  // What the pipelined loop carries: its rings, the read and write slots (and the TMA phase, the
+  // dequantized tiles' turn), how far ahead the copies go, and the dot left in flight.
+  struct Ring {
+    std::vector<ir::Value*> bufs;
+    ir::Value *r = nullptr, *w = nullptr, *phase = nullptr, *turn = nullptr;
+    int D = 0;
+    ir::Op* async_dot = nullptr;
+    bool late_copies = false;
+  };
+
+  // The number of stages, as many as shared memory holds (at least two): false (with a remark)
+  // where even two do not fit. `tiles`: the bytes beside the rings the loop needs.
+  bool fit_stages(const std::vector<ir::Op*>& loads, int64_t& tiles) {
+    // Beside what is already allocated and the tiles the loop reads or writes besides its rings
+    // (attention's Q and P).
+    int64_t per_stage = 0;
+    for (ir::Op* l : loads)
+      per_stage += l->result()->type.numel() * elem_bytes(l->result()->type.elem);
+    tiles = tile_bytes(loads) + std::max(outer_scratch_bytes(), loop_scratch_bytes(loads));
+    auto slots = [&](int64_t stages) { return t_.async_copy ? stages : stages - 1; };
+    auto need = [&](int64_t stages) { return used_ + tiles + slots(stages) * per_stage; };
+    const int64_t asked = stages_;
+    while (stages_ > 2 && need(stages_) > max_shared_)
+      --stages_;
+    if (need(stages_) > max_shared_) {
+      remark(fmt::format("{}: loop not pipelined: even {} stages need {} bytes of shared memory "
+                         "({} a stage, {} beside the rings), more than the {} a block has",
+                         loop_.loc.str(), stages_, need(stages_), per_stage, used_ + tiles,
+                         max_shared_));
+      return false;
+    }
+    if (stages_ < asked)
+      remark(fmt::format("{}: num_stages {} -> {}: {} stages would need {} bytes of shared "
+                         "memory ({} a stage, {} beside the rings), more than the {} a block has",
+                         loop_.loc.str(), asked, stages_, asked, need(asked), per_stage,
+                         used_ + tiles, max_shared_));
+    slots_ = slots(stages_);
+    used_ += slots_ * per_stage;
+    return true;
+  }
+
+  // The wgmma dot left in flight across iterations, if any (deferred_wgmma), and the tiles that
+  // take turns for it where shared memory holds their second buffers.
+  Deferral plan_deferral(const std::vector<ir::Op*>& loads, int64_t tiles) {
     Deferral def = stages_ >= 3 && !tiles_ ? deferred_wgmma(loads) : Deferral{};
     // A tile the body writes for the dot (a dequantized weight) takes turns between two buffers,
     // where shared memory holds the second: the dot in flight reads one while the next
@@ -147,18 +197,14 @@ public:
       def = {};
     }
     used_ += second;
-    ir::Op* async_dot = def.dot;
-    const bool late_copies = async_dot && def.chained && stages_ == 3;
-    if (async_dot)
-      async_dot->attrs["wgmma_pending"] = int64_t{1};
-    const int D = async_dot && !late_copies ? stages_ - 2 : stages_ - 1;
-    ir::Block& outer = tiles_ ? *tiles_->parent : *loop_.parent;
-    const ir::SourceLoc loc = loop_.loc;
-    tma_ = t_.tma && !k_fast_ && plan_tma(loads, tiles);
+    return def;
+  }
 
-    // Buffers and the prologue, before the loop (the tile loop).
-    size_t at = index_in_block(tiles_ ? *tiles_ : loop_);
-    std::vector<ir::Value*> bufs;
+  // The rings before the loop (the tile loop), the prologue's copies into them, and the ring
+  // positions the loop carries.
+  void make_rings(ir::Block& outer, size_t& at, const std::vector<ir::Op*>& loads, Ring& ring) {
+    ir::Block& body = loop_.body();
+    const ir::SourceLoc loc = loop_.loc;
     for (ir::Op* l : loads) {
       const ir::Type& t = l->result()->type;
       ir::Type bt(t.elem, {slots_, t.shape[0], t.shape[1]});
@@ -168,64 +214,65 @@ public:
       const bool shared = u == operand_conversion(*l) &&
                           dynamic_cast<const SharedLayout*>(u->result()->type.layout.get());
       bt.layout = shared ? u->result()->type.layout : shared_for(*l, k_fast_);
-      bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
+      ring.bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
     }
     // Every read of shared memory before the loop (a conversion's scratch, another loop's ring)
     // is done before the prologue's first copy writes the ring: the lowering may then place
     // the ring over them.
     insert_op(f_, outer, at++, OpKind::Barrier, {}, {}, loc);
     if (tma_)
-      make_maps(outer, at, loads, bufs);
+      make_maps(outer, at, loads, ring.bufs);
     if (tiles_)
       count_iterations(outer, at);
-    for (int j = 0; j < D && tiles_; ++j) {
+    for (int j = 0; j < ring.D && tiles_; ++j) {
       ir::Value* slot = constant_i32(outer, at, j);
-      issue_global(outer, at, loads, bufs, slot,
+      issue_global(outer, at, loads, ring.bufs, slot,
                    constant_of(outer, at, loop_.operands[0]->type, j));
       commit(outer, at);
     }
-    for (int j = 0; j < D && !tiles_; ++j) {
+    for (int j = 0; j < ring.D && !tiles_; ++j) {
       Bindings pro{loop_.operands[0], {}};
       for (size_t k = 0; k < body.args.size() - 1; ++k)
         pro.args[body.args[k + 1]] = loop_.operands[3 + k];
       ir::Value* slot = constant_i32(outer, at, j);
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(outer, at, n, bufs[n], slot, pro, j);
+        issue_copy(outer, at, n, ring.bufs[n], slot, pro, j);
       commit(outer, at);
     }
 
     // Ring positions carried by the loop: read slot r (init 0), write slot w (init D).
     ir::Value* r_init = constant_i32(outer, at, 0);
-    ir::Value* w_init = constant_i32(outer, at, static_cast<int>(D % slots_));
+    ir::Value* w_init = constant_i32(outer, at, static_cast<int>(ring.D % slots_));
     if (tiles_) { // the tile loop carries them from one K loop to the next
       r_init = carry(*tiles_, r_init);
       w_init = carry(*tiles_, w_init);
     }
-    ir::Value* r = carry(loop_, r_init);
-    ir::Value* w = carry(loop_, w_init);
+    ring.r = carry(loop_, r_init);
+    ring.w = carry(loop_, w_init);
     // TMA: the parity of the phase slot r waits for (flips as r wraps).
-    ir::Value* phase = nullptr;
     if (tma_) {
       ir::Value* p_init = constant_i32(outer, at, 0);
       if (tiles_)
         p_init = carry(*tiles_, p_init);
-      phase = carry(loop_, p_init);
+      ring.phase = carry(loop_, p_init);
     }
-    ir::Value* turn = def.turns.empty() ? nullptr : take_turns(outer, at, def.turns);
+  }
 
-    // The body: wait, read this iteration's tiles, issue the copies D ahead.
-    size_t b_at = 0;
+  // The body's start: wait for this iteration's tiles and read them.
+  void read_slots(size_t& b_at, const std::vector<ir::Op*>& loads, const Ring& ring) {
+    ir::Block& body = loop_.body();
+    const ir::SourceLoc loc = loop_.loc;
     if (tma_) {
-      ir::Value* bar = index_buffer(body, b_at, bars_, r);
-      insert_op(f_, body, b_at++, OpKind::MbarWait, {bar, phase}, {}, loc);
+      ir::Value* bar = index_buffer(body, b_at, bars_, ring.r);
+      insert_op(f_, body, b_at++, OpKind::MbarWait, {bar, ring.phase}, {}, loc);
       insert_op(f_, body, b_at++, OpKind::Barrier, {}, {}, loc);
     } else {
       ir::Op& wait = insert_op(f_, body, b_at++, OpKind::AsyncWait, {}, {}, loc);
-      wait.attrs["pending"] = int64_t{D - 1};
+      wait.attrs["pending"] = int64_t{ring.D - 1};
     }
     for (size_t n = 0; n < loads.size(); ++n) {
       ir::Op* cvt = only_user(*loads[n]);
-      ir::Value* slot = index_buffer(body, b_at, bufs[n], r);
+      ir::Value* slot = index_buffer(body, b_at, ring.bufs[n], ring.r);
       if (ir::Op* tr = direct_trans(*loads[n])) {
         ir::Op* to = operand_conversion(*loads[n]);
         ir::Value* view = shared_view(body, b_at, slot, *tr);
@@ -250,6 +297,12 @@ public:
       ir::Op& ll = insert_op(f_, body, b_at++, OpKind::LocalLoad, {slot}, {t}, loads[n]->loc);
       f_.replace_all_uses(cvt->result(), ll.result());
     }
+  }
+
+  // The copies D iterations ahead: after the reads, or after the dot left in flight.
+  void issue_ahead(size_t b_at, const std::vector<ir::Op*>& loads, const Ring& ring) {
+    ir::Block& body = loop_.body();
+    const ir::SourceLoc loc = loop_.loc;
     Bindings ahead{body.args[0], {}};
     for (size_t k = 1; k + 2 < body.args.size(); ++k)
       ahead.args[body.args[k]] = body.args[k];
@@ -257,7 +310,7 @@ public:
       // The iteration D ahead is in this tile's K loop, or (the last D) in a later tile's.
       ir::Type i1(ir::ScalarKind::I1);
       ir::Value* iv = body.args[0];
-      ir::Value* dv = constant_of(body, b_at, iv->type, D);
+      ir::Value* dv = constant_of(body, b_at, iv->type, ring.D);
       ir::Value* delta =
           insert_op(f_, body, b_at++, OpKind::Mul, {dv, bound_[2]}, {iv->type}, loc).result();
       ir::Value* next =
@@ -267,7 +320,7 @@ public:
       ir::Op& branch = insert_if(body, b_at++, here.result());
       size_t t_at = 0, e_at = 0;
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(branch.body(0), t_at, n, bufs[n], w, ahead, D);
+        issue_copy(branch.body(0), t_at, n, ring.bufs[n], ring.w, ahead, ring.D);
       // Global iteration g + D, with g = tile * n_in + k: the tile's and K's indices from the
       // induction variables.
       ir::Block& eb = branch.body(1);
@@ -280,22 +333,28 @@ public:
       ir::Value* k = index(iv, bound_[0], bound_[2]);
       ir::Value* g = insert_op(f_, eb, e_at++, OpKind::Mul, {tile, n_safe_}, {t}, loc).result();
       g = insert_op(f_, eb, e_at++, OpKind::Add, {g, k}, {t}, loc).result();
-      g = insert_op(f_, eb, e_at++, OpKind::Add, {g, constant_of(eb, e_at, t, D)}, {t}, loc)
+      g = insert_op(f_, eb, e_at++, OpKind::Add, {g, constant_of(eb, e_at, t, ring.D)}, {t}, loc)
               .result();
-      issue_global(eb, e_at, loads, bufs, w, g);
+      issue_global(eb, e_at, loads, ring.bufs, ring.w, g);
       // Each branch commits its copies (a copy through registers stores at its commit, which
       // must see the branch's values).
       commit(branch.body(0), t_at);
       commit(eb, e_at);
     } else {
       size_t c_at = b_at;
-      if (late_copies) { // after the dot in flight, see above
-        c_at = index_in_block(*async_dot) + 1;
+      if (ring.late_copies) { // after the dot in flight, see above
+        c_at = index_in_block(*ring.async_dot) + 1;
         insert_op(f_, body, c_at++, OpKind::Barrier, {}, {}, loc);
       }
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(body, c_at, n, bufs[n], w, ahead, D);
+        issue_copy(body, c_at, n, ring.bufs[n], ring.w, ahead, ring.D);
     }
+  }
+
+  // The body's end (commit, the ring positions advanced), and the drain after the loop.
+  void close_loop(ir::Block& outer, const Ring& ring) {
+    ir::Block& body = loop_.body();
+    const ir::SourceLoc loc = loop_.loc;
     // Commit at the end of the body; advance the ring positions.
     ir::Op& yield = *body.terminator();
     size_t y_at = body.ops.size() - 1;
@@ -304,24 +363,26 @@ public:
         insert_op(f_, body, y_at++, OpKind::Barrier, {}, {}, loc);
       commit(body, y_at);
     }
-    ir::Value* r_next = next_slot(body, y_at, r);
+    ir::Value* r_next = next_slot(body, y_at, ring.r);
     yield.operands.push_back(r_next);
-    yield.operands.push_back(next_slot(body, y_at, w));
+    yield.operands.push_back(next_slot(body, y_at, ring.w));
     if (tma_) { // phase ^ (r_next == 0)
       ir::Value* zero = constant_i32(body, y_at, 0);
       ir::Op& wrapped = insert_op(f_, body, y_at++, OpKind::Cmp, {r_next, zero},
                                   {ir::Type(ir::ScalarKind::I1)}, loc);
       wrapped.attrs["pred"] = ir::CmpPred::Eq;
       ir::Value* flip =
-          insert_op(f_, body, y_at++, OpKind::Cast, {wrapped.result()}, {phase->type}, loc)
+          insert_op(f_, body, y_at++, OpKind::Cast, {wrapped.result()}, {ring.phase->type}, loc)
               .result();
       yield.operands.push_back(
-          insert_op(f_, body, y_at++, OpKind::Xor, {phase, flip}, {phase->type}, loc).result());
+          insert_op(f_, body, y_at++, OpKind::Xor, {ring.phase, flip}, {ring.phase->type}, loc)
+              .result());
     }
-    if (turn) {
+    if (ring.turn) {
       ir::Value* one = constant_i32(body, y_at, 1);
       yield.operands.push_back(
-          insert_op(f_, body, y_at++, OpKind::Xor, {turn, one}, {turn->type}, loc).result());
+          insert_op(f_, body, y_at++, OpKind::Xor, {ring.turn, one}, {ring.turn->type}, loc)
+              .result());
     }
     if (tiles_) {
       ir::Op& tile_yield = *tiles_->body().terminator();
@@ -335,10 +396,8 @@ public:
     drain.attrs["pending"] = int64_t{0};
     if (tma_) // the barriers' memory may hold another loop's next
       insert_op(f_, outer, after + 1, OpKind::MbarInval, {bars_}, {}, loc);
-    erase_dead_ops(f_);
   }
 
-private:
   // Bytes of the shared-memory tiles (conversions into shared memory) the loop makes or reads,
   // other than those of the loads becoming rings, as the lowering places them (1 KiB aligned).
   int64_t tile_bytes(const std::vector<ir::Op*>& loads) {
@@ -613,11 +672,6 @@ private:
   //     the next iteration's first dot (q k^T), whose wait (for every group) completes it.
   // Its operands in shared memory must be ring slots, tiles made before the loop, or tiles the
   // body converts for it alone (turns: they take turns between two buffers).
-  struct Deferral {
-    ir::Op* dot = nullptr;
-    bool chained = false;
-    std::vector<ir::Op*> turns;
-  };
   Deferral deferred_wgmma(const std::vector<ir::Op*>& loads) {
     ir::Block& body = loop_.body();
     const ir::Op* y = body.terminator();
