@@ -438,6 +438,14 @@ std::vector<uint16_t> bf16_values(size_t n, unsigned seed) {
   return v;
 }
 
+// The IR a kernel lowers to on wgmma (4 warps, 3 stages), where the pipeline's choices show.
+std::string wgmma_ir(const ir::Function& f) {
+  CompileOptions o;
+  o.num_warps = 4;
+  o.num_stages = 3;
+  return gpu::EmulatedKernel(f, o, 32, gpu::MatrixUnit::Wgmma).ir();
+}
+
 } // namespace
 
 // Matrix instructions, emulated lane by lane from the ISA's fragment definitions, must give
@@ -478,12 +486,7 @@ TEST_CASE("emulated matrix instructions: attention's loop, its second dot left i
   lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     ptr_arg(),
                        int_arg(16), const_arg(64), const_arg(32), const_arg(64)};
   auto f = lang::trace(gpu_test::attention_loop, "attention_loop", s);
-  {
-    CompileOptions o;
-    o.num_warps = 4;
-    gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
-    CHECK(k.ir().find("wgmma_pending = 1") != std::string::npos);
-  }
+  CHECK(wgmma_ir(*f).find("wgmma_pending = 1") != std::string::npos);
   for (const Unit& u : kUnits)
     for (int warps : {4, 8})
       differential(*f, {2},
@@ -502,12 +505,9 @@ TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+Re
   // which wgmma's chain copies behind the dot it leaves in flight across iterations.
   const int M = 100, N = 72, K = 176;
   {
-    CompileOptions o;
-    o.num_warps = 4;
-    o.num_stages = 3;
-    gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
-    CHECK(k.ir().find("wgmma_pending = 1") != std::string::npos);
-    CHECK(k.ir().find("tensor<3x64x32xf16") != std::string::npos);
+    const std::string ir = wgmma_ir(*f);
+    CHECK(ir.find("wgmma_pending = 1") != std::string::npos);
+    CHECK(ir.find("tensor<3x64x32xf16") != std::string::npos);
   }
   for (const Unit& u : kUnits)
     for (int warps : {4, 8})
@@ -532,14 +532,11 @@ TEST_CASE("emulated matrix instructions: int8 weights dequantized into the dot, 
     // On wgmma the dequantized B is a shared tile the body writes each iteration: it takes turns
     // between two buffers (local_store into the slot the carried turn names), so that the dot
     // may stay in flight while the next iteration writes the other one.
-    CompileOptions o;
-    o.num_warps = 4;
-    o.num_stages = 3;
-    gpu::EmulatedKernel k(*f, o, 32, gpu::MatrixUnit::Wgmma);
-    CHECK(k.ir().find("#mma<wgmma") != std::string::npos);
-    CHECK(k.ir().find("wgmma_pending = 1") != std::string::npos);
-    CHECK(k.ir().find("local_store(") != std::string::npos);
-    CHECK(k.ir().find("tensor<2x32x64xf16") != std::string::npos);
+    const std::string ir = wgmma_ir(*f);
+    CHECK(ir.find("#mma<wgmma") != std::string::npos);
+    CHECK(ir.find("wgmma_pending = 1") != std::string::npos);
+    CHECK(ir.find("local_store(") != std::string::npos);
+    CHECK(ir.find("tensor<2x32x64xf16") != std::string::npos);
   }
   std::vector<int8_t> q(K * N);
   for (size_t i = 0; i < q.size(); ++i)
