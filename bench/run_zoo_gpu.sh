@@ -9,7 +9,8 @@
 # repository root. Files go to $OUT (default ./zoo_out): device.txt, tritium.csv and
 # tritium.log (zoo's checks and times), ptx/ (each case's kernels, DIR/<kernel>.<shape>),
 # peers.csv (zoo.py: kernel,shape,provider,median_ms,q20_ms,q80_ms, with the paired
-# tritium/triton ratios and their geometric mean) and peers.log.
+# tritium/triton ratios and their geometric mean), peers.log (with each kernel's registers and
+# shared memory on both sides) and triton_asm/ (Triton's PTX of each case).
 set -euo pipefail
 bin=${1:?usage: run_zoo_gpu.sh BIN_DIR [KERNEL...]}
 shift
@@ -17,7 +18,7 @@ bench=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${OUT:-zoo_out}
 export PYTHONUNBUFFERED=1
 mkdir -p "$out"
-rm -rf "$out/ptx"
+rm -rf "$out/ptx" "$out/triton_asm"
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" \
@@ -30,7 +31,8 @@ if [ $# -eq 1 ]; then filter=(--filter "$1"); fi
 # An empty kernel cache, so that every kernel is compiled, and dumped for zoo.py.
 TRITIUM_CACHE_DIR=$(mktemp -d) "$bin/zoo" --device cuda --full --bench --dump "$out/ptx" \
   --csv "$out/tritium.csv" "${filter[@]}" 2>&1 | tee "$out/tritium.log" || status=1
-python3 "$bench/compare/zoo.py" --tritium-ptx "$out/ptx" --cases "$out/tritium.csv" "$@" \
+python3 "$bench/compare/zoo.py" --tritium-ptx "$out/ptx" --cases "$out/tritium.csv" \
+  --triton-asm "$out/triton_asm" "$@" \
   > "$out/peers.csv" 2> >(tee "$out/peers.log" >&2) || status=1
 
 # kernel, shape, zoo's own time, then each provider's median under zoo.py's harness, and the

@@ -34,9 +34,11 @@ but tritium's PTX keeps the parameter (unused), so the argument is passed all th
 Part B's twins live in zoo_twins_b.py (`from zoo import twin, Case, Launch, ...`), imported
 from here when it is present.
 
-Usage: python3 zoo.py [--tritium-ptx DIR] [--cases CSV] [KERNEL...] > peers.csv
+Usage: python3 zoo.py [--tritium-ptx DIR] [--cases CSV] [--triton-asm DIR] [KERNEL...] > peers.csv
   --tritium-ptx DIR  also times tritium's kernels from `zoo --device cuda --full --dump DIR`
   --cases CSV        the (kernel, shape) cases: the CSV `zoo --csv` wrote (default: DIR's folders)
+  --triton-asm DIR   writes Triton's PTX of each case to DIR/<kernel>.<shape>/ and logs both
+                     sides' warps, registers, spills and shared memory
   KERNEL...          only these kernels
 CSV: kernel,shape,provider,median_ms,q20_ms,q80_ms; per case also a row whose provider is
 "tritium/triton", the median and 0.2/0.8 quantiles over rounds of tritium's time over Triton's
@@ -1063,6 +1065,7 @@ def _(shape):
 # The harness.
 
 TRITIUM_PTX = None
+TRITON_ASM = None  # --triton-asm DIR: where Triton's compiled kernels of each case are written
 
 
 def tritium_kernel(kernel, shape, name):
@@ -1114,6 +1117,49 @@ def row(kernel, shape, provider, values):
     print(f"{kernel},{shape},{provider}," + ",".join(f"{v:.5f}" for v in values), flush=True)
 
 
+def jit_functions():
+    """Every @triton.jit function of the twins' modules (an autotuner's inside it too)."""
+    seen = []
+    for mod in (sys.modules[__name__], sys.modules.get("zoo_twins_b")):
+        for value in vars(mod).values() if mod else ():
+            while hasattr(value, "fn") and not isinstance(value, triton.runtime.jit.JITFunction):
+                value = value.fn  # Autotuner / Heuristics wrap the JITFunction
+            if isinstance(value, triton.runtime.jit.JITFunction) and value not in seen:
+                seen.append(value)
+    return seen
+
+
+_DUMPED = set()
+
+
+def dump_triton_asm(kernel, shape, ours):
+    """Writes the Triton kernels this case compiled (PTX, resources) to TRITON_ASM/<kernel>.<shape>
+    and prints one line per kernel, Triton's next to tritium's (`ours`: name -> PtxKernel), so
+    that a slower case can be read instruction by instruction offline."""
+    d = os.path.join(TRITON_ASM, f"{kernel}.{shape}")
+    for fn in jit_functions():
+        for caches in getattr(fn, "device_caches", {}).values():
+            for compiled in list(caches[0].values()):
+                if id(compiled) in _DUMPED:
+                    continue
+                _DUMPED.add(id(compiled))
+                try:
+                    compiled._init_handles()
+                except Exception:
+                    pass
+                os.makedirs(d, exist_ok=True)
+                name = compiled.metadata.name
+                with open(os.path.join(d, name + ".ptx"), "w") as f:
+                    f.write(compiled.asm.get("ptx", ""))
+                print(f"zoo.py: {kernel} {shape} triton {name}: {compiled.metadata.num_warps} warps, "
+                      f"{getattr(compiled, 'n_regs', '?')} registers, "
+                      f"{getattr(compiled, 'n_spills', '?')} spills, "
+                      f"{compiled.metadata.shared} B shared", file=sys.stderr)
+    for name, k in ours.items():
+        print(f"zoo.py: {kernel} {shape} tritium {name}: {k.threads // 32} warps, "
+              f"{k.registers} registers, {k.shared} B shared", file=sys.stderr)
+
+
 def run_case(kernel, shape, ratios):
     case = TWINS[kernel](shape)
     fns = {}
@@ -1127,6 +1173,10 @@ def run_case(kernel, shape, ratios):
             fns["tritium_ptx"] = fn
     if case.torch:
         fns["torch"] = case.torch
+    if TRITON_ASM:
+        ours = {l.name: tritium_kernel(kernel, shape, l.name)[0] for l in case.tritium} \
+            if TRITIUM_PTX else {}
+        dump_triton_asm(kernel, shape, {n: k for n, k in ours.items() if k})
     times = dict(zip(fns, bench_rounds(list(fns.values()))))
     for provider, t in times.items():
         row(kernel, shape, provider, quantiles(t))
@@ -1155,12 +1205,14 @@ def cases_from(csv_path, ptx_dir):
 
 
 def main():
-    global TRITIUM_PTX
+    global TRITIUM_PTX, TRITON_ASM
     args, csv_path, wanted = sys.argv[1:], None, []
     while args:
         a = args.pop(0)
         if a == "--tritium-ptx" and args:
             TRITIUM_PTX = args.pop(0)
+        elif a == "--triton-asm" and args:
+            TRITON_ASM = args.pop(0)
         elif a == "--cases" and args:
             csv_path = args.pop(0)
         elif a.startswith("-"):

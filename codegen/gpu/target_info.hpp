@@ -254,6 +254,10 @@ std::vector<llvm::Value*> unpack_words(llvm::IRBuilder<>& b, const std::vector<l
 // LLVM helpers for the targets (llvm_util.cpp): O3 over a module with a TargetMachine, and
 // emitting assembly / object code.
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
+// Each block reordered so that a pure value is computed right before its first use, memory
+// and side-effecting instructions kept in place (sink_to_uses.cpp): for back ends that keep
+// the IR's order, where the lowering's op-by-op order keeps a whole tile's intermediates live.
+void sink_to_uses(llvm::Function& f);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);

@@ -688,7 +688,14 @@ public:
       }
   }
 
-  void optimize(llvm::Module& m) override { optimize_module(m, *tm_); }
+  // NVPTX schedules in the IR's order and ptxas does not shorten lifetimes the order made long
+  // (sink_to_uses.cpp); AMDGPU's scheduler weighs register pressure itself.
+  void optimize(llvm::Module& m) override {
+    optimize_module(m, *tm_);
+    for (llvm::Function& f : m)
+      if (!f.isDeclaration())
+        sink_to_uses(f);
+  }
 
   void emit(llvm::Module& m, GpuKernelBinary& out) override {
     out.assembly = emit_to_string(m, *tm_, false);
