@@ -3,7 +3,10 @@ PyTorch's stream (tritium's kernels, from the PTX that TRITIUM_DUMP writes, time
 harness as Triton's), and do_bench's protocol for several functions round by round, so that
 their times pair up."""
 import ctypes
+import os
 import re
+import subprocess
+import tempfile
 
 import torch
 
@@ -37,7 +40,10 @@ class PtxKernel:
 
     @classmethod
     def _link(cls, ptx):
-        """The cubin of `ptx` from cuLinkCreate / cuLinkAddData / cuLinkComplete."""
+        """The cubin of `ptx` as tritium's runtime makes it: with the ptxas TRITIUM_PTXAS names
+        where it is set, else from cuLinkCreate / cuLinkAddData / cuLinkComplete."""
+        if os.environ.get("TRITIUM_PTXAS"):
+            return cls._assemble(os.environ["TRITIUM_PTXAS"], ptx)
         cu = cls._cuda
         state, text = ctypes.c_void_p(), ptx.encode() + b"\0"
         cls._ok(cu.cuLinkCreate_v2(0, None, None, ctypes.byref(state)), "cuLinkCreate")
@@ -50,6 +56,17 @@ class PtxKernel:
             return ctypes.string_at(cubin, size.value)  # owned by the link state: copied
         finally:
             cu.cuLinkDestroy(state)
+
+    @staticmethod
+    def _assemble(ptxas, ptx):
+        arch = re.search(r"\.target\s+(\w+)", ptx).group(1)
+        with tempfile.TemporaryDirectory(prefix="paired-ptxas-") as d:
+            src, out = os.path.join(d, "kernel.ptx"), os.path.join(d, "kernel.cubin")
+            with open(src, "w") as f:
+                f.write(ptx)
+            subprocess.run([ptxas, "-arch=" + arch, "-o", out, src], check=True)
+            with open(out, "rb") as f:
+                return f.read()
 
     @staticmethod
     def _ok(code, what):
