@@ -464,9 +464,9 @@ void while_op(const std::function<ir::Value*()>& cond_fn, const std::function<vo
 
 } // namespace tritium::lang::detail
 
-namespace tritium::lang {
+namespace tritium::lang::detail {
 
-range::range(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc loc)
+RangeBase::RangeBase(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc loc)
     : lo_(lo.v), hi_(hi.v), step_(step.v), loc_(loc) {
   if (opts.num_stages < -1 || opts.loop_unroll_factor < -1 || opts.num_stages == 0 ||
       opts.loop_unroll_factor == 0)
@@ -485,7 +485,7 @@ range::range(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc loc)
     attrs_["flatten"] = int64_t{1};
 }
 
-range::~range() {
+RangeBase::~RangeBase() {
   if (state_ == State::InBody || state_ == State::BodyDone) {
     detail::for_abandon();
     if (detail::current && std::uncaught_exceptions() == 0)
@@ -496,7 +496,7 @@ range::~range() {
   }
 }
 
-bool range::advance() {
+bool RangeBase::advance() {
   switch (state_) {
   case State::Ready:
     iv_ = detail::for_begin(lo_, hi_, step_, loc_, attrs_);
@@ -514,4 +514,4 @@ bool range::advance() {
   return false;
 }
 
-} // namespace tritium::lang
+} // namespace tritium::lang::detail

@@ -175,6 +175,34 @@ TEST_CASE("tl::range carries values; static_range unrolls") {
   }
 }
 
+// Triton keeps an int64 bound's type for the induction variable: past 2^31 an i32 would wrap.
+TEST_CASE("tl::range over int64 bounds yields an int64 induction variable") {
+  static_assert(std::is_same_v<decltype(*tl::range(int64_t{0}, 4).begin()), tl::i64>);
+  static_assert(std::is_same_v<decltype(*tl::range(0, 4).begin()), tl::i32>);
+  for (Device dev : devices_and_emulator()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto k = tritium::jit(
+        +[](tl::ptr<int64_t> y, tl::i64 lo, tl::i32 n) {
+          // one iteration: i = lo (an i64 bound and an i32 one)
+          for (auto i : tl::range(lo, lo + 1)) {
+            tl::store(y + tl::arange(0, 4), i + tl::arange(0, 4));
+          }
+          // an i64 step alone widens the loop too; bounds stay i32 values
+          auto last = tl::scalar<int64_t>(0);
+          for (auto j : tl::range(0, n, int64_t{2}))
+            last = j * int64_t{1'000'000'000'000};
+          tl::store(y + 4, last);
+        },
+        "range_i64");
+    auto y = dev.alloc<int64_t>(5);
+    const int64_t lo = (int64_t{1} << 32) + 1;
+    launch(k, {1}, y, lo, 7);
+    CHECK(y.to_host() ==
+          std::vector<int64_t>{lo, lo + 1, lo + 2, lo + 3, int64_t{6} * 1'000'000'000'000});
+  }
+}
+
 TEST_CASE("tl::while_ loops on traced values") {
   for (Device dev : devices()) {
     std::string name(dev.name());

@@ -11,9 +11,9 @@
 
 namespace tritium::lang {
 
-// for (auto k : tl::range(lo, hi, step)) { ... } emits one loop; `k` is the traced i32 (or
-// i64) induction variable. Leaving the body with break or return is an error.
-// Triton's keyword options of tl.range, by name:
+// for (auto k : tl::range(lo, hi, step)) { ... } emits one loop; `k` is the traced induction
+// variable: i64 where a bound or the step is, else i32. Leaving the body with break or return is an
+// error. Triton's keyword options of tl.range, by name:
 //   for (auto k : tl::range(0, n, 1, {.num_stages = 3})) ...
 // They are recorded on the loop for the compiler; the interpreter ignores them. -1: unset.
 struct RangeOptions {
@@ -24,19 +24,61 @@ struct RangeOptions {
   bool flatten = false;
 };
 
-class range {
+namespace detail {
+
+// What tl::range traces; range<I> adds the induction variable's C++ type.
+class RangeBase {
 public:
-  range(IntArg lo, IntArg hi, IntArg step = 1, RangeOptions opts = {}, Loc loc = Loc::current());
+  RangeBase(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc loc);
+  RangeBase(const RangeBase&) = delete;
+  RangeBase& operator=(const RangeBase&) = delete;
+  ~RangeBase();
+
+protected:
+  enum class State { Ready, InBody, BodyDone, Closed };
+  bool advance();
+  ir::Value *lo_, *hi_, *step_, *iv_ = nullptr;
+  ir::Attrs attrs_;
+  Loc loc_;
+  State state_ = State::Ready;
+};
+
+// The induction variable's type: i64 when a bound or the step is (Triton's promotion), else
+// i32 — as IntArg types plain integers (wider than 32 bits: i64).
+template <class A>
+struct range_index {
+  using type = int32_t;
+};
+template <std::integral S>
+requires(sizeof(S) > 4) struct range_index<S> {
+  using type = int64_t;
+};
+template <class E>
+requires(sizeof(E) > 4) struct range_index<basic_tensor<E>> {
+  using type = int64_t;
+};
+template <class S>
+struct range_index<constexpr_<S>> : range_index<S> {};
+template <class... A>
+using range_index_t =
+    std::conditional_t<(std::is_same_v<typename range_index<std::decay_t<A>>::type, int64_t> ||
+                        ...),
+                       int64_t, int32_t>;
+
+} // namespace detail
+
+template <class I>
+class range : detail::RangeBase {
+public:
+  range(IntArg lo, IntArg hi, IntArg step = 1, RangeOptions opts = {}, Loc loc = Loc::current())
+      : RangeBase(lo, hi, step, opts, loc) {}
   range(IntArg hi, Loc loc = Loc::current())
-      : range(IntArg(0, loc), hi, IntArg(1, loc), RangeOptions{}, loc) {}
-  range(const range&) = delete;
-  range& operator=(const range&) = delete;
-  ~range();
+      : RangeBase(IntArg(0, loc), hi, IntArg(1, loc), RangeOptions{}, loc) {}
 
   class iterator {
   public:
     explicit iterator(range* r) : r_(r) {}
-    basic_tensor<int32_t> operator*() const { return basic_tensor<int32_t>(r_->iv_); }
+    basic_tensor<I> operator*() const { return basic_tensor<I>(r_->iv_); }
     iterator& operator++() {
       r_->state_ = State::BodyDone;
       return *this;
@@ -48,15 +90,20 @@ public:
   };
   iterator begin() { return iterator(this); }
   iterator end() { return iterator(this); }
-
-private:
-  enum class State { Ready, InBody, BodyDone, Closed };
-  bool advance();
-  ir::Value *lo_, *hi_, *step_, *iv_ = nullptr;
-  ir::Attrs attrs_;
-  Loc loc_;
-  State state_ = State::Ready;
 };
+
+template <class Hi>
+range(Hi) -> range<detail::range_index_t<Hi>>;
+template <class Hi>
+range(Hi, Loc) -> range<detail::range_index_t<Hi>>;
+template <class Lo, class Hi>
+range(Lo, Hi) -> range<detail::range_index_t<Lo, Hi>>;
+template <class Lo, class Hi, class St>
+range(Lo, Hi, St) -> range<detail::range_index_t<Lo, Hi, St>>;
+template <class Lo, class Hi, class St>
+range(Lo, Hi, St, RangeOptions) -> range<detail::range_index_t<Lo, Hi, St>>;
+template <class Lo, class Hi, class St>
+range(Lo, Hi, St, RangeOptions, Loc) -> range<detail::range_index_t<Lo, Hi, St>>;
 
 // Triton's tl.static_range: an ordinary C++ loop, unrolled while tracing.
 inline auto static_range(int64_t begin, int64_t end, int64_t step = 1, Loc loc = Loc::current()) {
