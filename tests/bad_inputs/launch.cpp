@@ -30,6 +30,31 @@ TEST_CASE("bad input: an integer argument that does not fit its parameter") {
   }
 }
 
+void scaled_by(tl::ptr<float> out, tl::constexpr_<float> SCALE, tl::constexpr_<uint8_t> SMALL) {
+  tl::store(out + tl::arange(0, 16), tl::zeros<float>({16}) + SCALE + float(SMALL));
+}
+
+// A constexpr_ value is compiled into the kernel: a value its type cannot hold was truncated
+// silently (64.9 and 2^32 + 64 both became 64).
+TEST_CASE("bad input: a constexpr_ argument its type cannot hold exactly") {
+  auto k = tritium::jit(add_one, "add_one");
+  auto f = tritium::jit(scaled_by, "scaled_by");
+  auto x = tritium::device("interpreter").alloc<float>(64);
+  CHECK_ERROR((k[{1}](x, x, 16, 64.9)), "kernel 'add_one'",
+              "argument 3 is a constexpr_ parameter whose type cannot hold 64.9 exactly",
+              "it would become 64");
+  CHECK_ERROR((k[{1}](x, x, 16, (int64_t{1} << 32) + 64)),
+              "cannot hold 4294967360 exactly (it would become 64)");
+  CHECK_ERROR((k[{1}](x, x, 16, 4294967360.0)), "cannot hold 4294967360 exactly");
+  CHECK_ERROR((f[{1}](x, 1e300, 1)), "argument 1", "cannot hold 1e+300 exactly");
+  CHECK_ERROR((f[{1}](x, 0.5, 256)), "argument 2", "cannot hold 256 exactly (it would become 0)");
+  CHECK_ERROR((f[{1}](x, 0.5, -1)), "argument 2", "cannot hold -1 exactly");
+  // What the type holds passes: an integral double, and a float rounding a double.
+  k[{1}](x, x, 16, 64.0);
+  f[{1}](x, 0.1, 255);
+  CHECK(x.to_host()[0] == doctest::Approx(255.1f));
+}
+
 TEST_CASE("bad input: a grid with a negative dimension") {
   auto k = tritium::jit(add_one, "add_one");
   auto x = tritium::device("interpreter").alloc<float>(16);

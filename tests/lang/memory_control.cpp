@@ -203,6 +203,25 @@ TEST_CASE("tl::range over int64 bounds yields an int64 induction variable") {
   }
 }
 
+// An integer constant keeps every bit: through a double, 2^53 + 1 became 2^53.
+TEST_CASE("integer constants keep every bit of their dtype") {
+  for (Device dev : devices_and_emulator()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto k = tritium::jit(
+        +[](tl::ptr<int64_t> y) {
+          tl::store(y + tl::arange(0, 4), tl::full<int64_t>({4}, (int64_t{1} << 53) + 1));
+          tl::store(y + 4, tl::full<int64_t>({}, std::numeric_limits<int64_t>::max()));
+        },
+        "full_i64");
+    auto y = dev.alloc<int64_t>(5);
+    launch(k, {1}, y);
+    const int64_t big = (int64_t{1} << 53) + 1;
+    CHECK(y.to_host() ==
+          std::vector<int64_t>{big, big, big, big, std::numeric_limits<int64_t>::max()});
+  }
+}
+
 TEST_CASE("tl::while_ loops on traced values") {
   for (Device dev : devices()) {
     std::string name(dev.name());

@@ -68,13 +68,15 @@ inline std::pair<i32, i32> swizzle2d(const i32& i, const i32& j,
 }
 
 // --- creation and conversion -------------------------------------------------------------
-template <Element E>
-basic_tensor<E> full(Shape shape, double value, Loc loc = Loc::current()) {
-  if constexpr (dtype_traits<E>::is_float)
-    return basic_tensor<E>(detail::constant_float(value, dtype_of<E>(), std::move(shape), loc));
-  else
+// An integer value keeps every bit (through a double, 2^53 + 1 became 2^53).
+template <Element E, Literal V = double>
+basic_tensor<E> full(Shape shape, V value, Loc loc = Loc::current()) {
+  if constexpr (std::integral<V>)
     return basic_tensor<E>(
         detail::constant_int(static_cast<int64_t>(value), dtype_of<E>(), std::move(shape), loc));
+  else
+    return basic_tensor<E>(
+        detail::constant_float(static_cast<double>(value), dtype_of<E>(), std::move(shape), loc));
 }
 template <Element E>
 basic_tensor<E> zeros(Shape shape, Loc loc = Loc::current()) {
@@ -89,8 +91,8 @@ template <class T, Element E>
 basic_tensor<element_of_t<T>> zeros_like(const basic_tensor<E>& x, Loc loc = Loc::current()) {
   return full<element_of_t<T>>(x.use(loc)->type.shape, 0.0, loc);
 }
-template <Element E>
-basic_tensor<E> full_like(const basic_tensor<E>& x, double value, Loc loc = Loc::current()) {
+template <Element E, Literal V = double>
+basic_tensor<E> full_like(const basic_tensor<E>& x, V value, Loc loc = Loc::current()) {
   return full<E>(x.use(loc)->type.shape, value, loc);
 }
 template <class T, Element E>

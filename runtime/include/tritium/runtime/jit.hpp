@@ -16,10 +16,12 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -280,12 +282,40 @@ private:
     key[N + 2] = options_word(options_);
   }
 
+  // A constexpr_ value is compiled into the kernel: it must be the value the caller passed.
+  // An integer parameter refuses a fraction (64.9) or a value past its range (2^32 + 64 for
+  // constexpr_<int>); a floating-point one rounds, as Triton's Python floats do, but refuses
+  // a finite value that overflows.
+  template <size_t I, class T, class A>
+  void check_exact(const A& a, const T& v) const {
+    if constexpr (std::is_arithmetic_v<A> && !std::is_same_v<T, bool>) {
+      bool exact = true;
+      if constexpr (std::is_integral_v<T> && std::is_floating_point_v<A>) {
+        const A bound = std::ldexp(A{1}, std::numeric_limits<T>::digits); // 2^31 for int
+        exact = a == std::trunc(a) && a < bound && a >= (std::is_signed_v<T> ? -bound : A{0});
+      } else if constexpr (std::is_integral_v<T>) {
+        exact = std::in_range<T>(a);
+      } else if constexpr (std::is_floating_point_v<A>) {
+        exact = !std::isfinite(a) || std::isfinite(v);
+      }
+      if (!exact) [[unlikely]] {
+        std::ostringstream os;
+        os.precision(15);
+        os << "kernel '" << name_ << "': argument " << I
+           << " is a constexpr_ parameter whose type cannot hold " << +a
+           << " exactly (it would become " << +v << ")";
+        throw Error(os.str());
+      }
+    }
+  }
+
   template <size_t I, class Param, class A>
   void bind_one(ArgSlot& slot, uint64_t& key, Device& dev, const A& a) {
     using Traits = lang::param_traits<Param>;
     if constexpr (Traits::is_constexpr) {
       using T = typename Traits::value_type;
       T v = static_cast<T>(a);
+      check_exact<I, T>(a, v);
       (void)slot; // constexpr parameters are not passed at launch
       if constexpr (std::is_floating_point_v<T>)
         key = std::bit_cast<uint64_t>(static_cast<double>(v));
