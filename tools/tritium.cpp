@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -40,13 +41,40 @@
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: tritium compile --target ARCH [--num-warps N] [--code-object 4|5] [--dump DIR]\n"
+    "                       (--sample NAME | FILE.tir)\n"
+    "       tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--target ARCH]\n"
+    "                   [--warp-size N] [--matrix-unit UNIT] [--num-stages N] FILE.tir\n"
+    "       tritium targets | samples | passes | help\n"
+    "compile: lower a kernel for ARCH (`tritium targets`; host: the CPU backend) and print its\n"
+    "  assembly, or write every stage to DIR. opt: run GPU passes (`tritium passes`) on IR\n"
+    "  text (FILE \"-\": stdin) and print it.\n";
+
+// A mistake on the command line: the usage on stderr, status 2.
 int usage() {
-  std::cerr << "usage: tritium compile --target ARCH [--num-warps N] [--code-object 4|5] "
-               "[--dump DIR] (--sample NAME | FILE.tir)\n"
-               "       tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--warp-size N] "
-               "[--matrix-unit UNIT] [--num-stages N] FILE.tir\n"
-               "       tritium targets | samples | passes\n";
+  std::cerr << kUsage;
   return 2;
+}
+
+// --help: the usage on stdout, status 0.
+int help() {
+  std::cout << kUsage;
+  return 0;
+}
+
+bool is_help(const std::string& a) {
+  return a == "--help" || a == "-h" || a == "help";
+}
+
+// A numeric option's value: a whole number from `lo` to `hi`, or an error naming the option.
+int whole_number(const std::string& option, const std::string& text, int lo, int hi) {
+  int n = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || n < lo || n > hi)
+    throw tritium::Error(
+        fmt::format("{} takes a whole number from {} to {}, got '{}'", option, lo, hi, text));
+  return n;
 }
 
 std::string read_text(const std::string& file) {
@@ -78,15 +106,10 @@ int opt(int argc, char** argv) {
         throw Error(a + " needs a value");
       return argv[++i];
     };
-    auto number = [&]() {
-      std::string v = next();
-      int n = 0;
-      auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 1)
-        throw Error(fmt::format("{} needs a positive integer, got '{}'", a, v));
-      return n;
-    };
-    if (a == "--pass") {
+    auto number = [&]() { return whole_number(a, next(), 1, 1 << 16); };
+    if (is_help(a)) {
+      return help();
+    } else if (a == "--pass") {
       std::string name = next();
       std::replace(name.begin(), name.end(), '-', '_');
       passes.push_back(name);
@@ -177,6 +200,8 @@ int main(int argc, char** argv) {
   if (argc < 2)
     return usage();
   std::string cmd = argv[1];
+  if (is_help(cmd))
+    return help();
   if (cmd == "targets") {
     for (const auto& a : gpu::supported_gpu_archs())
       std::cout << a << "\n";
@@ -216,12 +241,14 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (a == "--target")
+      if (is_help(a))
+        return help();
+      else if (a == "--target")
         target.arch = next();
       else if (a == "--num-warps")
-        options.num_warps = std::stoi(next());
+        options.num_warps = whole_number(a, next(), 1, 32);
       else if (a == "--code-object")
-        target.code_object = std::stoi(next());
+        target.code_object = whole_number(a, next(), 4, 5);
       else if (a == "--dump")
         dump = next();
       else if (a == "--sample")
@@ -249,7 +276,11 @@ int main(int argc, char** argv) {
       f = ir::parse(read_text(file), gpu::parse_layout);
     }
     if (target.arch == "host") {
-      // The CPU backend compiles the host target; its stages come from CompiledKernel.
+      // The CPU backend compiles the host target; its stages come from CompiledKernel. Its
+      // lowering trusts verified IR, as the GPU pipeline's first step makes sure; and it keeps
+      // the LLVM and assembly texts only when asked to dump.
+      ir::verify(*f);
+      setenv("TRITIUM_DUMP", "1", 0);
       Device cpu = device("cpu");
       std::shared_ptr<const ir::Function> shared(std::move(f));
       auto k = cpu.backend().compile(shared, options);

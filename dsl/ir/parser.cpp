@@ -94,6 +94,17 @@ private:
     fail(fmt::format("argument %{}: attribute '{}' has the wrong kind of value", arg, attr.first));
   }
 
+  // The line of text position `pos`, counted on from the last one asked (ops come in order).
+  uint32_t line_at(size_t pos) {
+    if (pos < counted_pos_) {
+      counted_pos_ = 0;
+      counted_line_ = 1;
+    }
+    for (; counted_pos_ < pos && counted_pos_ < s_.size(); ++counted_pos_)
+      counted_line_ += s_[counted_pos_] == '\n';
+    return counted_line_;
+  }
+
   [[noreturn]] void fail(const std::string& what) {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < pos_ && i < s_.size(); ++i) {
@@ -325,6 +336,9 @@ private:
   }
 
   void op() {
+    skip_ws();
+    // The op's line, for the verifier's and the lowering's messages ("ir text:12: ...").
+    builder_->set_loc(SourceLoc{"ir text", line_at(pos_)});
     std::vector<std::string> result_names;
     if (peek('%')) {
       do
@@ -402,6 +416,8 @@ private:
   std::string_view s_;
   const LayoutParser& layouts_;
   size_t pos_ = 0;
+  size_t counted_pos_ = 0;
+  uint32_t counted_line_ = 1;
   int depth_ = 0;
   Function* func_ = nullptr;
   Builder* builder_ = nullptr;
