@@ -110,6 +110,19 @@ std::optional<std::string> autotune_load(std::string_view kernel, std::string_vi
   return std::string(bytes->begin(), bytes->end());
 }
 
+void autotune_note(std::string_view kernel, std::string_view key, std::string_view config,
+                   std::string_view why) {
+  std::fputs(fmt::format("tritium::autotune: kernel '{}', key '{}': dropped the stored choice {} "
+                         "({}); tuning again\n",
+                         kernel, key, config, why)
+                 .c_str(),
+             stderr);
+}
+
+std::string hex(uint64_t v) {
+  return fmt::format("{:016x}", v);
+}
+
 void autotune_store(std::string_view kernel, std::string_view device, std::string_view key,
                     std::string_view config) {
   gpu::BinaryCache cache("autotune");

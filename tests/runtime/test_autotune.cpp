@@ -94,6 +94,67 @@ TEST_CASE("autotune picks the fastest configuration, prunes the ones that cannot
   CHECK(launches == 1);
 }
 
+namespace {
+// `scaled` after an edit: the same name and parameters, another computation (x * 3), and a
+// static assertion that the stored choice of `scaled` (REPEAT 1) now fails.
+void scaled_edited(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK,
+                   tl::constexpr_<int> REPEAT) {
+  tl::static_assert_(REPEAT != 1, "REPEAT 1 is no longer allowed");
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) * 3.0f, mask);
+}
+void scaled_other(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> BLOCK,
+                  tl::constexpr_<int> REPEAT) {
+  (void)REPEAT;
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(out + offs, tl::load(x + offs, mask) * 4.0f, mask);
+}
+} // namespace
+
+// The disk store was keyed by the kernel's name only: after an edit, the stale choice failed
+// every launch ("static assertion failed") and was never tuned again.
+TEST_CASE("autotune: a stored choice the kernel no longer traces, or traces to other IR, is "
+          "dropped and the key tuned again") {
+  TempCache cache;
+  auto dev = tritium::device("cpu");
+  const int n = 4096;
+  auto x = dev.from_host(std::vector<float>(n, 1.5f));
+  auto out = dev.alloc<float>(n);
+  std::vector<Config> configs{
+      {{{"BLOCK", 1024}, {"REPEAT", 4096}}, 4, 1},
+      {{{"BLOCK", 1024}, {"REPEAT", 1}}, 4, 1},
+  };
+  int launches = 0;
+  auto launch = [&](auto& k, const Config& c) {
+    ++launches;
+    k[{tritium::cdiv(n, static_cast<int>(c["BLOCK"]))}](x, out, n, c["BLOCK"], c["REPEAT"]);
+  };
+  auto first = tritium::autotune(scaled, "scaled", configs);
+  first("n", launch, dev);
+  REQUIRE(first.best("n", launch, dev).str() == configs[1].str());
+
+  // The edited kernel cannot trace the stored choice: dropped, tuned again, the other wins.
+  auto edited = tritium::autotune(scaled_edited, "scaled", configs);
+  edited("n", launch, dev);
+  CHECK(edited.best("n", launch, dev).str() == configs[0].str());
+  CHECK(out.to_host()[0] == 4.5f);
+
+  // A kernel that traces the stored choice (now REPEAT 4096) to other IR: tuned again too.
+  auto other = tritium::autotune(scaled_other, "scaled", configs);
+  launches = 0;
+  other("n", launch, dev);
+  CHECK(launches > 2); // the stale launch, then every configuration timed
+  CHECK(out.to_host()[0] == 6.0f);
+
+  // The same kernel again: its own stored choice is kept, one launch.
+  auto same = tritium::autotune(scaled_other, "scaled", configs);
+  launches = 0;
+  same("n", launch, dev);
+  CHECK(launches == 1);
+}
+
 TEST_CASE("autotune: a missing value, no configuration at all, and no configuration that runs "
           "are errors that name the kernel and say why") {
   TempCache cache;

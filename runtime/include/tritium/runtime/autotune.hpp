@@ -30,10 +30,12 @@
 #include <tritium/runtime/jit.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,8 +56,9 @@ namespace detail {
 
 struct TuneResult {
   std::string config;
-  double us = 0;     // median time per launch; 0 when pruned
-  std::string error; // why it was pruned
+  uint64_t ir_hash = 0; // JitFunction::last_ir_hash of its launch
+  double us = 0;        // median time per launch; 0 when pruned
+  std::string error;    // why it was pruned
 };
 
 // Times `launch` (already warmed up) with tritium::bench: device time, median, microseconds.
@@ -69,6 +72,10 @@ std::optional<std::string> autotune_load(std::string_view kernel, std::string_vi
                                          std::string_view key);
 void autotune_store(std::string_view kernel, std::string_view device, std::string_view key,
                     std::string_view config);
+// One line on stderr: a stored choice dropped, and why.
+void autotune_note(std::string_view kernel, std::string_view key, std::string_view config,
+                   std::string_view why);
+std::string hex(uint64_t v);
 
 // The configuration this thread is launching through an autotuner ("" outside one): the
 // specializations of one kernel differ only in it, so dumps and cross-compilers name their
@@ -103,11 +110,47 @@ public:
 
   // Launches with the best configuration for `key` on `device` (the default device when
   // omitted), tuning first if this key is new.
+  //
+  // A choice read from the disk store is checked by its first launch: where it no longer
+  // traces or compiles (the kernel or its configurations changed), or traces to other IR than
+  // it was measured on, it is dropped with a one-line note and the key tuned again.
   void operator()(const std::string& key, const Launch& launch, Device device = {}) {
-    const Config& c = best(key, launch, device);
-    kernel_.options({.num_warps = c.num_warps, .num_stages = c.num_stages});
-    detail::ConfigScope scope(c);
-    launch(kernel_, c);
+    if (device == Device())
+      device = default_device();
+    const Config* c = &best(key, launch, device);
+    const std::string full = std::string(device.target()) + "|" + key;
+    auto run = [&] {
+      kernel_.options({.num_warps = c->num_warps, .num_stages = c->num_stages});
+      detail::ConfigScope scope(*c);
+      launch(kernel_, *c);
+    };
+    uint64_t stored_hash = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = unchecked_.find(full); it != unchecked_.end()) {
+        stored_hash = it->second;
+        unchecked_.erase(it);
+      }
+    }
+    if (stored_hash == 0)
+      return run();
+    std::string why;
+    try {
+      run();
+      if (kernel_.last_ir_hash() == stored_hash)
+        return;
+      why = "the kernel traces to other IR than the choice was measured on";
+    } catch (const Error& e) {
+      why = std::string("it no longer runs: ") + e.what();
+    }
+    detail::autotune_note(kernel_.name(), key, c->str(), why);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      chosen_.erase(full);
+      skip_store_.insert(full);
+    }
+    c = &best(key, launch, device);
+    run();
   }
 
   // The configuration chosen for `key` (tuning it first if needed).
@@ -120,10 +163,19 @@ public:
       return configs_[it->second];
     if (configs_.size() == 1) // nothing to choose: no timing runs
       return configs_[chosen_[full] = 0];
-    if (auto stored = detail::autotune_load(kernel_.name(), device.target(), key))
-      for (size_t i = 0; i < configs_.size(); ++i)
-        if (configs_[i].str() == *stored)
+    // Stored as "<config>\n<IR hash>"; an entry of another form is from an older tritium.
+    if (auto stored = skip_store_.count(full)
+                          ? std::nullopt
+                          : detail::autotune_load(kernel_.name(), device.target(), key)) {
+      const size_t nl = stored->find('\n');
+      const uint64_t hash =
+          nl == std::string::npos ? 0 : std::strtoull(stored->c_str() + nl + 1, nullptr, 16);
+      for (size_t i = 0; hash != 0 && i < configs_.size(); ++i)
+        if (configs_[i].str() == stored->substr(0, nl)) {
+          unchecked_[full] = hash;
           return configs_[chosen_[full] = i];
+        }
+    }
     std::vector<detail::TuneResult> results;
     size_t winner = configs_.size();
     for (size_t i = 0; i < configs_.size(); ++i) {
@@ -134,6 +186,7 @@ public:
         detail::ConfigScope scope(configs_[i]);
         launch(kernel_, configs_[i]); // compiles, and warms up
         device.synchronize();
+        r.ir_hash = kernel_.last_ir_hash();
         r.us = detail::time_launches(device, [&] { launch(kernel_, configs_[i]); });
         if (winner == configs_.size() || r.us < results[winner].us)
           winner = i;
@@ -151,7 +204,9 @@ public:
       throw Error("tritium::autotune: kernel '" + kernel_.name() + "', key '" + key +
                   "': no configuration could run:" + why);
     }
-    detail::autotune_store(kernel_.name(), device.target(), key, configs_[winner].str());
+    detail::autotune_store(kernel_.name(), device.target(), key,
+                           configs_[winner].str() + "\n" + detail::hex(results[winner].ir_hash));
+    skip_store_.erase(full);
     chosen_[full] = winner;
     return configs_[winner];
   }
@@ -164,6 +219,8 @@ private:
   std::vector<Config> configs_;
   std::mutex mutex_;
   std::map<std::string, size_t> chosen_;
+  std::map<std::string, uint64_t> unchecked_; // disk choices not yet launched: their IR hash
+  std::set<std::string> skip_store_;          // keys whose disk choice was found stale
 };
 
 // Makes an autotuned kernel (the name as for tritium::jit).

@@ -6,6 +6,7 @@
 //   add[{tritium::cdiv(n, 1024)}](x, y, out, n, 1024);
 #pragma once
 
+#include <tritium/ir/printer.hpp>
 #include <tritium/lang/kernel.hpp>
 #include <tritium/lang/ops.hpp>
 #include <tritium/runtime/device.hpp>
@@ -157,6 +158,13 @@ public:
   size_t num_compiled() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return cache_.size();
+  }
+  // A hash of the IR text of the specialization the last launch or compiled() used (0 before
+  // any): what an autotuner's stored choice was measured on, so that an edited kernel does
+  // not inherit it.
+  uint64_t last_ir_hash() const {
+    const Entry* e = last_.load(std::memory_order_acquire);
+    return e ? e->second.ir_hash : 0;
   }
 
   // The traced, verified IR of the specialization these arguments select.
@@ -397,7 +405,7 @@ private:
   // move (unordered_map nodes are stable) and are never erased, so the pointer stays valid.
   CompiledKernel& lookup(const Key& key, const std::array<ArgSlot, N + 1>& slots, Device dev) {
     if (const Entry* last = last_.load(std::memory_order_acquire); last && last->first == key)
-      return *last->second;
+      return *last->second.kernel;
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
@@ -406,17 +414,22 @@ private:
           lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
       auto k = dev.backend().compile(f, options_);
       detail::dump_artifacts(name_, *f, *k);
-      it = cache_.emplace(key, std::move(k)).first;
+      const uint64_t ir_hash = boost::hash_value(ir::print(*f));
+      it = cache_.emplace(key, Compiled{std::move(k), ir_hash}).first;
     }
     last_.store(&*it, std::memory_order_release);
-    return *it->second;
+    return *it->second.kernel;
   }
 
   Fn fn_;
   std::string name_;
   CompileOptions options_;
   mutable std::mutex mutex_;
-  using Cache = std::unordered_map<Key, std::unique_ptr<CompiledKernel>, KeyHash>;
+  struct Compiled {
+    std::unique_ptr<CompiledKernel> kernel;
+    uint64_t ir_hash;
+  };
+  using Cache = std::unordered_map<Key, Compiled, KeyHash>;
   using Entry = Cache::value_type;
   Cache cache_;
   std::atomic<const Entry*> last_{nullptr};
