@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,16 @@ std::string function_symbol_name(const void* fn) {
   if (auto colon = name.rfind("::"); colon != std::string::npos)
     name = name.substr(colon + 2);
   return name;
+}
+
+std::string default_kernel_name(const void* fn, const std::source_location& where) {
+  if (std::string name = function_symbol_name(fn); !name.empty())
+    return name;
+  std::string stem = std::filesystem::path(where.file_name()).stem().string();
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return fmt::format("kernel_{}_{}", stem, where.line());
 }
 
 void check_grid(const LaunchGrid& g, std::string_view kernel) {

@@ -128,6 +128,20 @@ TEST_CASE("trace-time errors name the user's file and line") {
   CHECK_THROWS_WITH_AS(k4[{1}](out), doctest::Contains("axis 1 is out of range"), Error);
 }
 
+// Unnamed lambdas have no exported symbol: both were "kernel", sharing dumps and autotune
+// choices. Now each is named by the line that made it a kernel.
+TEST_CASE("kernels without a name are named by where they were made") {
+  // clang-format off
+  const int line = __LINE__; auto a = tritium::jit(+[](tl::ptr<float> x) { tl::store(x, 1.0f); });
+  auto b = tritium::jit(+[](tl::ptr<float> x) { tl::store(x, 2.0f); });
+  // clang-format on
+  CHECK(a.name() == "kernel_test_jit_" + std::to_string(line));
+  CHECK(b.name() == "kernel_test_jit_" + std::to_string(line + 1));
+  CHECK(tritium::jit(
+            +[](tl::ptr<float> x) { tl::store(x, 1.0f); }, "given")
+            .name() == "given");
+}
+
 TEST_CASE("devices are chosen by name, with a clear error for an unknown or unavailable one") {
   CHECK(tritium::device("interpreter").name() == "interpreter");
   CHECK_THROWS_WITH_AS(tritium::device("tpu"), doctest::Contains("unknown device 'tpu'"), Error);

@@ -225,10 +225,11 @@ private:
 
 // Makes an autotuned kernel (the name as for tritium::jit).
 template <class... P>
-Autotuner<P...> autotune(void (*fn)(P...), std::string name, std::vector<Config> configs) {
+Autotuner<P...> autotune(void (*fn)(P...), std::string name, std::vector<Config> configs,
+                         std::source_location where = std::source_location::current()) {
   if (name.empty())
-    name = detail::function_symbol_name(reinterpret_cast<const void*>(fn));
-  return Autotuner<P...>(fn, name.empty() ? "kernel" : std::move(name), std::move(configs));
+    name = detail::default_kernel_name(reinterpret_cast<const void*>(fn), where);
+  return Autotuner<P...>(fn, std::move(name), std::move(configs));
 }
 
 } // namespace tritium

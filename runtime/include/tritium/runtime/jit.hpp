@@ -22,6 +22,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <source_location>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -34,6 +35,9 @@ using lang::cdiv;
 namespace detail {
 
 std::string function_symbol_name(const void* fn); // best effort, "" if unknown
+// The function's symbol name, else one from where it was made into a kernel ("kernel_<file
+// stem>_<line>"): two unnamed kernels no longer share one name in dumps, caches and errors.
+std::string default_kernel_name(const void* fn, const std::source_location& where);
 void check_grid(const LaunchGrid& g, std::string_view kernel);
 void check_options(const CompileOptions& o, std::string_view kernel);
 // Writes every stage of a freshly compiled kernel under $TRITIUM_DUMP, if set.
@@ -436,13 +440,13 @@ private:
 };
 
 // Makes a launchable kernel. The name (used in errors, dumps and caches) is the function's
-// symbol name where the program exports it; pass one to be sure.
+// symbol name where the program exports it, else made from this call's file and line; pass
+// one to be sure.
 template <class... P>
-JitFunction<P...> jit(void (*fn)(P...), std::string name = {}) {
+JitFunction<P...> jit(void (*fn)(P...), std::string name = {},
+                      std::source_location where = std::source_location::current()) {
   if (name.empty())
-    name = detail::function_symbol_name(reinterpret_cast<const void*>(fn));
-  if (name.empty())
-    name = "kernel";
+    name = detail::default_kernel_name(reinterpret_cast<const void*>(fn), where);
   return JitFunction<P...>(fn, std::move(name));
 }
 
