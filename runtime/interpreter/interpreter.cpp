@@ -13,12 +13,14 @@
 #include <fmt/ranges.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -165,8 +167,9 @@ private:
 class Program {
 public:
   Program(const ir::Function& f, const Allocations& allocs, const LaunchGrid& grid,
-          std::span<const ArgSlot> args)
-      : f_(f), allocs_(allocs), grid_(grid), args_(args) {}
+          std::span<const ArgSlot> args, std::optional<double> timeout_s)
+      : f_(f), allocs_(allocs), grid_(grid), args_(args), timeout_s_(timeout_s),
+        start_(std::chrono::steady_clock::now()) {}
 
   void run(int64_t px, int64_t py, int64_t pz) {
     pid_[0] = px;
@@ -189,6 +192,18 @@ private:
   [[noreturn]] void fail(const Op& op, const std::string& what) const {
     throw Error(fmt::format("{}: in kernel '{}', program ({}, {}, {}), op '{}': {}", op.loc.str(),
                             f_.name, pid_[0], pid_[1], pid_[2], ir::op_name(op.kind), what));
+  }
+
+  // TRITIUM_INTERPRETER_TIMEOUT: a loop that runs past it stops the launch, naming the loop's
+  // line, the program and the iteration (a 10^9-trip loop otherwise ran for half an hour).
+  void check_time(const Op& loop, int64_t iteration) const {
+    if (!timeout_s_)
+      return;
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start_;
+    if (spent.count() > *timeout_s_)
+      fail(loop, fmt::format("TRITIUM_INTERPRETER_TIMEOUT={} s passed; the interpreter stopped "
+                             "this launch at iteration {} of this loop",
+                             *timeout_s_, iteration));
   }
 
   const Tensor& get(const Value* v) const { return env_.at(v); }
@@ -844,7 +859,9 @@ private:
       for (size_t i = 3; i < o.size(); ++i)
         carried.push_back(get(o[i]));
       DType it = get(o[0]).type.elem;
+      int64_t trip = 0;
       for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
+        check_time(op, trip++);
         std::vector<Tensor> args;
         args.push_back(Tensor{Type(it), {int_scalar(iv)}});
         for (auto& c : carried)
@@ -865,7 +882,8 @@ private:
       std::vector<Tensor> state;
       for (Value* v : o)
         state.push_back(get(v));
-      for (;;) {
+      for (int64_t trip = 0;; ++trip) {
+        check_time(op, trip);
         auto c = region(op.body(0), std::move(state));
         bool go = c[0].data[0].i != 0;
         std::vector<Tensor> passed(std::make_move_iterator(c.begin() + 1),
@@ -1038,9 +1056,25 @@ private:
   const Allocations& allocs_;
   LaunchGrid grid_;
   std::span<const ArgSlot> args_;
+  std::optional<double> timeout_s_;
+  std::chrono::steady_clock::time_point start_;
   int64_t pid_[3] = {0, 0, 0};
   std::unordered_map<const Value*, Tensor> env_;
 };
+
+// TRITIUM_INTERPRETER_TIMEOUT=seconds (a positive number), or none.
+std::optional<double> interpreter_timeout() {
+  const char* text = std::getenv("TRITIUM_INTERPRETER_TIMEOUT");
+  if (!text || !*text)
+    return std::nullopt;
+  char* end = nullptr;
+  const double s = std::strtod(text, &end);
+  if (*end != '\0' || !(s > 0) || !std::isfinite(s))
+    throw Error(fmt::format("TRITIUM_INTERPRETER_TIMEOUT={}: it must be a positive number of "
+                            "seconds",
+                            text));
+  return s;
+}
 
 class InterpretedKernel : public CompiledKernel {
 public:
@@ -1050,7 +1084,7 @@ public:
     if (args.size() != f_->args().size())
       throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name, args.size(),
                               f_->args().size()));
-    Program p(*f_, allocs_, grid, args);
+    Program p(*f_, allocs_, grid, args, interpreter_timeout());
     for (int64_t z = 0; z < grid.z; ++z)
       for (int64_t y = 0; y < grid.y; ++y)
         for (int64_t x = 0; x < grid.x; ++x)

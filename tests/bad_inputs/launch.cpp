@@ -55,6 +55,30 @@ TEST_CASE("bad input: a constexpr_ argument its type cannot hold exactly") {
   CHECK(x.to_host()[0] == doctest::Approx(255.1f));
 }
 
+void endless(tl::ptr<int64_t> out, tl::i64 trips) {
+  auto acc = tl::scalar<int64_t>(0);
+  for (auto i : tl::range(int64_t{0}, trips)) // the line the timeout names
+    acc = acc + i;
+  tl::store(out, acc);
+}
+
+// A loop of 10^9 trips ran about half an hour on the interpreter, and only a signal stopped it.
+TEST_CASE("bad input: an interpreted launch past TRITIUM_INTERPRETER_TIMEOUT") {
+  auto k = tritium::jit(endless, "endless");
+  auto out = tritium::device("interpreter").alloc<int64_t>(1);
+  setenv("TRITIUM_INTERPRETER_TIMEOUT", "0.2", 1);
+  CHECK_ERROR((k[{1}](out, int64_t{1'000'000'000})), "launch.cpp:", "in kernel 'endless'",
+              "program (0, 0, 0), op 'for'",
+              "TRITIUM_INTERPRETER_TIMEOUT=0.2 s passed; the interpreter stopped this launch at "
+              "iteration");
+  k[{1}](out, int64_t{100}); // short enough: runs
+  CHECK(out.to_host()[0] == 4950);
+  setenv("TRITIUM_INTERPRETER_TIMEOUT", "soon", 1);
+  CHECK_ERROR((k[{1}](out, int64_t{1})),
+              "TRITIUM_INTERPRETER_TIMEOUT=soon: it must be a positive number of seconds");
+  unsetenv("TRITIUM_INTERPRETER_TIMEOUT");
+}
+
 TEST_CASE("bad input: a grid with a negative dimension") {
   auto k = tritium::jit(add_one, "add_one");
   auto x = tritium::device("interpreter").alloc<float>(16);
