@@ -154,34 +154,53 @@ void Lowering::store_to_shared(const ir::Op& op) {
 // halves per thread: 2 16-byte stores, where LLVM's vectorizer left 10 of 2 to 16 bytes).
 void Lowering::write_tile(const ir::Value* x, LV* base, const ir::Type& tile) {
   ti_.barrier(b_);
-  const LinearLayout d = dist(x);
   const Regs& regs = get(x);
-  const int n = store_run(d, tile);
-  llvm::Type* elem = mem_type(x->type.elem);
-  const llvm::Align align(static_cast<uint64_t>(n * mem_bytes(x->type.elem)));
-  for (int r = 0; r < d.num_regs(); r += n) {
-    LV* p = shared_addr(base, tile, coords(d, r));
-    if (n == 1) {
-      b_.CreateStore(to_mem(regs[r], x->type.elem), p);
-      continue;
-    }
-    LV* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem, n));
-    for (int i = 0; i < n; ++i)
-      v = b_.CreateInsertElement(v, to_mem(regs[r + i], x->type.elem), b_.getInt32(i));
-    b_.CreateAlignedStore(v, p, align);
-  }
+  Regs mem(regs.size());
+  for (size_t r = 0; r < regs.size(); ++r)
+    mem[r] = to_mem(regs[r], x->type.elem);
+  store_runs(dist(x), mem, base, tile, [&](LV* p, LV* v) { b_.CreateStore(v, p); });
   ti_.fence_shared_for_async(b_);
   ti_.barrier(b_);
 }
 
-// How many consecutive registers of `d` are consecutive elements of the shared tile: its lowest
-// register bases step 1, 2, 4, ... along the tile's fast dimension, within a swizzle chunk
-// (`vec`) and a block of columns, and no other basis breaks a run's alignment.
-int Lowering::store_run(const LinearLayout& d, const ir::Type& tile) {
+// Stores `elems` (one per register of `d`, in memory form) into the tile: each run of the tile's
+// fast dimension that registers of one thread hold (store_run) as one vector.
+void Lowering::store_runs(const LinearLayout& d, const Regs& elems, LV* base, const ir::Type& tile,
+                          const std::function<void(LV*, LV*)>& store) {
+  const std::vector<int> run = store_run(d, tile);
+  int mask = 0;
+  for (int k : run)
+    mask |= 1 << k;
+  const int n = 1 << run.size();
+  for (int r = 0; r < d.num_regs(); ++r) {
+    if (r & mask)
+      continue;
+    LV* p = shared_addr(base, tile, coords(d, r));
+    if (n == 1) {
+      store(p, elems[r]);
+      continue;
+    }
+    LV* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(elems[r]->getType(), n));
+    for (int i = 0; i < n; ++i) {
+      int reg = r;
+      for (size_t j = 0; j < run.size(); ++j)
+        if ((i >> j) & 1)
+          reg |= 1 << run[j];
+      v = b_.CreateInsertElement(v, elems[reg], b_.getInt32(i));
+    }
+    store(p, v);
+  }
+}
+
+// The register bases of `d` whose steps are 1, 2, 4, ... elements along the tile's fast
+// dimension, in that order, wherever they sit among the registers (a layout that loads rows k
+// and k + 1 holds runs of the transposed tile): as many as a swizzle chunk (`vec`) and a block
+// of columns allow, and none where another basis would break a run's alignment.
+std::vector<int> Lowering::store_run(const LinearLayout& d, const ir::Type& tile) {
   auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
   const int rank = tile.rank();
   if (!s || rank < 2)
-    return 1;
+    return {};
   const size_t fast = static_cast<size_t>(rank - 2 + s->order[0]);
   int64_t limit = s->vec;
   if (s->block_cols)
@@ -192,15 +211,25 @@ int Lowering::store_run(const LinearLayout& d, const ir::Type& tile) {
         return false;
     return true;
   };
-  size_t k = 0;
-  while (k < d.reg.size() && (int64_t{2} << k) <= limit && unit(d.reg[k], int64_t{1} << k))
-    ++k;
-  const int64_t n = int64_t{1} << k;
+  std::vector<int> run;
+  for (int64_t step = 1; step * 2 <= limit; step *= 2) {
+    int found = -1;
+    for (size_t i = 0; i < d.reg.size() && found < 0; ++i)
+      if (unit(d.reg[i], step))
+        found = static_cast<int>(i);
+    if (found < 0)
+      break;
+    run.push_back(found);
+  }
+  const int64_t n = int64_t{1} << run.size();
   for (const auto* bases : {&d.reg, &d.lane, &d.warp})
-    for (size_t i = bases == &d.reg ? k : 0; i < bases->size(); ++i)
+    for (size_t i = 0; i < bases->size(); ++i) {
+      if (bases == &d.reg && std::find(run.begin(), run.end(), static_cast<int>(i)) != run.end())
+        continue;
       if ((*bases)[i].size() > fast && (*bases)[i][fast] % n != 0)
-        return 1;
-  return static_cast<int>(n);
+        return {};
+    }
+  return run;
 }
 
 // Into a slot of a buffer the pipeline made (a tile written in a loop, in turns).
@@ -239,6 +268,11 @@ void Lowering::async_copy(const ir::Op& op) {
   // Whether a vector of the pointers' layout is also contiguous in the tile.
   const int fast = buf->type.rank() - 2 + shared_of(buf).order[0];
   const bool same_run = d.reg.empty() || LinearLayout::dim_of(d.reg[0]) == fast;
+  // A tile stored across the pointers' runs: where the layout holds runs of the tile's fast
+  // dimension (rows k and k + 1 in one thread), elements are gathered for store_runs;
+  // otherwise each is stored alone, its address made beside its load.
+  const bool runs = !same_run && !store_run(d, buf->type).empty();
+  Regs transposed(runs ? d.num_regs() : 0);
   for (int r = 0; r < d.num_regs(); r += vec) {
     LV* dst = shared_addr(base, buf->type, coords(d, r));
     LV* pred = m ? (*m)[r] : nullptr;
@@ -254,14 +288,23 @@ void Lowering::async_copy(const ir::Op& op) {
         pred,
         [&] { return static_cast<LV*>(b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec))); },
         zero);
-    if (same_run || vec == 1) {
+    if (same_run || (vec == 1 && !runs)) {
       deferred_.push_back({dst, v});
       continue;
     }
-    for (int k = 0; k < vec; ++k)
-      deferred_.push_back(
-          {shared_addr(base, buf->type, coords(d, r + k)), b_.CreateExtractElement(v, k)});
+    for (int k = 0; k < vec; ++k) {
+      LV* e = vec == 1 ? v : b_.CreateExtractElement(v, k);
+      if (runs)
+        transposed[r + k] = e;
+      else
+        deferred_.push_back({shared_addr(base, buf->type, coords(d, r + k)), e});
+    }
   }
+  // Stored at the commit, as runs of the tile's fast dimension where the layout holds them.
+  if (!transposed.empty())
+    store_runs(d, transposed, base, buf->type, [&](LV* dst, LV* v) {
+      deferred_.push_back({dst, v});
+    });
 }
 
 void Lowering::async_commit(const ir::Op&) {
