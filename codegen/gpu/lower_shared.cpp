@@ -148,6 +148,50 @@ void Lowering::store_to_shared(const ir::Op& op) {
   set(op.result(), {base});
 }
 
+namespace {
+
+// The register bases of `d` whose steps are 1, 2, 4, ... elements along the tile's fast
+// dimension, in that order, wherever they sit among the registers (a layout that loads rows k
+// and k + 1 holds runs of the transposed tile): as many as a swizzle chunk (`vec`) and a block
+// of columns allow, and none where another basis would break a run's alignment.
+std::vector<int> store_run(const LinearLayout& d, const ir::Type& tile) {
+  auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
+  const int rank = tile.rank();
+  if (!s || rank < 2)
+    return {};
+  const size_t fast = static_cast<size_t>(rank - 2 + s->order[0]);
+  int64_t limit = s->vec;
+  if (s->block_cols)
+    limit = std::min<int64_t>(limit, s->block_cols);
+  auto unit = [&](const LinearLayout::Coord& c, int64_t step) {
+    for (size_t k = 0; k < c.size(); ++k)
+      if (c[k] != (k == fast ? step : 0))
+        return false;
+    return true;
+  };
+  std::vector<int> run;
+  for (int64_t step = 1; step * 2 <= limit; step *= 2) {
+    int found = -1;
+    for (size_t i = 0; i < d.reg.size() && found < 0; ++i)
+      if (unit(d.reg[i], step))
+        found = static_cast<int>(i);
+    if (found < 0)
+      break;
+    run.push_back(found);
+  }
+  const int64_t n = int64_t{1} << run.size();
+  for (const auto* bases : {&d.reg, &d.lane, &d.warp})
+    for (size_t i = 0; i < bases->size(); ++i) {
+      if (bases == &d.reg && std::find(run.begin(), run.end(), static_cast<int>(i)) != run.end())
+        continue;
+      if ((*bases)[i].size() > fast && (*bases)[i][fast] % n != 0)
+        return {};
+    }
+  return run;
+}
+
+} // namespace
+
 // Registers into a tile, after every earlier reader of it is done, and published to the
 // asynchronous readers (wgmma) before the barrier. A thread's registers that run along the tile's
 // fast dimension inside one swizzle chunk go as one vector store (a dequantized weight's 16
@@ -190,46 +234,6 @@ void Lowering::store_runs(const LinearLayout& d, const Regs& elems, LV* base, co
     }
     store(p, v);
   }
-}
-
-// The register bases of `d` whose steps are 1, 2, 4, ... elements along the tile's fast
-// dimension, in that order, wherever they sit among the registers (a layout that loads rows k
-// and k + 1 holds runs of the transposed tile): as many as a swizzle chunk (`vec`) and a block
-// of columns allow, and none where another basis would break a run's alignment.
-std::vector<int> Lowering::store_run(const LinearLayout& d, const ir::Type& tile) {
-  auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
-  const int rank = tile.rank();
-  if (!s || rank < 2)
-    return {};
-  const size_t fast = static_cast<size_t>(rank - 2 + s->order[0]);
-  int64_t limit = s->vec;
-  if (s->block_cols)
-    limit = std::min<int64_t>(limit, s->block_cols);
-  auto unit = [&](const LinearLayout::Coord& c, int64_t step) {
-    for (size_t k = 0; k < c.size(); ++k)
-      if (c[k] != (k == fast ? step : 0))
-        return false;
-    return true;
-  };
-  std::vector<int> run;
-  for (int64_t step = 1; step * 2 <= limit; step *= 2) {
-    int found = -1;
-    for (size_t i = 0; i < d.reg.size() && found < 0; ++i)
-      if (unit(d.reg[i], step))
-        found = static_cast<int>(i);
-    if (found < 0)
-      break;
-    run.push_back(found);
-  }
-  const int64_t n = int64_t{1} << run.size();
-  for (const auto* bases : {&d.reg, &d.lane, &d.warp})
-    for (size_t i = 0; i < bases->size(); ++i) {
-      if (bases == &d.reg && std::find(run.begin(), run.end(), static_cast<int>(i)) != run.end())
-        continue;
-      if ((*bases)[i].size() > fast && (*bases)[i][fast] % n != 0)
-        return {};
-    }
-  return run;
 }
 
 // Into a slot of a buffer the pipeline made (a tile written in a loop, in turns).

@@ -181,7 +181,6 @@ private:
   void local_alloc(const ir::Op& op);
   void store_to_shared(const ir::Op& op);
   void write_tile(const ir::Value* x, LV* base, const ir::Type& tile);
-  static std::vector<int> store_run(const LinearLayout& d, const ir::Type& tile);
   void store_runs(const LinearLayout& d, const Regs& elems, LV* base, const ir::Type& tile,
                   const std::function<void(LV*, LV*)>& store);
   void local_store(const ir::Op& op);

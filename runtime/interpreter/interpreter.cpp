@@ -9,11 +9,13 @@
 #include <tritium/ir/reduce_order.hpp>
 #include <tritium/runtime/backend.hpp>
 
+#include "allocations.hpp"
+#include "time_limit.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -128,48 +130,13 @@ size_t elem_bytes(DType t) {
   return t.kind == ScalarKind::I1 ? 1 : t.bits() / 8;
 }
 
-// Memory the interpreter handed out, to check every access against.
-class Allocations {
-public:
-  void add(const void* p, size_t n) {
-    std::lock_guard<std::mutex> l(m_);
-    map_[reinterpret_cast<uintptr_t>(p)] = n;
-  }
-  void remove(const void* p) {
-    std::lock_guard<std::mutex> l(m_);
-    map_.erase(reinterpret_cast<uintptr_t>(p));
-  }
-  void add_adopted(const void* p, size_t n) {
-    std::lock_guard<std::mutex> l(m_);
-    adopted_.insert(reinterpret_cast<uintptr_t>(p));
-    map_[reinterpret_cast<uintptr_t>(p)] = n;
-  }
-  void remove_adopted(const void* p) {
-    std::lock_guard<std::mutex> l(m_);
-    if (adopted_.erase(reinterpret_cast<uintptr_t>(p)))
-      map_.erase(reinterpret_cast<uintptr_t>(p));
-  }
-  bool contains(uintptr_t addr, size_t n) const {
-    std::lock_guard<std::mutex> l(m_);
-    auto it = map_.upper_bound(addr);
-    if (it == map_.begin())
-      return false;
-    --it;
-    return addr >= it->first && addr + n <= it->first + it->second;
-  }
-
-private:
-  mutable std::mutex m_;
-  std::map<uintptr_t, size_t> map_;
-  std::set<uintptr_t> adopted_;
-};
+using interp::Allocations;
 
 class Program {
 public:
   Program(const ir::Function& f, const Allocations& allocs, const LaunchGrid& grid,
-          std::span<const ArgSlot> args, std::optional<double> timeout_s)
-      : f_(f), allocs_(allocs), grid_(grid), args_(args), timeout_s_(timeout_s),
-        start_(std::chrono::steady_clock::now()) {}
+          std::span<const ArgSlot> args, std::optional<interp::TimeLimit> limit)
+      : f_(f), allocs_(allocs), grid_(grid), args_(args), limit_(limit) {}
 
   void run(int64_t px, int64_t py, int64_t pz) {
     pid_[0] = px;
@@ -194,16 +161,11 @@ private:
                             f_.name, pid_[0], pid_[1], pid_[2], ir::op_name(op.kind), what));
   }
 
-  // TRITIUM_INTERPRETER_TIMEOUT: a loop that runs past it stops the launch, naming the loop's
-  // line, the program and the iteration (a 10^9-trip loop otherwise ran for half an hour).
   void check_time(const Op& loop, int64_t iteration) const {
-    if (!timeout_s_)
-      return;
-    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start_;
-    if (spent.count() > *timeout_s_)
+    if (limit_ && limit_->passed())
       fail(loop, fmt::format("TRITIUM_INTERPRETER_TIMEOUT={} s passed; the interpreter stopped "
                              "this launch at iteration {} of this loop",
-                             *timeout_s_, iteration));
+                             limit_->seconds(), iteration));
   }
 
   const Tensor& get(const Value* v) const { return env_.at(v); }
@@ -1056,25 +1018,10 @@ private:
   const Allocations& allocs_;
   LaunchGrid grid_;
   std::span<const ArgSlot> args_;
-  std::optional<double> timeout_s_;
-  std::chrono::steady_clock::time_point start_;
+  std::optional<interp::TimeLimit> limit_;
   int64_t pid_[3] = {0, 0, 0};
   std::unordered_map<const Value*, Tensor> env_;
 };
-
-// TRITIUM_INTERPRETER_TIMEOUT=seconds (a positive number), or none.
-std::optional<double> interpreter_timeout() {
-  const char* text = std::getenv("TRITIUM_INTERPRETER_TIMEOUT");
-  if (!text || !*text)
-    return std::nullopt;
-  char* end = nullptr;
-  const double s = std::strtod(text, &end);
-  if (*end != '\0' || !(s > 0) || !std::isfinite(s))
-    throw Error(fmt::format("TRITIUM_INTERPRETER_TIMEOUT={}: it must be a positive number of "
-                            "seconds",
-                            text));
-  return s;
-}
 
 class InterpretedKernel : public CompiledKernel {
 public:
@@ -1084,7 +1031,7 @@ public:
     if (args.size() != f_->args().size())
       throw Error(fmt::format("kernel '{}': {} arguments for {} parameters", f_->name, args.size(),
                               f_->args().size()));
-    Program p(*f_, allocs_, grid, args, interpreter_timeout());
+    Program p(*f_, allocs_, grid, args, interp::TimeLimit::from_env());
     for (int64_t z = 0; z < grid.z; ++z)
       for (int64_t y = 0; y < grid.y; ++y)
         for (int64_t x = 0; x < grid.x; ++x)

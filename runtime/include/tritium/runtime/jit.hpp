@@ -298,24 +298,30 @@ private:
   // An integer parameter refuses a fraction (64.9) or a value past its range (2^32 + 64 for
   // constexpr_<int>); a floating-point one rounds, as Triton's Python floats do, but refuses
   // a finite value that overflows.
+  // Checked before converting: a floating-point value out of the type's range does not convert.
   template <size_t I, class T, class A>
-  void check_exact(const A& a, const T& v) const {
+  void check_exact(const A& a) const {
     if constexpr (std::is_arithmetic_v<A> && !std::is_same_v<T, bool>) {
-      bool exact = true;
+      bool exact = true, in_range = true;
       if constexpr (std::is_integral_v<T> && std::is_floating_point_v<A>) {
         const A bound = std::ldexp(A{1}, std::numeric_limits<T>::digits); // 2^31 for int
-        exact = a == std::trunc(a) && a < bound && a >= (std::is_signed_v<T> ? -bound : A{0});
+        in_range = a < bound && a >= (std::is_signed_v<T> ? -bound : A{0});
+        exact = in_range && a == std::trunc(a);
       } else if constexpr (std::is_integral_v<T>) {
-        exact = std::in_range<T>(a);
+        exact = std::in_range<T>(a); // the conversion itself is defined (modulo 2^bits)
       } else if constexpr (std::is_floating_point_v<A>) {
-        exact = !std::isfinite(a) || std::isfinite(v);
+        in_range = !std::isfinite(a) || std::fabs(a) <= std::numeric_limits<T>::max();
+        exact = in_range;
       }
       if (!exact) [[unlikely]] {
         std::ostringstream os;
         os.precision(15);
         os << "kernel '" << name_ << "': argument " << I
-           << " is a constexpr_ parameter whose type cannot hold " << +a
-           << " exactly (it would become " << +v << ")";
+           << " is a constexpr_ parameter whose type cannot hold " << +a << " exactly (";
+        if (in_range)
+          os << "it would become " << +static_cast<T>(a) << ")";
+        else
+          os << "it is out of the type's range)";
         throw Error(os.str());
       }
     }
@@ -326,8 +332,8 @@ private:
     using Traits = lang::param_traits<Param>;
     if constexpr (Traits::is_constexpr) {
       using T = typename Traits::value_type;
+      check_exact<I, T>(a);
       T v = static_cast<T>(a);
-      check_exact<I, T>(a, v);
       (void)slot; // constexpr parameters are not passed at launch
       if constexpr (std::is_floating_point_v<T>)
         key = std::bit_cast<uint64_t>(static_cast<double>(v));
