@@ -73,8 +73,11 @@ private:
           continue;
         }
       }
-      if (writes_or_effects(op))
-        return; // later loads may read what this writes
+      // Loads after the next loop are that loop's to hoist: moved above both they would hold
+      // registers across both, and scanning on from every loop made a kernel of many loops
+      // compile in quadratic time.
+      if (op.kind == OpKind::For || writes_or_effects(op))
+        return; // (or later loads may read what this writes)
     }
   }
 

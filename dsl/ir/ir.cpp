@@ -213,7 +213,11 @@ Value* Function::new_value(Type t) {
 }
 
 void Function::replace_all_uses(Value* from, Value* to) {
-  walk(entry(), [&](Op& op) {
+  // A value is visible only in the block that defines it and the regions nested there, so only
+  // that block is walked: replacing every loop's carried values while tracing, or many values in
+  // a pass, stays linear in the kernel's size instead of walking the whole function each time.
+  Block* scope = from->def ? from->def->parent : from->block;
+  walk(scope ? *scope : entry(), [&](Op& op) {
     for (auto& v : op.operands)
       if (v == from)
         v = to;
