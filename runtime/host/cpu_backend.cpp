@@ -1,6 +1,7 @@
 // The "cpu" device: host memory, kernels compiled by codegen/targets/cpu, and a launch that
 // runs the grid's programs in parallel on every core through oneTBB. A launch is synchronous.
 #include "codegen/targets/cpu/cpu_codegen.hpp"
+#include "runtime/core/binary_cache.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/ir/printer.hpp>
@@ -12,6 +13,8 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace tritium {
@@ -96,6 +101,70 @@ private:
   cpu::CpuCode code_;
 };
 
+// This build of tritium: the file that holds this code (libtritium, or a program it is linked
+// into statically), by path, size and modification time. Any rebuild of the compiler changes
+// it, so a cached object never outlives the code generator that made it.
+const std::string& build_identity() {
+  static const std::string id = [] {
+    Dl_info info{};
+    struct stat st {};
+    if (!dladdr(reinterpret_cast<const void*>(&build_identity), &info) || !info.dli_fname ||
+        stat(info.dli_fname, &st) != 0)
+      return std::string(); // unknown: the cache is not used
+    return fmt::format("{}:{}:{}.{}", info.dli_fname, st.st_size, st.st_mtim.tv_sec,
+                       st.st_mtim.tv_nsec);
+  }();
+  return id;
+}
+
+// A cache entry: "<symbol>\n<scratch bytes>\n" and the object's bytes.
+std::string encode(const cpu::CpuKernelObject& o) {
+  return fmt::format("{}\n{}\n", o.symbol, o.scratch_bytes) + o.object;
+}
+std::optional<cpu::CpuKernelObject> decode(const std::vector<char>& entry) {
+  const std::string_view s(entry.data(), entry.size());
+  const size_t a = s.find('\n');
+  const size_t b = a == std::string_view::npos ? a : s.find('\n', a + 1);
+  if (b == std::string_view::npos || a == 0)
+    return std::nullopt;
+  cpu::CpuKernelObject o;
+  o.symbol = std::string(s.substr(0, a));
+  o.scratch_bytes = std::strtoll(std::string(s.substr(a + 1, b - a - 1)).c_str(), nullptr, 10);
+  o.object = std::string(s.substr(b + 1));
+  return o;
+}
+
+// Compiled kernels persist on disk (runtime/core/binary_cache.hpp, folder "cpu"), so that the
+// next process loads a kernel's object instead of compiling it again (55-250 ms a kernel). The
+// key is everything an object depends on: the IR as traced (its specialization included),
+// fp_fusion, this build of tritium, LLVM and the host CPU. While TRITIUM_DUMP is set the cache
+// is passed by: a dump wants every stage.
+cpu::CpuCode compile_cached(const ir::Function& f, bool fp_fusion) {
+  // artifact("cache"), as on CUDA: "hit" (loaded from disk), "miss" (compiled, stored) or "off".
+  auto with_state = [](cpu::CpuCode code, const char* state) {
+    code.artifacts["cache"] = state;
+    return code;
+  };
+  const char* dump = std::getenv("TRITIUM_DUMP");
+  gpu::BinaryCache cache("cpu");
+  if ((dump && *dump) || build_identity().empty() || !cache.enabled())
+    return with_state(cpu::compile_kernel(f, fp_fusion), "off");
+  gpu::CacheKey key;
+  key.add("cpu-object/1").add(build_identity()).add(cpu::code_identity());
+  key.add(fp_fusion ? 1 : 0).add(ir::print(f));
+  if (auto entry = cache.load(key))
+    if (auto object = decode(*entry)) {
+      try {
+        return with_state(cpu::load_kernel_object(std::move(*object)), "hit");
+      } catch (const Error&) {
+        // An entry this process cannot link: compiled again below, and replaced.
+      }
+    }
+  cpu::CpuKernelObject object = cpu::compile_kernel_object(f, fp_fusion);
+  cache.store(key, encode(object));
+  return with_state(cpu::load_kernel_object(std::move(object)), "miss");
+}
+
 class CpuBackend : public Backend {
 public:
   std::string_view name() const override { return "cpu"; }
@@ -132,7 +201,7 @@ public:
   }
   std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
                                           const CompileOptions& options) override {
-    cpu::CpuCode code = cpu::compile_kernel(*f, options.enable_fp_fusion);
+    cpu::CpuCode code = compile_cached(*f, options.enable_fp_fusion);
     return std::make_unique<CpuKernel>(std::move(f), std::move(code));
   }
 };

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -116,6 +117,51 @@ TEST_CASE("cpu: a compiled specialization is reused, never recompiled") {
   k[{8}](x, out, 1000, 128);
   CHECK(k.num_compiled() == 2);
   CHECK(out.to_host() == std::vector<float>(1000, 2.0f));
+}
+
+// The disk cache of compiled objects: a kernel traced again (as by a second process) loads
+// its object instead of compiling; another specialization, or fp_fusion, is another entry; a
+// damaged entry is compiled again. TRITIUM_CACHE_DIR points at a fresh folder for the test.
+TEST_CASE("cpu: compiled kernels persist in the disk cache, keyed by their specialization") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tritium-cpu-cache-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ::setenv("TRITIUM_CACHE_DIR", dir.c_str(), 1);
+  auto entries = [&] {
+    size_t n = 0;
+    if (fs::exists(dir / "cpu"))
+      for (const auto& e : fs::recursive_directory_iterator(dir / "cpu"))
+        n += e.is_regular_file();
+    return n;
+  };
+  auto dev = tritium::device("cpu");
+  auto x = dev.from_host(std::vector<float>(1000, 1.0f));
+  auto out = dev.alloc<float>(1000);
+  auto launch = [&](int block, bool fusion = true) {
+    auto k = tritium::jit(add_kernel, "add_kernel_cached"); // a fresh JIT: nothing in memory
+    k.options({.enable_fp_fusion = fusion});
+    const std::string state = k.compiled(x, out, 1000, block).artifact("cache");
+    k[{(1000 + block - 1) / block}](x, out, 1000, block);
+    CHECK(out.to_host() == std::vector<float>(1000, 2.0f));
+    return state;
+  };
+  CHECK(launch(128) == "miss");
+  CHECK(entries() == 1);
+  CHECK(launch(128) == "hit");
+  CHECK(launch(256) == "miss"); // another constexpr value
+  CHECK(launch(128, false) == "miss");
+  CHECK(entries() == 3);
+  // Every entry damaged: each reads as a miss, and is compiled and stored again.
+  for (const auto& e : fs::recursive_directory_iterator(dir / "cpu"))
+    if (e.is_regular_file())
+      fs::resize_file(e.path(), fs::file_size(e.path()) / 2);
+  CHECK(launch(128) == "miss");
+  CHECK(launch(128) == "hit");
+  ::setenv("TRITIUM_CACHE_DIR", "off", 1);
+  CHECK(launch(128) == "off");
+  ::unsetenv("TRITIUM_CACHE_DIR");
+  fs::remove_all(dir);
 }
 
 TEST_CASE("cpu: dot matches the interpreter bit for bit in every precision") {

@@ -49,9 +49,23 @@ struct CpuCode {
   std::shared_ptr<void> keep_alive; // releases the JIT'd code when the last user goes
 };
 
-// The whole pipeline: lower -> optimize (O3) -> JIT. Thread-safe. fp_fusion:
+// The whole pipeline: lower -> optimize (O3) -> object -> JIT. Thread-safe. fp_fusion:
 // CompileOptions::enable_fp_fusion (a float multiply feeding an add may become one fma).
 CpuCode compile_kernel(const ir::Function& f, bool fp_fusion = true);
+
+// The same in two halves, for the runtime's disk cache: the kernel compiled to a relocatable
+// object for this host (everything but "jit"), then linked into the process. An object depends
+// on the IR, fp_fusion, tritium's own code and code_identity(); nothing else.
+struct CpuKernelObject {
+  std::string object; // ELF bytes
+  std::string symbol; // the KernelEntry's name in it
+  int64_t scratch_bytes = 0;
+  std::map<std::string, std::string, std::less<>> artifacts; // when dumping
+};
+CpuKernelObject compile_kernel_object(const ir::Function& f, bool fp_fusion = true);
+CpuCode load_kernel_object(CpuKernelObject object);
+// LLVM's version, the host's triple, CPU and features: what else shapes an object.
+std::string code_identity();
 
 // Ahead of time: kernels compiled into one relocatable object (PIC) for this host's
 // architecture, tuned for `cpu` (an LLVM CPU name such as "x86-64-v3"; "" is this machine's),

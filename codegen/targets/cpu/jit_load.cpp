@@ -11,6 +11,7 @@
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 
 #include <mutex>
 
@@ -58,20 +59,30 @@ std::mutex jit_mutex;
 
 } // namespace
 
-JitResult jit_load(llvm::orc::ThreadSafeModule module, const std::string& symbol) {
+JitResult jit_load(std::string_view object, const std::string& symbol) {
   std::lock_guard<std::mutex> lock(jit_mutex);
   auto& j = jit();
-  auto rt = j.getMainJITDylib().createResourceTracker();
-  if (auto e = j.addIRModule(rt, std::move(module)))
+  // Each object links into a library of its own, which sees the runtime's symbols and the C
+  // library through the main one: an object from the disk cache keeps the symbol the process
+  // that compiled it chose, which another kernel may hold here.
+  static int objects = 0;
+  auto lib = j.createJITDylib(fmt::format("tritium_object_{}", objects++));
+  if (!lib)
+    throw Error(fmt::format("cpu backend: kernel {}: {}", symbol, message(lib.takeError())));
+  lib->addToLinkOrder(j.getMainJITDylib());
+  auto rt = lib->createResourceTracker();
+  if (auto e = j.addObjectFile(rt, llvm::MemoryBuffer::getMemBufferCopy(object, symbol)))
     throw Error(fmt::format("cpu backend: kernel {}: {}", symbol, message(std::move(e))));
-  auto addr = j.lookup(symbol);
+  auto addr = j.lookup(*lib, symbol);
   if (!addr)
     throw Error(fmt::format("cpu backend: kernel {}: {}", symbol, message(addr.takeError())));
   JitResult r;
   r.address = addr->toPtr<void*>();
-  r.keep_alive = std::shared_ptr<void>(nullptr, [rt](void*) {
+  llvm::orc::JITDylib* owner = &*lib;
+  r.keep_alive = std::shared_ptr<void>(nullptr, [rt, owner](void*) {
     std::lock_guard<std::mutex> lock(jit_mutex);
     llvm::consumeError(rt->remove());
+    llvm::consumeError(jit().getExecutionSession().removeJITDylib(*owner));
   });
   return r;
 }

@@ -1,11 +1,10 @@
-// Stage "jit": hands an optimized module to ORC's LLJIT (one per process, shared by every
-// kernel) and returns the kernel's address. Machine code is generated here, at O3.
+// Stage "jit": links a kernel's object code into the process through ORC's LLJIT (one per
+// process, shared by every kernel) and returns the kernel's address.
 #pragma once
-
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tritium::cpu {
 
@@ -14,6 +13,7 @@ struct JitResult {
   std::shared_ptr<void> keep_alive; // removing it frees the kernel's code
 };
 
-JitResult jit_load(llvm::orc::ThreadSafeModule module, const std::string& symbol);
+// `object`: an ELF relocatable object for this host, compiled now or read from the disk cache.
+JitResult jit_load(std::string_view object, const std::string& symbol);
 
 } // namespace tritium::cpu
