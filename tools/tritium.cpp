@@ -172,7 +172,8 @@ int opt(int argc, char** argv) {
     }
     run.push_back(found);
   }
-  std::unique_ptr<ir::Function> f = ir::parse(read_text(file), gpu::parse_layout);
+  std::unique_ptr<ir::Function> f =
+      ir::parse(read_text(file), gpu::parse_layout, file == "-" ? "<stdin>" : file);
   ir::verify(*f);
   for (const gpu::GpuPass* p : run) {
     p->run(*f, features);
@@ -273,7 +274,7 @@ int main(int argc, char** argv) {
         throw Error("no sample kernel named '" + sample + "' (see `tritium samples`)");
       f = it->second();
     } else {
-      f = ir::parse(read_text(file), gpu::parse_layout);
+      f = ir::parse(read_text(file), gpu::parse_layout, file == "-" ? "<stdin>" : file);
     }
     if (target.arch == "host") {
       // The CPU backend compiles the host target; its stages come from CompiledKernel. Its

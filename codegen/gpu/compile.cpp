@@ -14,6 +14,7 @@
 #include "passes/passes.hpp"
 
 #include <tritium/error.hpp>
+#include <tritium/ir/dump_stem.hpp>
 #include <tritium/ir/printer.hpp>
 
 #include <fmt/format.h>
@@ -79,11 +80,16 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
   out.num_threads = warps * ti->warp_size();
   for (const ir::Value* a : f.args())
     out.params.push_back(a->type.elem);
+  // Each specialization its own files, named as the runtime names the stages it adds.
+  const std::string stem =
+      target.dump_dir.empty()
+          ? f.name
+          : ir::dump_stem(target.dump_dir, f.name, ir::print(f), warps, options.num_stages);
   auto keep = [&](std::string stage, std::function<std::string()> text) {
     if (!target.dump_dir.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(target.dump_dir, ec);
-      auto path = std::filesystem::path(target.dump_dir) / fmt::format("{}.{}", f.name, stage);
+      auto path = std::filesystem::path(target.dump_dir) / fmt::format("{}.{}", stem, stage);
       if (ec || !(std::ofstream(path) << text()))
         throw Error(fmt::format("kernel '{}': cannot write the {} stage to {}{}", f.name, stage,
                                 path.string(), ec ? ": " + ec.message() : std::string()));

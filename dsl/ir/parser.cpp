@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace tritium::ir {
@@ -40,7 +41,8 @@ std::string enum_choices(std::string_view key) {
 
 class Parser {
 public:
-  Parser(std::string_view text, const LayoutParser& layouts) : s_(text), layouts_(layouts) {}
+  Parser(std::string_view text, const LayoutParser& layouts, std::string source)
+      : s_(text), layouts_(layouts), source_(std::move(source)) {}
 
   std::unique_ptr<Function> run() {
     auto f = std::make_unique<Function>();
@@ -337,8 +339,9 @@ private:
 
   void op() {
     skip_ws();
-    // The op's line, for the verifier's and the lowering's messages ("ir text:12: ...").
-    builder_->set_loc(SourceLoc{"ir text", line_at(pos_)});
+    // The op's line, for the verifier's and the lowering's messages ("kernel.tir:12: ..."),
+    // unless the text names where the op came from (a dump's `loc("file.cpp":12)`).
+    builder_->set_loc(SourceLoc{source_, line_at(pos_)});
     std::vector<std::string> result_names;
     if (peek('%')) {
       do
@@ -371,6 +374,8 @@ private:
       if (types.size() != result_names.size())
         fail(fmt::format("{} results but {} types", result_names.size(), types.size()));
     }
+    if (std::optional<SourceLoc> at = location())
+      builder_->set_loc(*at);
     Op& created = builder_->create(kind, operands, types, a);
     for (size_t i = 0; i < result_names.size(); ++i)
       define(result_names[i], created.results[i]);
@@ -405,6 +410,30 @@ private:
     }
   }
 
+  // `loc("file":line)`, as ir::print_with_locations writes it after an op's types.
+  std::optional<SourceLoc> location() {
+    skip_ws();
+    if (s_.substr(pos_, 4) != "loc(")
+      return std::nullopt;
+    pos_ += 4;
+    skip_ws();
+    if (!peek('"'))
+      fail("expected a quoted file name in loc(...)");
+    SourceLoc at;
+    at.file = std::get<std::string>(attr_value("loc"));
+    expect(':');
+    skip_ws();
+    size_t start = pos_;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
+      ++pos_;
+    const std::string_view digits = s_.substr(start, pos_ - start);
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), at.line);
+    if (digits.empty() || r.ec != std::errc())
+      fail("expected a line number in loc(...)");
+    expect(')');
+    return at;
+  }
+
   bool region_follows() {
     size_t save = pos_;
     bool r = accept('{') && peek('^');
@@ -415,6 +444,7 @@ private:
   static constexpr int kMaxNesting = 64;
   std::string_view s_;
   const LayoutParser& layouts_;
+  std::string source_;
   size_t pos_ = 0;
   size_t counted_pos_ = 0;
   uint32_t counted_line_ = 1;
@@ -426,8 +456,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Function> parse(std::string_view text, const LayoutParser& parse_layout) {
-  return Parser(text, parse_layout).run();
+std::unique_ptr<Function> parse(std::string_view text, const LayoutParser& parse_layout,
+                                std::string source) {
+  return Parser(text, parse_layout, std::move(source)).run();
 }
 
 } // namespace tritium::ir

@@ -46,7 +46,8 @@ struct AttrPrinter {
 
 class Printer {
 public:
-  explicit Printer(const std::function<std::string(const Op&)>* annotate) : annotate_(annotate) {}
+  explicit Printer(const std::function<std::string(const Op&)>* annotate, bool locations = false)
+      : annotate_(annotate), locations_(locations) {}
 
   std::string run(const Function& f) {
     out_ += fmt::format("func @{}(", f.name);
@@ -114,6 +115,8 @@ private:
       for (size_t i = 0; i < op.results.size(); ++i)
         out_ += (i ? ", " : "") + to_string(op.results[i]->type);
     }
+    if (locations_ && !op.loc.file.empty())
+      out_ += fmt::format(" loc({}:{})", quote(op.loc.file), op.loc.line);
     // A note ends the op's first line: after the opening brace of its first region, if any.
     std::string note;
     if (annotate_ && *annotate_)
@@ -134,6 +137,7 @@ private:
   }
 
   const std::function<std::string(const Op&)>* annotate_;
+  bool locations_;
   std::string out_;
   std::unordered_map<const Value*, size_t> names_;
 };
@@ -146,6 +150,10 @@ std::string print_attr(const AttrValue& v) {
 
 std::string print(const Function& f) {
   return Printer(nullptr).run(f);
+}
+
+std::string print_with_locations(const Function& f) {
+  return Printer(nullptr, true).run(f);
 }
 
 std::string print(const Function& f, const std::function<std::string(const Op&)>& annotate) {

@@ -1,4 +1,5 @@
 // Out-of-line helpers of the launch path: kernel names, grid checks, stage dumps.
+#include <tritium/ir/dump_stem.hpp>
 #include <tritium/ir/printer.hpp>
 #include <tritium/runtime/autotune.hpp>
 #include <tritium/runtime/jit.hpp>
@@ -61,7 +62,8 @@ void check_options(const CompileOptions& o, std::string_view kernel) {
         fmt::format("kernel '{}': num_stages = {}: it must be 0 or more", kernel, o.num_stages));
 }
 
-void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompiledKernel& k) {
+void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompileOptions& o,
+                    const CompiledKernel& k) {
   const char* dir = std::getenv("TRITIUM_DUMP");
   if (!dir || !*dir)
     return;
@@ -71,19 +73,23 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
   if (ec || !fs::is_directory(dir))
     throw Error(fmt::format("TRITIUM_DUMP={}: cannot create the folder for kernel '{}': {}", dir,
                             kernel, ec ? ec.message() : "a file of that name exists"));
+  // An autotuned kernel's configuration is part of the name; each further specialization of
+  // the same kernel gets its own files too (ir::dump_stem), named as the GPU compiler names
+  // the stages it writes as it goes.
+  const std::string config = current_config();
+  const std::string stem = ir::dump_stem(
+      dir, config.empty() ? std::string(kernel) : fmt::format("{}.{}", kernel, config),
+      ir::print(f), o.num_warps, o.num_stages);
   auto write = [&](std::string_view stage, const std::string& text) {
     if (text.empty())
       return;
-    // An autotuned kernel's specializations each keep their files: the configuration is part of
-    // the name.
-    const std::string config = current_config();
-    fs::path path =
-        fs::path(dir) / (config.empty() ? fmt::format("{}.{}", kernel, stage)
-                                        : fmt::format("{}.{}.{}", kernel, config, stage));
+    fs::path path = fs::path(dir) / fmt::format("{}.{}", stem, stage);
     if (!(std::ofstream(path) << text))
       throw Error(fmt::format("TRITIUM_DUMP={}: cannot write {}", dir, path.string()));
   };
-  write("ir", ir::print(f));
+  // The traced IR with each op's source line: `tritium compile` of this file reports errors at
+  // the kernel's C++ lines.
+  write("ir", ir::print_with_locations(f));
   for (const char* stage : {"ir.opt", "ll", "ll.opt", "ptx", "amdgcn", "asm"})
     write(stage, k.artifact(stage));
 }

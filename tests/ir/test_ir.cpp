@@ -6,6 +6,7 @@
 #include <tritium/ir/printer.hpp>
 
 #include <string>
+#include <vector>
 
 using namespace tritium;
 using namespace tritium::ir;
@@ -75,6 +76,32 @@ TEST_CASE("a built function verifies, prints, and round-trips through the parser
   CHECK(print(*g) == text);
   CHECK(g->arg_info[1].is_constant);
   CHECK(g->arg_info[1].constant == 1);
+}
+
+// What TRITIUM_DUMP writes: each op's source location, read back by the parser so that a dump
+// compiled again (`tritium compile`) reports the kernel's C++ line; without it an op is located
+// at the text's own file and line.
+TEST_CASE("source locations print after an op's types and parse back") {
+  auto f = sample();
+  int line = 10;
+  walk(f->entry(), [&](Op& op) { op.loc = SourceLoc{"kernel \"a\".cpp", uint32_t(line++)}; });
+  std::string text = print_with_locations(*f);
+  CHECK(text.find(
+            "arange() {end = 128, start = 0} : tensor<128xi32> loc(\"kernel \\\"a\\\".cpp\":11)") !=
+        std::string::npos);
+  auto g = parse(text);
+  CHECK(print_with_locations(*g) == text);
+  CHECK(print(*g) == print(*f));
+  std::vector<SourceLoc> locs;
+  walk(g->entry(), [&](Op& op) { locs.push_back(op.loc); });
+  REQUIRE(locs.size() == size_t(line - 10));
+  CHECK(locs[3].file == "kernel \"a\".cpp");
+  CHECK(locs[3].line == 13);
+  // Plain text: the op's own line in the named file.
+  auto h = parse(print(*f), {}, "sample.tir");
+  CHECK(h->entry().ops[1]->loc.str() == "sample.tir:3");
+  CHECK_THROWS_WITH_AS(parse("func @k() {\n  return() loc(\"x.cpp\":)\n}\n"),
+                       doctest::Contains("expected a line number in loc(...)"), Error);
 }
 
 TEST_CASE("float attributes keep their kind and exact value through a round trip") {

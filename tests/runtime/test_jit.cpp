@@ -5,8 +5,13 @@
 #include <support/devices.hpp>
 #include <tritium/ir/printer.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace tl = tritium::tl;
@@ -140,6 +145,58 @@ TEST_CASE("kernels without a name are named by where they were made") {
   CHECK(tritium::jit(
             +[](tl::ptr<float> x) { tl::store(x, 1.0f); }, "given")
             .name() == "given");
+}
+
+// Without captures a lambda is the function it converts to: `+` is not needed (one that
+// captures is a compile error, tests/compile_fail/lambda_with_capture.cpp).
+TEST_CASE("a lambda without captures is a kernel, with or without +") {
+  auto dev = tritium::device("interpreter");
+  auto x = dev.alloc<float>(16);
+  auto fill = [](tl::ptr<float> x, tl::f32 v) {
+    auto i = tl::arange(0, 16);
+    tl::store(x + i, tl::full<float>({16}, 0.0f) + v + i.to<float>());
+  };
+  auto a = tritium::jit(fill, "fill_lambda");
+  a[{1}](x, 2.0f);
+  std::vector<float> got = x.to_host();
+  for (int i = 0; i < 16; ++i)
+    CHECK(got[i] == 2.0f + float(i));
+  auto b = tritium::jit(+fill, "fill_pointer");
+  b[{1}](x, -1.0f);
+  CHECK(x.to_host()[15] == 14.0f);
+  CHECK(a.name() == "fill_lambda");
+}
+
+// Three launches, two specializations (BLOCK 16 and 32): two sets of files, the first under the
+// kernel's plain name; the traced IR carries the kernel's C++ lines and parses back with them.
+TEST_CASE("TRITIUM_DUMP keeps one set of files per specialization, with source lines") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tritium-dump-spec-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  auto dev = tritium::device("interpreter");
+  auto x = dev.alloc<float>(32), out = dev.alloc<float>(32);
+  auto k = tritium::jit(scale_kernel, "scale_dump");
+  k[{1}](x, out, 32, 2.0f, 16);
+  k[{1}](x, out, 32, 2.0f, 32);
+  k[{1}](x, out, 32, 3.0f, 16);
+  ::unsetenv("TRITIUM_DUMP");
+  std::vector<std::string> irs;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".ir")
+      irs.push_back(e.path().filename().string());
+  std::sort(irs.begin(), irs.end());
+  REQUIRE(irs.size() == 2);
+  CHECK(irs[0].size() == std::string("scale_dump.12345678.ir").size());
+  CHECK(irs[1] == "scale_dump.ir");
+  std::ifstream in(dir / "scale_dump.ir");
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  CHECK(text.find("test_jit.cpp\":") != std::string::npos);
+  auto f = tritium::ir::parse(text);
+  CHECK_NOTHROW(tritium::ir::verify(*f));
+  CHECK(f->entry().ops.front()->loc.file.ends_with("test_jit.cpp"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("devices are chosen by name, with a clear error for an unknown or unavailable one") {

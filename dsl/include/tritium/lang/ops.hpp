@@ -739,57 +739,18 @@ auto dot(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::curr
   return dot(a, b, zeros<Acc>(s, loc), "ieee", loc);
 }
 
-// --- hints and debugging -------------------------------------------------------------------
-template <Element E>
-basic_tensor<E> multiple_of(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
-  return basic_tensor<E>(detail::hint(x.use(loc), "multiple_of", m, loc));
-}
-template <Element E>
-basic_tensor<E> max_contiguous(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
-  return basic_tensor<E>(detail::hint(x.use(loc), "max_contiguous", m, loc));
-}
-template <Element E>
-basic_tensor<E> max_constancy(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
-  return basic_tensor<E>(detail::hint(x.use(loc), "max_constancy", m, loc));
-}
-inline void assume(const i1& cond, Loc loc = Loc::current()) {
-  detail::debug_op(ir::OpKind::Assume, {cond.use(loc)}, {}, loc);
-}
-// A trace-time assertion (Triton's tl.static_assert).
-inline void static_assert_(bool cond, std::string_view msg = "", Loc loc = Loc::current()) {
-  if (!cond)
-    detail::fail(loc, "static assertion failed" + (msg.empty() ? "" : ": " + std::string(msg)));
-}
-// A string that remembers where it was written: variadic functions cannot take a trailing
-// defaulted source_location, so their leading message argument carries it.
-struct Message {
-  std::string_view text;
-  Loc loc;
-  template <class S>
-  requires std::convertible_to<const S&, std::string_view> Message(const S& s,
-                                                                   Loc l = Loc::current())
-      : text(s), loc(l) {}
-};
-// Prints the prefix and the values at run time, from every program (Triton's device_print).
-template <Element... E>
-void device_print(Message prefix, const basic_tensor<E>&... xs) {
-  Loc loc = prefix.loc;
-  detail::debug_op(ir::OpKind::Print, {xs.use(loc)...}, {{"prefix", std::string(prefix.text)}},
-                   loc);
-}
-// Prints the prefix and the values' types (shape and element type) while tracing, once per
-// specialization (Triton's static_print); values are not known then.
-template <Element... E>
-void static_print(Message prefix, const basic_tensor<E>&... xs) {
-  std::string line = std::string(prefix.text);
-  ((line += " " + ir::to_string(xs.use(prefix.loc)->type)), ...);
-  detail::static_print(line, prefix.loc);
-}
-inline void device_assert(const i1& cond, std::string_view msg = "", Loc loc = Loc::current()) {
-  detail::debug_op(ir::OpKind::Assert, {cond.use(loc)}, {{"message", std::string(msg)}}, loc);
-}
-inline void debug_barrier(Loc loc = Loc::current()) {
-  detail::debug_op(ir::OpKind::Barrier, {}, {}, loc);
+// Operands of two dtypes: stopped here, with the fix, instead of "no matching function".
+template <Element A, Element B, class... Rest>
+requires(!std::same_as<A, B>) basic_tensor<float> dot(const basic_tensor<A>&,
+                                                      const basic_tensor<B>&, Rest&&...) {
+  static_assert(std::same_as<A, B>,
+                "tl::dot: both operands must have the same dtype. Convert one first, e.g. "
+                "tl::dot(a.to<tl::f16>(), b) for int8 weights dequantized to fp16 (i8 x i8 "
+                "accumulates in i32, f16/bf16 in f32)");
+  return {};
 }
 
 } // namespace tritium::lang
+
+// Hints to the compiler, assertions and printing: tl::multiple_of, tl::device_print, ...
+#include <tritium/lang/debug.hpp>

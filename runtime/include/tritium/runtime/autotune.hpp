@@ -117,21 +117,14 @@ public:
   void operator()(const std::string& key, const Launch& launch, Device device = {}) {
     if (device == Device())
       device = default_device();
-    const Config* c = &best(key, launch, device);
-    const std::string full = std::string(device.target()) + "|" + key;
+    // One lookup under one lock: the choice, and whether it still waits for its check.
+    uint64_t stored_hash = 0;
+    const Config* c = &choose(key, launch, device, &stored_hash);
     auto run = [&] {
       kernel_.options({.num_warps = c->num_warps, .num_stages = c->num_stages});
       detail::ConfigScope scope(*c);
       launch(kernel_, *c);
     };
-    uint64_t stored_hash = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = unchecked_.find(full); it != unchecked_.end()) {
-        stored_hash = it->second;
-        unchecked_.erase(it);
-      }
-    }
     if (stored_hash == 0)
       return run();
     std::string why;
@@ -145,6 +138,7 @@ public:
     }
     detail::autotune_note(kernel_.name(), key, c->str(), why);
     {
+      const std::string full = std::string(device.target()) + "|" + key;
       std::lock_guard<std::mutex> lock(mutex_);
       chosen_.erase(full);
       skip_store_.insert(full);
@@ -157,10 +151,27 @@ public:
   const Config& best(const std::string& key, const Launch& launch, Device device = {}) {
     if (device == Device())
       device = default_device();
+    return choose(key, launch, device, nullptr);
+  }
+
+  Kernel& kernel() { return kernel_; }
+  const std::vector<Config>& configs() const { return configs_; }
+
+private:
+  // best(); and where `unchecked` is given, the IR hash of a choice read from disk that no
+  // launch has checked yet (0 when none), taken so that only the first launch checks it.
+  const Config& choose(const std::string& key, const Launch& launch, Device device,
+                       uint64_t* unchecked) {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::string full = std::string(device.target()) + "|" + key;
-    if (auto it = chosen_.find(full); it != chosen_.end())
+    if (auto it = chosen_.find(full); it != chosen_.end()) {
+      if (unchecked && !unchecked_.empty())
+        if (auto u = unchecked_.find(full); u != unchecked_.end()) {
+          *unchecked = u->second;
+          unchecked_.erase(u);
+        }
       return configs_[it->second];
+    }
     if (configs_.size() == 1) // nothing to choose: no timing runs
       return configs_[chosen_[full] = 0];
     // Stored as "<config>\n<IR hash>"; an entry of another form is from an older tritium.
@@ -172,8 +183,12 @@ public:
           nl == std::string::npos ? 0 : std::strtoull(stored->c_str() + nl + 1, nullptr, 16);
       for (size_t i = 0; hash != 0 && i < configs_.size(); ++i)
         if (configs_[i].str() == stored->substr(0, nl)) {
-          unchecked_[full] = hash;
-          return configs_[chosen_[full] = i];
+          chosen_[full] = i;
+          if (unchecked)
+            *unchecked = hash;
+          else
+            unchecked_[full] = hash;
+          return configs_[i];
         }
     }
     std::vector<detail::TuneResult> results;
@@ -211,10 +226,6 @@ public:
     return configs_[winner];
   }
 
-  Kernel& kernel() { return kernel_; }
-  const std::vector<Config>& configs() const { return configs_; }
-
-private:
   Kernel kernel_;
   std::vector<Config> configs_;
   std::mutex mutex_;
@@ -225,11 +236,27 @@ private:
 
 // Makes an autotuned kernel (the name as for tritium::jit).
 template <class... P>
-Autotuner<P...> autotune(void (*fn)(P...), std::string name, std::vector<Config> configs,
-                         std::source_location where = std::source_location::current()) {
+requires detail::all_kernel_params<P...> Autotuner<P...>
+autotune(void (*fn)(P...), std::string name, std::vector<Config> configs,
+         std::source_location where = std::source_location::current()) {
   if (name.empty())
     name = detail::default_kernel_name(reinterpret_cast<const void*>(fn), where);
   return Autotuner<P...>(fn, std::move(name), std::move(configs));
+}
+template <class... P>
+requires(!detail::all_kernel_params<P...>) detail::RejectedKernel<P...> autotune(
+    void (*)(P...), std::string, std::vector<Config>,
+    std::source_location = std::source_location::current()) {
+  return {};
+}
+template <class F>
+requires(!std::is_pointer_v<std::decay_t<F>> && !std::is_function_v<F>) auto autotune(
+    F f, std::string name, std::vector<Config> configs,
+    std::source_location where = std::source_location::current()) {
+  if constexpr (detail::CapturelessLambda<F>)
+    return autotune(+f, std::move(name), std::move(configs), where);
+  else
+    return detail::RejectedCallable<F>{};
 }
 
 } // namespace tritium

@@ -41,7 +41,8 @@ std::string default_kernel_name(const void* fn, const std::source_location& wher
 void check_grid(const LaunchGrid& g, std::string_view kernel);
 void check_options(const CompileOptions& o, std::string_view kernel);
 // Writes every stage of a freshly compiled kernel under $TRITIUM_DUMP, if set.
-void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompiledKernel& k);
+void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompileOptions& o,
+                    const CompiledKernel& k);
 
 template <class A>
 struct buffer_elem {};
@@ -423,7 +424,7 @@ private:
       std::shared_ptr<const ir::Function> f =
           lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
       auto k = dev.backend().compile(f, options_);
-      detail::dump_artifacts(name_, *f, *k);
+      detail::dump_artifacts(name_, *f, options_, *k);
       const uint64_t ir_hash = boost::hash_value(ir::print(*f));
       it = cache_.emplace(key, Compiled{std::move(k), ir_hash}).first;
     }
@@ -445,15 +446,70 @@ private:
   std::atomic<const Entry*> last_{nullptr};
 };
 
+namespace detail {
+
+template <class... P>
+constexpr bool all_kernel_params = (lang::KernelParam<P> && ...);
+template <class F>
+concept FunctionPointer = std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>;
+template <class F>
+concept CapturelessLambda = !std::is_pointer_v<F> && requires(F f) {
+  { +f } -> FunctionPointer;
+};
+
+// What jit() and autotune() return for a kernel they cannot take: its static_assert says why,
+// and it accepts any launch, so that no second error follows the first.
+template <class... P>
+struct RejectedKernel {
+  static_assert(all_kernel_params<P...>,
+                "tritium: every kernel parameter must be tl::ptr<T>, a scalar tensor type "
+                "(tl::i32, tl::i64, tl::f32, ...) or tl::constexpr_<T>. For a plain C++ `int` or "
+                "`float` parameter write tl::i32 / tl::f32 (a value given at each launch) or "
+                "tl::constexpr_<int> (a value the kernel is compiled for); the parameter types "
+                "are the arguments of RejectedKernel<...> here");
+  RejectedKernel& operator[](LaunchGrid) { return *this; }
+  template <class... A>
+  void operator()(A&&...) {}
+};
+
+template <class F>
+struct RejectedCallable {
+  static_assert(CapturelessLambda<F>,
+                "tritium: a kernel is a function, or a lambda without captures and without "
+                "`auto` parameters: a capture would be frozen into the kernel when it is traced. "
+                "Pass what the kernel reads as parameters (tl::ptr<T>, tl::i32, "
+                "tl::constexpr_<T>)");
+  RejectedCallable& operator[](LaunchGrid) { return *this; }
+  template <class... A>
+  void operator()(A&&...) {}
+};
+
+} // namespace detail
+
 // Makes a launchable kernel. The name (used in errors, dumps and caches) is the function's
 // symbol name where the program exports it, else made from this call's file and line; pass
 // one to be sure.
 template <class... P>
-JitFunction<P...> jit(void (*fn)(P...), std::string name = {},
-                      std::source_location where = std::source_location::current()) {
+requires detail::all_kernel_params<P...> JitFunction<P...>
+jit(void (*fn)(P...), std::string name = {},
+    std::source_location where = std::source_location::current()) {
   if (name.empty())
     name = detail::default_kernel_name(reinterpret_cast<const void*>(fn), where);
   return JitFunction<P...>(fn, std::move(name));
+}
+template <class... P>
+requires(!detail::all_kernel_params<P...>) detail::RejectedKernel<P...> jit(
+    void (*)(P...), std::string = {}, std::source_location = std::source_location::current()) {
+  return {};
+}
+// A lambda without captures is the function it converts to.
+template <class F>
+requires(!std::is_pointer_v<std::decay_t<F>> && !std::is_function_v<F>) auto jit(
+    F f, std::string name = {}, std::source_location where = std::source_location::current()) {
+  if constexpr (detail::CapturelessLambda<F>)
+    return jit(+f, std::move(name), where);
+  else
+    return detail::RejectedCallable<F>{};
 }
 
 } // namespace tritium
