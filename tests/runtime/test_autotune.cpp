@@ -123,7 +123,7 @@ TEST_CASE("autotune: a stored choice the kernel no longer traces, or traces to o
   auto x = dev.from_host(std::vector<float>(n, 1.5f));
   auto out = dev.alloc<float>(n);
   std::vector<Config> configs{
-      {{{"BLOCK", 1024}, {"REPEAT", 4096}}, 4, 1},
+      {{{"BLOCK", 1024}, {"REPEAT", 131072}}, 4, 1},
       {{{"BLOCK", 1024}, {"REPEAT", 1}}, 4, 1},
   };
   int launches = 0;
@@ -141,7 +141,7 @@ TEST_CASE("autotune: a stored choice the kernel no longer traces, or traces to o
   CHECK(edited.best("n", launch, dev).str() == configs[0].str());
   CHECK(out.to_host()[0] == 4.5f);
 
-  // A kernel that traces the stored choice (now REPEAT 4096) to other IR: tuned again too.
+  // A kernel that traces the stored choice (now REPEAT 131072) to other IR: tuned again too.
   auto other = tritium::autotune(scaled_other, "scaled", configs);
   launches = 0;
   other("n", launch, dev);
