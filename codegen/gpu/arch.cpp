@@ -74,7 +74,7 @@ constexpr Arch rdna(std::string_view name, Family f, int wmma, Feature features,
           256,
           0,
           {MatrixUnit::Wmma, wmma, half_operands},
-          features | Feature::DppRowXmask, // every RDNA is GFX10+
+          features | Feature::DppRowXmask | Feature::PermlaneX16, // every RDNA is GFX10+
           isa};
 }
 

@@ -66,6 +66,7 @@ enum class Feature : uint32_t {
   Tma = 1u << 3,         // the Tensor Memory Accelerator and mbarriers
   BufferOps = 1u << 4,   // AMD buffer loads and stores (raw buffer resources)
   DppRowXmask = 1u << 5, // DPP row_xmask (GFX10+): any lane XOR within a row of 16
+  PermlaneX16 = 1u << 6, // v_permlanex16 (GFX10+): lanes read the other row of 16 (a VALU op)
 };
 constexpr Feature operator|(Feature a, Feature b) {
   return static_cast<Feature>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));

@@ -207,24 +207,42 @@ int bank_conflicts(const ConversionPlan::Side& side, int elem_bytes, int warp_si
 
 std::optional<std::vector<std::pair<size_t, size_t>>> lane_swaps(const LinearLayout& from,
                                                                  const LinearLayout& to) {
-  if (from.warp != to.warp || from.lane.size() != to.lane.size() ||
-      from.reg.size() != to.reg.size())
+  if (from.warp != to.warp || from.lane.size() != to.lane.size() || from.reg.size() > to.reg.size())
     return std::nullopt;
   LinearLayout cur = from;
   std::vector<std::pair<size_t, size_t>> swaps;
   for (size_t j = 0; j < cur.lane.size(); ++j) {
     if (cur.lane[j] == to.lane[j])
       continue;
-    auto k = std::find(cur.reg.begin(), cur.reg.end(), to.lane[j]);
-    if (k == cur.reg.end() || LinearLayout::dim_of(cur.lane[j]) < 0)
+    if (LinearLayout::dim_of(cur.lane[j]) < 0)
       return std::nullopt;
-    std::swap(cur.lane[j], *k);
-    swaps.emplace_back(j, static_cast<size_t>(k - cur.reg.begin()));
+    if (LinearLayout::dim_of(to.lane[j]) < 0) { // gathered: both halves' values in registers
+      apply_lane_step(cur, j, kGatherLane);
+      swaps.emplace_back(j, kGatherLane);
+      continue;
+    }
+    auto k = std::find(cur.reg.begin(), cur.reg.end(), to.lane[j]);
+    if (k == cur.reg.end())
+      return std::nullopt;
+    const auto ki = static_cast<size_t>(k - cur.reg.begin());
+    apply_lane_step(cur, j, ki);
+    swaps.emplace_back(j, ki);
   }
+  if (cur.reg.size() != to.reg.size())
+    return std::nullopt;
   for (int i = 0; i < to.num_regs(); ++i)
     if (cur.reg_index(to.reg_offset(i)) < 0)
       return std::nullopt;
   return swaps;
+}
+
+void apply_lane_step(LinearLayout& l, size_t lane_bit, size_t reg_bit) {
+  if (reg_bit == kGatherLane) {
+    l.reg.push_back(l.lane[lane_bit]);
+    std::fill(l.lane[lane_bit].begin(), l.lane[lane_bit].end(), 0);
+  } else {
+    std::swap(l.lane[lane_bit], l.reg[reg_bit]);
+  }
 }
 
 bool converts_in_registers(const LinearLayout& from, const LinearLayout& to) {

@@ -43,9 +43,15 @@ int bank_conflicts(const ConversionPlan::Side& side, int elem_bytes, int warp_si
 // A conversion that only exchanges lane bits with register bits within each warp: the (lane
 // bit, register bit) swaps, applied in order, that turn `from` into `to` (up to the order of
 // registers), each one XOR shuffle per register pair; nullopt where warps differ or a lane bit
-// of `to` is in no register of `from`.
+// of `to` is in no register of `from`. A lane bit that `to` broadcasts is gathered instead
+// (register bit kGatherLane): every register is shuffled once and both lanes keep both values,
+// the lane's basis becoming a new last register basis (an RDNA3 transposed WMMA accumulator,
+// which holds every other column of a row in each half of the wave, as the next WMMA's a).
+inline constexpr size_t kGatherLane = ~size_t{0};
 std::optional<std::vector<std::pair<size_t, size_t>>> lane_swaps(const LinearLayout& from,
                                                                  const LinearLayout& to);
+// One step of lane_swaps applied to a layout.
+void apply_lane_step(LinearLayout& l, size_t lane_bit, size_t reg_bit);
 
 // A conversion whose tile would take more than `max_bytes` of scratch goes through it in rounds
 // (as Triton repeats a conversion over its tiles, but finer): a round fixes some coordinate bits,

@@ -269,8 +269,8 @@ ir::LayoutPtr parse_mma(const Fields& f) {
   l->warps_per_cta = f.ints("wpc");
   l->instr = f.ints("instr");
   l->transposed = f.has("transposed") && f.int_field("transposed") != 0;
-  if (l->transposed && l->unit != MatrixUnit::Mfma)
-    f.fail("only MFMA accumulators are transposed");
+  if (l->transposed && l->unit != MatrixUnit::Mfma && l->unit != MatrixUnit::Wmma)
+    f.fail("only AMD accumulators (MFMA, WMMA) are transposed");
   return l;
 }
 
@@ -503,21 +503,23 @@ LinearLayout resolve_mma(const MmaLayout& m, const std::vector<int64_t>& shape) 
     }
     break;
   }
-  case MatrixUnit::Wmma:
+  case MatrixUnit::Wmma: {
+    const int col = m.transposed ? 0 : 1, row = 1 - col; // as MFMA's
     for (int64_t v = 1; v < 16; v *= 2)
-      out.lane(1, v);
+      out.lane(col, v);
     if (m.version >= 2) { // 16x16: lane = column + 16 * (row / 8); acc[i] row i + 8 * (lane / 16)
-      out.lane(0, 8);
-      out.reg(0, 1);
-      out.reg(0, 2);
-      out.reg(0, 4);
+      out.lane(row, 8);
+      out.reg(row, 1);
+      out.reg(row, 2);
+      out.reg(row, 4);
     } else { // 16x16: lane = column + 16 * (row % 2); acc[i] row 2 * i + lane / 16
-      out.lane(0, 1);
-      out.reg(0, 2);
-      out.reg(0, 4);
-      out.reg(0, 8);
+      out.lane(row, 1);
+      out.reg(row, 2);
+      out.reg(row, 4);
+      out.reg(row, 8);
     }
     break;
+  }
   case MatrixUnit::None:
     misfit(m, shape);
   }
@@ -653,7 +655,7 @@ LinearLayout resolve(const ir::LayoutPtr& layout, const std::vector<int64_t>& sh
 }
 
 ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vector<int>& order,
-                             int vec, int num_warps, int warp_size) {
+                             int vec, int num_warps, int warp_size, int second) {
   auto b = std::make_shared<BlockedLayout>();
   int rank = static_cast<int>(shape.size());
   b->size_per_thread.assign(rank, 1);
@@ -664,6 +666,9 @@ ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vecto
     return b;
   b->size_per_thread[order[0]] =
       static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(vec, shape[order[0]])));
+  if (rank > 1)
+    b->size_per_thread[order[1]] =
+        static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(second, shape[order[1]])));
   // Threads first along the fastest dimension, as far as the tensor reaches; the rest of
   // the warp goes to the slowest dimension (replicating if the tensor is small).
   int left = warp_size;

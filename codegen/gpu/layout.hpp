@@ -164,9 +164,10 @@ LinearLayout resolve(const ir::LayoutPtr& layout, const std::vector<int64_t>& sh
 // Triton's default: one element per thread, threads and warps over the dimensions from the
 // last (fastest) to the first.
 ir::LayoutPtr default_layout(const std::vector<int64_t>& shape, int num_warps, int warp_size);
-// A layout with `vec` elements per thread along order[0] and threads along `order`.
+// A layout with `vec` elements per thread along order[0] (and `second` along order[1]) and
+// threads along `order`.
 ir::LayoutPtr blocked_layout(const std::vector<int64_t>& shape, const std::vector<int>& order,
-                             int vec, int num_warps, int warp_size);
+                             int vec, int num_warps, int warp_size, int second = 1);
 ir::LayoutPtr slice_layout(int dim, ir::LayoutPtr parent);
 ir::LayoutPtr mma_layout(MatrixUnit unit, std::vector<int> warps_per_cta, std::vector<int> instr,
                          int version = 1, bool transposed = false);

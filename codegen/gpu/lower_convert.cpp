@@ -110,10 +110,36 @@ std::optional<Regs> Lowering::swap_lanes(const Regs& x, const LinearLayout& from
     return std::nullopt;
   LinearLayout cur = from;
   for (const auto& [j, k] : *swaps)
-    std::swap(cur.lane[j], cur.reg[k]);
+    apply_lane_step(cur, j, k);
   Regs v = x;
   for (const auto& [j, k] : *swaps) {
     LV* b = b_.CreateICmpNE(b_.CreateAnd(lane_, b_.getInt32(1u << j)), b_.getInt32(0));
+    if (k == kGatherLane) {
+      // The new register bit is the lane bit: the value of the lane whose bit is 0 first.
+      // 16-bit values travel in pairs, one 32-bit shuffle for two registers.
+      const size_t n = v.size();
+      llvm::Type* t = v[0]->getType();
+      const size_t step = n % 2 == 0 && t->getPrimitiveSizeInBits() == 16 ? 2 : 1;
+      Regs recv(n);
+      for (size_t r = 0; r < n; r += step) {
+        if (step == 1) {
+          recv[r] = shuffle_xor(v[r], 1 << j);
+          continue;
+        }
+        auto* pair_t = llvm::FixedVectorType::get(t, 2);
+        LV* p = b_.CreateInsertElement(llvm::PoisonValue::get(pair_t), v[r], uint64_t{0});
+        p = b_.CreateInsertElement(p, v[r + 1], uint64_t{1});
+        p = b_.CreateBitCast(shuffle_xor(b_.CreateBitCast(p, b_.getInt32Ty()), 1 << j), pair_t);
+        recv[r] = b_.CreateExtractElement(p, uint64_t{0});
+        recv[r + 1] = b_.CreateExtractElement(p, uint64_t{1});
+      }
+      v.resize(2 * n);
+      for (size_t r = 0; r < n; ++r) {
+        v[r + n] = b_.CreateSelect(b, v[r], recv[r]);
+        v[r] = b_.CreateSelect(b, recv[r], v[r]);
+      }
+      continue;
+    }
     for (size_t r0 = 0; r0 < v.size(); ++r0) {
       if (r0 >> k & 1)
         continue;

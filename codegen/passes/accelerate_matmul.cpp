@@ -203,12 +203,20 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
       dot.operands[i] = in_shared(v);
     }
   } else {
-    std::vector<int> w = chained(dot) ? chained_warps(*instr, m, n, k, t.num_warps)
-                                      : warps_for(*instr, m, n, t.num_warps);
+    const bool chain = chained(dot);
+    std::vector<int> w =
+        chain ? chained_warps(*instr, m, n, k, t.num_warps) : warps_for(*instr, m, n, t.num_warps);
     // MFMA accumulators transposed, as Triton's: rows whole in a lane's registers (attention's
     // row reductions in a thread, P the next dot's a as it is; vector stores of a GEMM tile).
-    mma = mma_layout(instr->unit, w, {instr->m, instr->n}, instr->version,
-                     instr->unit == MatrixUnit::Mfma);
+    // So are RDNA4's (a lane's 8 are then a row's consecutive columns, P the next a as it
+    // is). RDNA3's only in chained dots, beyond Triton (which transposes WMMA v2 only): there
+    // a lane holds every other column of a row, so a row reduction is 8 registers and one
+    // exchange between the wave's halves instead of four, and P becomes the next a with one
+    // shuffle per register instead of a trip through LDS; a plain GEMM keeps 16 lanes along
+    // a row for its stores.
+    const bool transposed = instr->unit == MatrixUnit::Mfma ||
+                            (instr->unit == MatrixUnit::Wmma && (instr->version >= 2 || chain));
+    mma = mma_layout(instr->unit, w, {instr->m, instr->n}, instr->version, transposed);
     dot.operands[0] =
         convert_to(f, blk, at, a, dot_operand_layout(0, mma, instr->k_width), dot.loc);
     dot.operands[1] =

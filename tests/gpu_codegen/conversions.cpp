@@ -312,3 +312,36 @@ TEST_CASE("sm_90: a bitonic sort's pairs move between lanes by xor shuffles, not
   CHECK(count(nv.assembly, "shfl.sync.bfly") > 100);
   CHECK(count(nv.assembly, "bar.sync") <= 20);
 }
+
+TEST_CASE("gfx1100: a chained dot's transposed WMMA accumulator becomes the next dot's a by one "
+          "exchange between the wave's halves, not through LDS") {
+  // The layouts: each lane of the accumulator holds every other column of a row; the a
+  // operand wants the whole row in each lane (and both halves of the wave alike).
+  auto acc = gpu::mma_layout(gpu::MatrixUnit::Wmma, {4, 1}, {16, 16}, 1, true);
+  auto a = gpu::dot_operand_layout(0, acc, 16);
+  const std::vector<int64_t> shape{64, 64};
+  const auto from = gpu::resolve(acc, shape), to = gpu::resolve(a, shape);
+  auto steps = gpu::lane_swaps(from, to);
+  REQUIRE(steps.has_value());
+  REQUIRE(steps->size() == 1);
+  CHECK((*steps)[0].first == 4); // lane bit 4: the halves of the wave
+  CHECK((*steps)[0].second == gpu::kGatherLane);
+  CHECK(gpu::converts_in_registers(from, to));
+  // Not transposed (a GEMM's), the row is spread over 16 lanes: that takes shared memory.
+  auto plain = gpu::mma_layout(gpu::MatrixUnit::Wmma, {4, 1}, {16, 16}, 1, false);
+  CHECK_FALSE(gpu::converts_in_registers(
+      gpu::resolve(plain, shape), gpu::resolve(gpu::dot_operand_layout(0, plain, 16), shape)));
+
+  // 64 rows on 4 warps: each warp 16 rows, a lane 16 of P's 32 columns of one row. An
+  // iteration's v_permlanex16 (a VALU op): P's 16 halves in 8 pairs, and the last step of each
+  // of the 2 row reductions. No ds_swizzle, no LDS round trip for P.
+  lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     ptr_arg(),
+                       int_arg(64), const_arg(64), const_arg(32), const_arg(64)};
+  auto f = lang::trace(gpu_test::attention_loop, "attention_loop", s);
+  auto amd = compile(*f, "gfx1100", 4);
+  CHECK(amd.stage("ir.opt")->find("transposed=1") != std::string::npos);
+  CHECK(count(amd.assembly, "v_permlanex16_b32") == 10);
+  CHECK(count(amd.assembly, "ds_swizzle") == 0);
+  // LDS holds the k and v tiles (32 x 64 f16, 4 KiB each, a ring of two slots), not P.
+  CHECK(amd.shared_bytes <= 2 * 2 * 32 * 64 * 2);
+}

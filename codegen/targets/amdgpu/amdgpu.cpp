@@ -258,7 +258,14 @@ public:
       return dpp(sel);
     }
     if (lane_mask > 0 && lane_mask < 16 && model_.has(Feature::DppRowXmask))
-      return dpp(0x160 | lane_mask);     // row_xmask: lane ^ mask within its row of 16
+      return dpp(0x160 | lane_mask); // row_xmask: lane ^ mask within its row of 16
+    if (lane_mask == 16 && model_.has(Feature::PermlaneX16)) {
+      // Lane i of each row of 16 reads lane i of the other row: a VALU op, no LDS unit wait.
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_permlanex16, {v->getType()},
+                               {llvm::PoisonValue::get(v->getType()), v, b.getInt32(0x76543210),
+                                b.getInt32(static_cast<int32_t>(0xfedcba98u)), b.getFalse(),
+                                b.getFalse()});
+    }
     if (lane_mask > 0 && lane_mask < 32) // bit mode: ((lane & 0x1f) | 0) ^ mask, per 32 lanes
       return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_swizzle, {},
                                {v, b.getInt32(0x1f | (lane_mask << 10))});
