@@ -24,11 +24,11 @@ using ir::OpKind;
 
 class Assign {
 public:
-  Assign(ir::Function& f, int num_warps, int warp_size)
-      : f_(f), num_warps_(num_warps), warp_size_(warp_size) {}
+  Assign(ir::Function& f, const GpuFeatures& t)
+      : f_(f), t_(t), num_warps_(t.num_warps), warp_size_(t.warp_size) {}
 
   void run() {
-    coalesced_ = coalesced_layouts(f_, analyze_axis_info(f_), num_warps_, warp_size_);
+    coalesced_ = coalesced_layouts(f_, analyze_axis_info(f_), t_);
     unite_block(f_.entry());
     anchor_block(f_.entry());
     block(f_.entry());
@@ -245,6 +245,7 @@ private:
   }
 
   ir::Function& f_;
+  const GpuFeatures& t_;
   int num_warps_, warp_size_;
   std::unordered_map<const ir::Op*, ir::LayoutPtr> coalesced_;
   std::unordered_map<ir::Value*, ir::Value*> parent_;
@@ -253,8 +254,8 @@ private:
 
 } // namespace
 
-void assign_layouts(ir::Function& f, int num_warps, int warp_size) {
-  Assign(f, num_warps, warp_size).run();
+void assign_layouts(ir::Function& f, const GpuFeatures& target) {
+  Assign(f, target).run();
 }
 
 } // namespace tritium::gpu

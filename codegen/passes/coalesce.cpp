@@ -45,14 +45,83 @@ OwnAccess own_access(const ir::Value* ptr, const AxisInfo& info) {
   return a;
 }
 
+// `k_dim`: where the load is a dot operand whose K dimension (k_dim) is not its contiguous
+// one, else -1. Then each thread also takes a run along K, as far as its share of the tile
+// (no more registers) and 16 bytes allow.
 ir::LayoutPtr layout_for(const ir::Value* ptr, const OwnAccess& a, int64_t vec, int num_warps,
-                         int warp_size) {
+                         int warp_size, int k_dim) {
   // Every thread should still get work: no more per thread than the tensor allows.
   const int64_t threads = int64_t{num_warps} * warp_size;
-  vec = std::max<int64_t>(1, std::min<int64_t>(vec, ptr->type.numel() / threads));
+  const int64_t numel = ptr->type.numel();
+  vec = std::max<int64_t>(1, std::min<int64_t>(vec, numel / threads));
   while (!is_pow2(vec))
     --vec;
-  return blocked_layout(ptr->type.shape, a.order, static_cast<int>(vec), num_warps, warp_size);
+  int64_t second = 1;
+  if (k_dim >= 0 && a.order.size() == 2 && a.order[1] == k_dim) {
+    const int64_t elem_bytes = std::max(1, ptr->type.elem.element_of_pointer().bits() / 8);
+    // Pairs, written 32 bits at a time as Triton's AMD backend writes them: runs of four
+    // (64-bit writes) left a 128 x 128 x 64 GEMM on gfx1100 with 104 B of scratch, pairs 0.
+    const int64_t most =
+        std::min<int64_t>({numel / (threads * vec), std::max<int64_t>(1, 4 / elem_bytes),
+                           ptr->type.shape[static_cast<size_t>(k_dim)]});
+    while (second * 2 <= most)
+      second *= 2;
+  }
+  return blocked_layout(ptr->type.shape, a.order, static_cast<int>(vec), num_warps, warp_size,
+                        static_cast<int>(second));
+}
+
+// The loads an operand of a dot is as loaded (through conversions; not those math comes after,
+// a dequantization's), and whether it is computed from another dot's result (attention's P).
+struct OperandSources {
+  std::vector<const ir::Op*> loads;
+  bool from_dot = false;
+};
+OperandSources operand_sources(const ir::Value* operand) {
+  OperandSources out;
+  std::vector<std::pair<const ir::Value*, bool>> stack{{operand, false}};
+  for (int depth = 0; !stack.empty() && depth < 64; ++depth) {
+    auto [v, through_math] = stack.back();
+    stack.pop_back();
+    const ir::Op* d = v->def;
+    if (!d)
+      continue;
+    if (d->kind == OpKind::Dot) {
+      out.from_dot = true;
+    } else if (d->kind == OpKind::Load) {
+      if (!through_math)
+        out.loads.push_back(d);
+    } else if (d->kind == OpKind::ConvertLayout) {
+      stack.emplace_back(d->operands[0], through_math);
+    } else if (ir::is_elementwise(d->kind) || d->kind == OpKind::Broadcast) {
+      for (const ir::Value* o : d->operands)
+        stack.emplace_back(o, true);
+    }
+  }
+  return out;
+}
+
+// The loads inside a loop that are an operand of a GEMM's dot as loaded, with the operand's K
+// dimension: the tiles a pipeline rings through shared memory. Not a chained dot's (attention's
+// V, read once per row block or gathered from pages), nor a dequantized weight's (w8a16,
+// w4a16): there the rows paired cost registers and scratch (paged decode 128 -> 204 VGPRs on
+// gfx942; w8a16 M16 164 -> 176, 136 -> 444 B scratch on gfx1100).
+void dot_operand_loads(const ir::Block& b, bool in_loop,
+                       std::unordered_map<const ir::Op*, int>& out) {
+  for (const auto& op : b.ops) {
+    for (const auto& r : op->regions)
+      dot_operand_loads(*r->block, in_loop || op->kind == OpKind::For, out);
+    if (op->kind != OpKind::Dot || !in_loop || op->operands[0]->type.rank() != 2)
+      continue;
+    const OperandSources a = operand_sources(op->operands[0]);
+    const OperandSources bs = operand_sources(op->operands[1]);
+    if (a.from_dot || bs.from_dot)
+      continue;
+    for (const auto& [sources, k] : {std::pair{&a, 1}, std::pair{&bs, 0}})
+      for (const ir::Op* l : sources->loads)
+        if (l->parent == op->parent)
+          out.emplace(l, k);
+  }
 }
 
 // Tensor values that flow into one another (through any op, and a loop's carried values), as
@@ -103,7 +172,7 @@ private:
 } // namespace
 
 std::unordered_map<const ir::Op*, ir::LayoutPtr>
-coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, int num_warps, int warp_size) {
+coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatures& t) {
   struct Found {
     const ir::Op* op;
     OwnAccess own;
@@ -131,6 +200,15 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, int num_warps,
   std::unordered_map<const ir::Value*, std::vector<const Found*>> classes;
   for (const Found& a : accesses)
     classes[flow.find(a.op->operands[0])].push_back(&a);
+  // AMD's matrix units read operands with K fastest in shared memory (pipeline.cpp): a tile
+  // loaded along M or N is written there across its runs, 16 bits at a time unless a thread
+  // holds neighbours along K (Triton's AMD backend writes such a B tile 32 bits at a time).
+  // CDNA only for now: RDNA3's GEMM tiles sit at 255 of 256 VGPRs (Triton's at 198), where the
+  // pairs either removed spills (GEMM+bias+ReLU 128 x 128 x 64: 40 -> 0 B) or caused them
+  // (bmm, the same tile as a plain matmul: 30 VGPRs spilled), and runs of four the reverse.
+  std::unordered_map<const ir::Op*, int> operand_k;
+  if (t.matrix == MatrixUnit::Mfma)
+    dot_operand_loads(f.entry(), false, operand_k);
   std::unordered_map<const ir::Op*, ir::LayoutPtr> out;
   for (const Found& a : accesses) {
     int64_t vec = a.own.vec;
@@ -139,7 +217,9 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, int num_warps,
         if (o->own.order == a.own.order &&
             o->op->operands[0]->type.shape == a.op->operands[0]->type.shape)
           vec = std::max(vec, o->own.vec);
-    out[a.op] = layout_for(a.op->operands[0], a.own, vec, num_warps, warp_size);
+    auto k = operand_k.find(a.op);
+    out[a.op] = layout_for(a.op->operands[0], a.own, vec, t.num_warps, t.warp_size,
+                           k == operand_k.end() ? -1 : k->second);
   }
   return out;
 }
@@ -178,8 +258,8 @@ void visit(ir::Function& f, ir::Block& b,
 
 } // namespace
 
-void coalesce(ir::Function& f, int num_warps, int warp_size) {
-  visit(f, f.entry(), coalesced_layouts(f, analyze_axis_info(f), num_warps, warp_size));
+void coalesce(ir::Function& f, const GpuFeatures& target) {
+  visit(f, f.entry(), coalesced_layouts(f, analyze_axis_info(f), target));
 }
 
 } // namespace tritium::gpu

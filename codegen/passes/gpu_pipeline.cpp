@@ -9,17 +9,14 @@ namespace tritium::gpu {
 std::span<const GpuPass> gpu_passes() {
   static constexpr GpuPass passes[] = {
       {"combine", [](ir::Function& f, const GpuFeatures&) { combine(f); }},
-      {"assign_layouts",
-       [](ir::Function& f, const GpuFeatures& t) { assign_layouts(f, t.num_warps, t.warp_size); }},
-      {"coalesce",
-       [](ir::Function& f, const GpuFeatures& t) { coalesce(f, t.num_warps, t.warp_size); }},
+      {"assign_layouts", assign_layouts},
+      {"coalesce", coalesce},
       {"accelerate_matmul", [](ir::Function& f, const GpuFeatures& t) { accelerate_matmul(f, t); }},
       {"propagate_mma_layout",
        [](ir::Function& f, const GpuFeatures&) { propagate_mma_layout(f); }},
       {"remove_layout_conversions",
        [](ir::Function& f, const GpuFeatures&) { remove_layout_conversions(f); }},
-      {"hoist_loads",
-       [](ir::Function& f, const GpuFeatures& t) { hoist_loads(f, t.num_warps, t.warp_size); }},
+      {"hoist_loads", hoist_loads},
       {"pipeline", [](ir::Function& f, const GpuFeatures& t) { pipeline(f, t); }},
   };
   return passes;

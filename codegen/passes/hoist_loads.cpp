@@ -43,9 +43,9 @@ constexpr int kKeepLayoutRegs = 16;
 
 class Hoister {
 public:
-  Hoister(ir::Function& f, int num_warps, int warp_size)
-      : f_(f), num_warps_(num_warps), warp_size_(warp_size),
-        coalesced_(coalesced_layouts(f, analyze_axis_info(f), num_warps, warp_size)) {}
+  Hoister(ir::Function& f, const GpuFeatures& t)
+      : f_(f), num_warps_(t.num_warps), warp_size_(t.warp_size),
+        coalesced_(coalesced_layouts(f, analyze_axis_info(f), t)) {}
 
   void run(ir::Block& b) {
     for (size_t i = 0; i < b.ops.size(); ++i) {
@@ -161,8 +161,8 @@ private:
 
 } // namespace
 
-void hoist_loads(ir::Function& f, int num_warps, int warp_size) {
-  Hoister(f, num_warps, warp_size).run(f.entry());
+void hoist_loads(ir::Function& f, const GpuFeatures& target) {
+  Hoister(f, target).run(f.entry());
   erase_dead_ops(f);
 }
 

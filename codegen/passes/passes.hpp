@@ -70,15 +70,17 @@ std::string to_string(const AxisInfo& info);
 
 // assign_layouts.cpp: gives every tensor value a distributed layout (default blocked, slices
 // for reductions) and inserts convert_layout where an op needs its operands in one layout.
-void assign_layouts(ir::Function& f, int num_warps, int warp_size);
+void assign_layouts(ir::Function& f, const GpuFeatures& target);
 
 // coalesce.cpp: each load, store and atomic gets the blocked layout that makes its accesses
 // contiguous per thread (up to 128 bits) and coalesced per warp, with conversions around it.
-void coalesce(ir::Function& f, int num_warps, int warp_size);
+// On CDNA, a GEMM's operand loaded along M or N gets pairs along K in each thread as well, so
+// that its tile is written into shared memory (where K is fastest) 32 bits at a time.
+void coalesce(ir::Function& f, const GpuFeatures& target);
 // The layouts coalesce gives the loads, stores and atomics of `f` (also where assign_layouts
 // starts from, and where hoist_loads reads a hoisted load).
 std::unordered_map<const ir::Op*, ir::LayoutPtr>
-coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, int num_warps, int warp_size);
+coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatures& target);
 
 // remove_layout_conversions.cpp: rematerializes cheap producers in the layout their consumer
 // wants, folds chains of conversions, and drops dead ops.
@@ -97,6 +99,6 @@ void propagate_mma_layout(ir::Function& f);
 void pipeline(ir::Function& f, const GpuFeatures& target);
 
 // hoist_loads.cpp: global loads after a loop that do not depend on it are issued before it.
-void hoist_loads(ir::Function& f, int num_warps, int warp_size);
+void hoist_loads(ir::Function& f, const GpuFeatures& target);
 
 } // namespace tritium::gpu
