@@ -93,13 +93,20 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
     for (auto [no, r] : b_by_k[k0])
       fb_regs[no] = fragment(bv, r, fb);
   };
+  // RDNA3's fragments are 8 registers a lane (both halves of the wave hold them): a step ahead
+  // would keep twice a step's fragments live, so each step is read just before its own.
+  const bool ahead = !(m.unit == MatrixUnit::Wmma && m.version < 2);
   Regs out = get(c);
   std::map<int64_t, Regs> cur_a, cur_b;
   if (!ks.empty())
     read_step(ks[0], cur_a, cur_b);
   for (size_t j = 0; j < ks.size(); ++j) {
     std::map<int64_t, Regs> next_a, next_b;
-    if (j + 1 < ks.size()) {
+    if (j > 0 && !ahead) {
+      ti_.schedule_barrier(b_);
+      read_step(ks[j], cur_a, cur_b);
+    }
+    if (j + 1 < ks.size() && ahead) {
       ti_.schedule_barrier(b_);
       read_step(ks[j + 1], next_a, next_b);
     }
@@ -115,8 +122,10 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
                          : ti_.mma(b_, *instr, ia->second, ib->second, acc);
       std::copy(acc.begin(), acc.end(), out.begin() + rc);
     }
-    cur_a = std::move(next_a);
-    cur_b = std::move(next_b);
+    if (ahead) {
+      cur_a = std::move(next_a);
+      cur_b = std::move(next_b);
+    }
   }
   set(op.result(), std::move(out));
 }

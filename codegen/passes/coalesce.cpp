@@ -203,11 +203,8 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatu
   // AMD's matrix units read operands with K fastest in shared memory (pipeline.cpp): a tile
   // loaded along M or N is written there across its runs, 16 bits at a time unless a thread
   // holds neighbours along K (Triton's AMD backend writes such a B tile 32 bits at a time).
-  // CDNA only for now: RDNA3's GEMM tiles sit at 255 of 256 VGPRs (Triton's at 198), where the
-  // pairs either removed spills (GEMM+bias+ReLU 128 x 128 x 64: 40 -> 0 B) or caused them
-  // (bmm, the same tile as a plain matmul: 30 VGPRs spilled), and runs of four the reverse.
   std::unordered_map<const ir::Op*, int> operand_k;
-  if (t.matrix == MatrixUnit::Mfma)
+  if (t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma)
     dot_operand_loads(f.entry(), false, operand_k);
   std::unordered_map<const ir::Op*, ir::LayoutPtr> out;
   for (const Found& a : accesses) {

@@ -74,7 +74,7 @@ void assign_layouts(ir::Function& f, const GpuFeatures& target);
 
 // coalesce.cpp: each load, store and atomic gets the blocked layout that makes its accesses
 // contiguous per thread (up to 128 bits) and coalesced per warp, with conversions around it.
-// On CDNA, a GEMM's operand loaded along M or N gets pairs along K in each thread as well, so
+// On AMD, a GEMM's operand loaded along M or N gets pairs along K in each thread as well, so
 // that its tile is written into shared memory (where K is fastest) 32 bits at a time.
 void coalesce(ir::Function& f, const GpuFeatures& target);
 // The layouts coalesce gives the loads, stores and atomics of `f` (also where assign_layouts

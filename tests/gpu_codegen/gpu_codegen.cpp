@@ -459,12 +459,12 @@ TEST_CASE("fp16 GEMM blocks on AMD matrix units: v_mfma on gfx942, v_wmma on gfx
       CHECK(found == expected);
       CHECK(meta_int(meta, "private_segment_fixed_size") == 0);
       CHECK(meta_int(meta, "vgpr_spill_count") == 0);
-      // CDNA: b's tile, loaded along N, is written with K fastest as pairs of K (each thread
-      // loads neighbouring rows), not 16 bits at a time, where a thread's share of it has room
+      // b's tile, loaded along N, is written with K fastest as pairs of K (each thread loads
+      // neighbouring rows), not 16 bits at a time, where a thread's share of it has room
       // (16 of b's elements a thread at 128 x 128 x 64 on 8 warps; 8 at 64 x 64 x 32 on 4).
-      if (cdna && blk.m == 128) {
-        CHECK(count(bin.assembly, "ds_write_b16") == 0);
-        CHECK(count(bin.assembly, "ds_write_b32") >= 8);
+      if (blk.m == 128) {
+        CHECK(count(bin.assembly, cdna ? "ds_write_b16" : "ds_store_b16") == 0);
+        CHECK(count(bin.assembly, cdna ? "ds_write_b32" : "ds_store_b32") >= 8);
       }
       size_t lines = 0;
       for (size_t p = 0; (p = bin.assembly.find("\n\t", p)) != std::string::npos; ++p)
