@@ -4,6 +4,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
 #include <map>
 
 namespace tritium::gpu {
@@ -93,9 +94,9 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
     for (auto [no, r] : b_by_k[k0])
       fb_regs[no] = fragment(bv, r, fb);
   };
-  // RDNA3's fragments are 8 registers a lane (both halves of the wave hold them): a step ahead
-  // would keep twice a step's fragments live, so each step is read just before its own.
-  const bool ahead = !(m.unit == MatrixUnit::Wmma && m.version < 2);
+  // Fragments over 4 registers a lane (RDNA3's WMMA, whose wave halves both hold them: 8) are
+  // read just before their own step: a step ahead would keep twice a step's fragments live.
+  const bool ahead = std::max(fa * a->type.elem.bits(), fb * bv->type.elem.bits()) <= 4 * 32;
   Regs out = get(c);
   std::map<int64_t, Regs> cur_a, cur_b;
   if (!ks.empty())

@@ -24,8 +24,7 @@ using ir::OpKind;
 
 class Assign {
 public:
-  Assign(ir::Function& f, const GpuFeatures& t)
-      : f_(f), t_(t), num_warps_(t.num_warps), warp_size_(t.warp_size) {}
+  Assign(ir::Function& f, const GpuFeatures& t) : f_(f), t_(t) {}
 
   void run() {
     coalesced_ = coalesced_layouts(f_, analyze_axis_info(f_), t_);
@@ -92,7 +91,7 @@ private:
   }
 
   ir::LayoutPtr dflt(const std::vector<int64_t>& shape) {
-    return default_layout(shape, num_warps_, warp_size_);
+    return default_layout(shape, t_.num_warps, t_.warp_size);
   }
   static void set(ir::Value* v, ir::LayoutPtr l) {
     if (!v->type.is_scalar())
@@ -246,7 +245,6 @@ private:
 
   ir::Function& f_;
   const GpuFeatures& t_;
-  int num_warps_, warp_size_;
   std::unordered_map<const ir::Op*, ir::LayoutPtr> coalesced_;
   std::unordered_map<ir::Value*, ir::Value*> parent_;
   std::unordered_map<ir::Value*, ir::LayoutPtr> anchor_;

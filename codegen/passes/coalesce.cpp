@@ -4,6 +4,7 @@
 // around the access keep the rest of the kernel as it was; remove_layout_conversions then
 // usually makes them disappear.
 #include "gpu/layout.hpp"
+#include "gpu/matrix.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
@@ -204,7 +205,7 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatu
   // loaded along M or N is written there across its runs, 16 bits at a time unless a thread
   // holds neighbours along K (Triton's AMD backend writes such a B tile 32 bits at a time).
   std::unordered_map<const ir::Op*, int> operand_k;
-  if (t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma)
+  if (operands_k_major(t.matrix))
     dot_operand_loads(f.entry(), false, operand_k);
   std::unordered_map<const ir::Op*, ir::LayoutPtr> out;
   for (const Found& a : accesses) {

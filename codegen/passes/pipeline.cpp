@@ -38,6 +38,7 @@
 // the MLP's tiles pipeline at all.
 #include "gpu/conversion_plan.hpp"
 #include "gpu/layout.hpp"
+#include "gpu/matrix.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
@@ -73,7 +74,7 @@ public:
   Pipeliner(ir::Function& f, ir::Op& loop, const ir::Op& top, int stages, const GpuFeatures& t,
             int64_t& used)
       : f_(f), t_(t), loop_(loop), top_(top), stages_(stages), max_shared_(t.max_shared_bytes),
-        used_(used), k_fast_(t.matrix == MatrixUnit::Mfma || t.matrix == MatrixUnit::Wmma) {}
+        used_(used), k_fast_(operands_k_major(t.matrix)) {}
 
   void run() {
     find_steps();
