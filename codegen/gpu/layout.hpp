@@ -37,6 +37,13 @@ enum class MatrixUnit : uint8_t {
   Mfma,    // AMD CDNA (gfx908, gfx90a, gfx94x): v_mfma_*_32x32x8 / 16x16x16, one wave64
   Wmma,    // AMD RDNA3/3.5 (v1), RDNA4 (v2, other fragments): v_wmma_*_16x16x16, one wave32
 };
+// Whether the unit reads its operands from shared memory with K fastest (AMD's MFMA and WMMA
+// read K runs; NVIDIA's ldmatrix.trans and wgmma read either order): the pipeline lays the
+// operand tiles out so, and coalesce gives tiles loaded along M or N pairs along K to write.
+inline bool operands_k_major(MatrixUnit u) {
+  return u == MatrixUnit::Mfma || u == MatrixUnit::Wmma;
+}
+
 const char* matrix_unit_name(MatrixUnit u);
 
 struct BlockedLayout final : ir::Layout {

@@ -33,11 +33,4 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, ir::DType a_type, ir::
                                          int64_t m, int64_t n, int64_t k, int version = 1,
                                          int instr_m = 0);
 
-// Whether the unit reads its operands from shared memory with K fastest (AMD's MFMA and WMMA
-// read K runs; NVIDIA's ldmatrix.trans and wgmma read either order): the pipeline lays the
-// operand tiles out so, and coalesce gives tiles loaded along M or N pairs along K to write.
-inline bool operands_k_major(MatrixUnit u) {
-  return u == MatrixUnit::Mfma || u == MatrixUnit::Wmma;
-}
-
 } // namespace tritium::gpu

@@ -4,7 +4,6 @@
 // around the access keep the rest of the kernel as it was; remove_layout_conversions then
 // usually makes them disappear.
 #include "gpu/layout.hpp"
-#include "gpu/matrix.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

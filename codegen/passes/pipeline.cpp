@@ -38,7 +38,6 @@
 // the MLP's tiles pipeline at all.
 #include "gpu/conversion_plan.hpp"
 #include "gpu/layout.hpp"
-#include "gpu/matrix.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
