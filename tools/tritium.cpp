@@ -123,6 +123,7 @@ int opt(int argc, char** argv) {
       features.max_shared_bytes = t.shared_bytes;
       features.tma = t.has(gpu::Feature::Tma);
       features.async_copy = t.has(gpu::Feature::AsyncCopy);
+      features.buffer_ops = t.has(gpu::Feature::BufferOps);
       target_given = true;
     } else if (a == "--warp-size") {
       features.warp_size = number();

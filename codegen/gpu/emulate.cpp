@@ -516,6 +516,8 @@ public:
     // then copies through registers, which they allow), else AMD's of S - 1.
     features.async_copy = sm90a;
     features.matrix_version = matrix_version_;
+    // AMD's IR (offsets carried instead of pointers), checked here without its buffer loads.
+    features.buffer_ops = matrix_ == MatrixUnit::Mfma || matrix_ == MatrixUnit::Wmma;
     auto g = prepare_gpu_ir(f, features, nullptr);
     ir_ = ir::print(*g);
     HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());

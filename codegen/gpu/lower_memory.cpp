@@ -83,7 +83,7 @@ void Lowering::track_base_offset(const ir::Op& op) {
   if (p->def && p->def->kind == OpKind::Splat) {
     const ir::Value* s = p->def->operand(0);
     const bool at_argument = range32_argument(s);
-    if (at_argument || (within_2gib(s) && nonneg(o)))
+    if (at_argument || (in_range32_buffer(f_, s) && nonneg(o)))
       split_[op.result()] = {get(s)[0], off, at_argument};
   } else if (auto it = split_.find(p);
              it != split_.end() && (it->second.at_argument || nonneg(o))) {
@@ -96,17 +96,6 @@ void Lowering::track_base_offset(const ir::Op& op) {
 
 bool Lowering::range32_argument(const ir::Value* p) {
   return !p->def && p->block == &f_.entry() && f_.arg_info.at(p->index).range32;
-}
-
-// A scalar pointer into a kernel argument's buffer of less than 2 GiB (range32: Triton's
-// pointer_range 32): in-bounds accesses from it are less than 2^31 bytes away. The scalar
-// offsets that moved it there (a row's start: X += row * stride) are not checked for sign, as
-// Triton's AMD backend folds them into the buffer's base unchecked; only a base moved below
-// the argument, in a buffer of nearly 2 GiB, could put an in-bounds access 2^31 bytes away.
-bool Lowering::within_2gib(const ir::Value* p) {
-  while (p->def && p->def->kind == OpKind::AddPtr && p->def->operand(1)->type.is_scalar())
-    p = p->def->operand(0);
-  return range32_argument(p);
 }
 
 LV* Lowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
@@ -147,6 +136,30 @@ const AxisInfo& Lowering::axis_info(const ir::Value* v) {
   return it->second;
 }
 
+// The vector of type `vt` at register r of `ptr`: a buffer load where the pointers are a base
+// and 32-bit offsets, else the target's masked load, else a load under a branch; `fallback`
+// where `mask` is false.
+LV* Lowering::load_vector(const ir::Value* ptr, size_t r, llvm::Type* vt, LV* mask, LV* fallback,
+                          bool vol) {
+  const ir::DType e = ptr->type.elem.element_of_pointer();
+  const int64_t eb = mem_bytes(e);
+  const auto* fv = llvm::dyn_cast<llvm::FixedVectorType>(vt);
+  const int64_t n = fv ? fv->getNumElements() : 1;
+  LV* p = get(ptr)[r];
+  if (auto it = split_.find(ptr); it != split_.end() && !vol)
+    if (LV* v = ti_.buffer_load(b_, vt, it->second.base, byte_offset(it->second, r, eb), mask))
+      return mask && !(llvm::isa<llvm::Constant>(fallback) &&
+                       llvm::cast<llvm::Constant>(fallback)->isNullValue())
+                 ? b_.CreateSelect(mask, v, fallback)
+                 : v;
+  if (mask && !vol)
+    if (LV* v = ti_.masked_load(b_, vt, p, mask, fallback))
+      return v;
+  return guarded(
+      mask, [&] { return static_cast<LV*>(b_.CreateAlignedLoad(vt, p, llvm::Align(eb * n), vol)); },
+      fallback);
+}
+
 void Lowering::load(const ir::Op& op) {
   const ir::Value* ptr = op.operand(0);
   DType e = op.result()->type.elem;
@@ -179,23 +192,7 @@ void Lowering::load(const ir::Op& op) {
         fallback = vec == 1 ? o : b_.CreateInsertElement(fallback, o, k);
       }
     }
-    LV* v = nullptr;
-    if (auto it = split_.find(ptr); it != split_.end() && !vol) {
-      v = ti_.buffer_load(b_, vt, it->second.base, byte_offset(it->second, r, eb),
-                          mask ? (*mask)[r] : nullptr);
-      if (v && other && mask)
-        v = b_.CreateSelect((*mask)[r], v, fallback);
-    }
-    if (!v && mask && !vol)
-      v = ti_.masked_load(b_, vt, p[r], (*mask)[r], fallback); // zero without `other`
-    if (!v)
-      v = guarded(
-          mask ? (*mask)[r] : nullptr,
-          [&] {
-            auto* l = b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec), vol);
-            return static_cast<LV*>(l);
-          },
-          fallback);
+    LV* v = load_vector(ptr, r, vt, mask ? (*mask)[r] : nullptr, fallback, vol);
     for (int k = 0; k < vec; ++k)
       out[r + k] = from_mem(vec == 1 ? v : b_.CreateExtractElement(v, k), e);
   }

@@ -140,6 +140,36 @@ LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords) {
   return b_.CreateGEP(b_.getInt8Ty(), base, bytes);
 }
 
+// The address of register r of `d` in the tile at `base`: the swizzle computed from the thread's
+// coordinates and the register's bits that enter it (rows that pick the phase, columns that
+// pick the chunk), every other register bit added as a constant. Registers that differ only
+// there share one address register and differ by an instruction's offset (the second half of
+// a dot operand's tile is 8 KiB further, not another XOR).
+LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d, int r) {
+  auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
+  const int rank = tile.rank();
+  const int fast = rank - 2 + s->order[0], slow = rank - 2 + s->order[1];
+  auto off = d.reg_offset(r);
+  const int64_t cols = tile.shape[fast], rows = tile.shape[slow];
+  const int64_t in_block = s->block_cols && s->block_cols < cols ? s->block_cols : cols;
+  const int64_t phase_rows = static_cast<int64_t>(s->max_phase - 1) * s->per_phase;
+  const int64_t chunk_cols = static_cast<int64_t>(s->max_phase - 1) * s->vec;
+  const int64_t row_free = off[slow] & ~phase_rows, col_free = off[fast] & ~chunk_cols;
+  const Regs& t = thread_base(d);
+  Regs c;
+  for (int k = 0; k < rank; ++k) {
+    int64_t o = off[k] - (k == slow ? row_free : k == fast ? col_free : 0);
+    c.push_back(b_.CreateOr(t[k], b_.getInt32(static_cast<uint32_t>(o))));
+  }
+  const int64_t free =
+      row_free * in_block + (col_free % in_block) + (col_free / in_block) * in_block * rows;
+  LV* a = shared_addr(base, tile, c);
+  if (free == 0)
+    return a;
+  return b_.CreateGEP(b_.getInt8Ty(), a,
+                      b_.getInt32(static_cast<uint32_t>(free * mem_bytes(tile.elem))));
+}
+
 // Registers into a tile of their own (write_tile).
 void Lowering::store_to_shared(const ir::Op& op) {
   LV* base = b_.CreateGEP(b_.getInt8Ty(), ti_.shared_memory_base(b_),
@@ -219,7 +249,7 @@ void Lowering::store_runs(const LinearLayout& d, const Regs& elems, LV* base, co
   for (int r = 0; r < d.num_regs(); ++r) {
     if (r & mask)
       continue;
-    LV* p = shared_addr(base, tile, coords(d, r));
+    LV* p = shared_addr(base, tile, d, r);
     if (n == 1) {
       store(p, elems[r]);
       continue;
@@ -278,7 +308,7 @@ void Lowering::async_copy(const ir::Op& op) {
   const bool runs = !same_run && !store_run(d, buf->type).empty();
   Regs transposed(runs ? d.num_regs() : 0);
   for (int r = 0; r < d.num_regs(); r += vec) {
-    LV* dst = shared_addr(base, buf->type, coords(d, r));
+    LV* dst = shared_addr(base, buf->type, d, r);
     LV* pred = m ? (*m)[r] : nullptr;
     if (ti_.has_async_copy() && vec * eb >= 4 && same_run) {
       ti_.async_copy(b_, dst, p[r], static_cast<int>(vec * eb), pred);
@@ -288,10 +318,7 @@ void Lowering::async_copy(const ir::Op& op) {
     // bytes, tiles stored transposed): load now, zeros where masked; store at the commit.
     llvm::Type* vt = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
     LV* zero = llvm::Constant::getNullValue(vt);
-    LV* v = guarded(
-        pred,
-        [&] { return static_cast<LV*>(b_.CreateAlignedLoad(vt, p[r], llvm::Align(eb * vec))); },
-        zero);
+    LV* v = load_vector(ptr, r, vt, pred, zero, false);
     if (same_run || (vec == 1 && !runs)) {
       deferred_.push_back({dst, v});
       continue;
@@ -301,7 +328,7 @@ void Lowering::async_copy(const ir::Op& op) {
       if (runs)
         transposed[r + k] = e;
       else
-        deferred_.push_back({shared_addr(base, buf->type, coords(d, r + k)), e});
+        deferred_.push_back({shared_addr(base, buf->type, d, r + k), e});
     }
   }
   // Stored at the commit, as runs of the tile's fast dimension where the layout holds them.
@@ -370,7 +397,7 @@ Regs Lowering::shared_run(const ir::Op& op, int r0) {
   vec = std::max(1, vec);
   r0 = r0 / vec * vec;
   llvm::Type* t = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
-  LV* v = b_.CreateAlignedLoad(t, shared_addr(get(buf)[0], buf->type, coords(d, r0)),
+  LV* v = b_.CreateAlignedLoad(t, shared_addr(get(buf)[0], buf->type, d, r0),
                                llvm::Align(mem_bytes(e) * vec));
   Regs out;
   for (int k = 0; k < vec; ++k)

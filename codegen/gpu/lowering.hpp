@@ -149,8 +149,8 @@ private:
   };
   bool nonneg(const ir::Value* v);
   void track_base_offset(const ir::Op& op);
-  bool within_2gib(const ir::Value* p);
   bool range32_argument(const ir::Value* p);
+  LV* load_vector(const ir::Value* ptr, size_t r, llvm::Type* vt, LV* mask, LV* fallback, bool vol);
   LV* byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes);
   int vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
                    ir::DType elem);
@@ -178,6 +178,7 @@ private:
   // --- shared memory buffers and async copies (lower_shared.cpp) ------------------------
   void plan_buffers();
   LV* shared_addr(LV* base, const ir::Type& tile, const Regs& coords);
+  LV* shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d, int r);
   void local_alloc(const ir::Op& op);
   void store_to_shared(const ir::Op& op);
   void write_tile(const ir::Value* x, LV* base, const ir::Type& tile);

@@ -9,6 +9,7 @@ namespace tritium::gpu {
 std::span<const GpuPass> gpu_passes() {
   static constexpr GpuPass passes[] = {
       {"combine", [](ir::Function& f, const GpuFeatures&) { combine(f); }},
+      {"canonicalize_pointers", canonicalize_pointers},
       {"assign_layouts", assign_layouts},
       {"coalesce", coalesce},
       {"accelerate_matmul", [](ir::Function& f, const GpuFeatures& t) { accelerate_matmul(f, t); }},

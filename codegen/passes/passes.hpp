@@ -42,6 +42,8 @@ struct GpuFeatures {
   // The matrix unit's generation (gpu/arch.hpp's MatrixModel::version): which operand types
   // it multiplies and, for WMMA, which fragment layouts it reads.
   int matrix_version = 1;
+  // AMD's buffer instructions: a base, 32-bit offsets, out-of-range offsets masked off.
+  bool buffer_ops = false;
   // Where passes say what they chose not to do and why (a pipeline's stages cut to fit shared
   // memory); compile.cpp keeps them in GpuKernelBinary::remarks. Null: not collected.
   std::vector<std::string>* remarks = nullptr;
@@ -62,6 +64,17 @@ prepare_gpu_ir(const ir::Function& f, const GpuFeatures& target,
 
 // combine.cpp: algebraic rewrites before layouts (x + dot(a, b) -> dot(a, b, x)).
 void combine(ir::Function& f);
+
+// canonicalize_pointers.cpp: with buffer instructions, a loop carrying pointers base + o into a
+// buffer under 2 GiB carries the 32-bit offsets o instead (and rebuilds base + o in the body).
+void canonicalize_pointers(ir::Function& f, const GpuFeatures& target);
+// Whether the scalar pointer `p` is a range32 kernel argument moved by scalar offsets (in-bounds
+// accesses from it are less than 2^31 bytes away; the scalar offsets are not checked for sign,
+// as Triton's AMD backend folds them into the buffer's base unchecked).
+bool in_range32_buffer(const ir::Function& f, const ir::Value* p);
+// Whether the tensor of pointers `ptrs` is such a pointer plus offsets (AMD's lowering then
+// reads it with buffer instructions, masked by an out-of-range offset instead of a branch).
+bool buffer_addressable(const ir::Function& f, const ir::Value* ptrs);
 
 // axis_info.cpp: the analysis, seeded by Function::arg_info and hint ops.
 AxisInfoMap analyze_axis_info(const ir::Function& f);

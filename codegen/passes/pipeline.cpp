@@ -38,6 +38,7 @@
 // the MLP's tiles pipeline at all.
 #include "gpu/conversion_plan.hpp"
 #include "gpu/layout.hpp"
+#include "passes/iteration_ahead.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
@@ -56,27 +57,16 @@ namespace {
 
 using ir::OpKind;
 
-bool defined_in(const ir::Value* v, const ir::Block& body) {
-  // Block arguments of the body, or results of ops nested anywhere in it.
-  const ir::Block* b = v->def ? v->def->parent : v->block;
-  while (b) {
-    if (b == &body)
-      return true;
-    const ir::Op* owner = b->parent ? b->parent->parent : nullptr;
-    b = owner ? owner->parent : nullptr;
-  }
-  return false;
-}
-
 class Pipeliner {
+  using Bindings = IterationAhead::Bindings;
+
 public:
   Pipeliner(ir::Function& f, ir::Op& loop, const ir::Op& top, int stages, const GpuFeatures& t,
             int64_t& used)
       : f_(f), t_(t), loop_(loop), top_(top), stages_(stages), max_shared_(t.max_shared_bytes),
-        used_(used), k_fast_(operands_k_major(t.matrix)) {}
+        used_(used), k_fast_(operands_k_major(t.matrix)), ahead_(f, loop) {}
 
   void run() {
-    find_steps();
     std::vector<ir::Op*> loads;
     for (auto& op : loop_.body().ops)
       if (candidate(*op))
@@ -536,7 +526,10 @@ private:
                          {mt}, load.loc)
                    .result();
       ir::Value* dst = index_buffer(b, at, bufs[n], slot);
-      insert_op(f_, b, at++, OpKind::AsyncCopy, {dst, ptrs, mask}, {}, load.loc);
+      std::vector<ir::Value*> operands{dst, ptrs};
+      if (mask)
+        operands.push_back(mask);
+      insert_op(f_, b, at++, OpKind::AsyncCopy, operands, {}, load.loc);
     }
   }
 
@@ -551,20 +544,8 @@ private:
     std::vector<ir::Value*> ops;
     for (ir::Value* x : v->def->operands)
       ops.push_back(rebind(b, at, x, memo));
-    copy_op(b, at, *v->def, ops, memo);
+    copy_op(f_, b, at, *v->def, ops, memo);
     return memo.at(v);
-  }
-
-  // A copy of `def` at `at` on `operands`; `memo` maps def's results to the copy's.
-  void copy_op(ir::Block& b, size_t& at, const ir::Op& def, const std::vector<ir::Value*>& operands,
-               std::unordered_map<const ir::Value*, ir::Value*>& memo) {
-    std::vector<ir::Type> types;
-    for (ir::Value* r : def.results)
-      types.push_back(r->type);
-    ir::Op& c = insert_op(f_, b, at++, def.kind, operands, types, def.loc);
-    c.attrs = def.attrs;
-    for (size_t i = 0; i < def.results.size(); ++i)
-      memo[def.results[i]] = c.results[i];
   }
 
   // A new carried value of `loop`, `init` on entry; returns its argument in the body (yielded
@@ -658,12 +639,6 @@ private:
         walk(*r->block);
     return bytes;
   }
-
-  // The values an iteration starts from: the induction variable and the carried values.
-  struct Bindings {
-    ir::Value* iv;
-    std::unordered_map<const ir::Value*, ir::Value*> args;
-  };
 
   // A wgmma dot the loads feed whose result only the next iteration reads (through the value
   // the loop carries), and only where the wait of another dot has already completed it:
@@ -767,58 +742,6 @@ private:
     return false;
   }
 
-  // Carried values advanced by a loop-invariant step: yield = addptr(arg, inc) / add(arg, inc).
-  void find_steps() {
-    ir::Block& body = loop_.body();
-    const ir::Op& y = *body.terminator();
-    for (size_t k = 1; k < body.args.size(); ++k) {
-      ir::Value* next = y.operands[k - 1];
-      ir::Op* d = next->def;
-      if (!d || (d->kind != OpKind::AddPtr && d->kind != OpKind::Add) || !invariant(d->operands[1]))
-        continue;
-      // arg + inc, or hint(arg) + inc: a hint on the carried pointer (grouped GEMM's
-      // tl::multiple_of(a_ptrs, 16)) does not change its value.
-      const ir::Value* base = d->operands[0];
-      while (base->def && base->def->kind == OpKind::Hint)
-        base = base->def->operands[0];
-      if (base != body.args[k])
-        continue;
-      steps_[body.args[k]] = d;
-    }
-  }
-
-  // Whether `v` is the same in every iteration: defined outside the loop, or by pure ops on such
-  // values.
-  bool invariant(const ir::Value* v) { return invariant_in(v, loop_.body(), 0); }
-  // ... in every iteration of the loop whose body is `scope`.
-  static bool invariant_in(const ir::Value* v, const ir::Block& scope, int depth) {
-    if (!defined_in(v, scope))
-      return true;
-    const ir::Op* d = v->def;
-    if (!d || depth > 32 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load)
-      return false;
-    for (const ir::Value* o : d->operands)
-      if (!invariant_in(o, scope, depth + 1))
-        return false;
-    return true;
-  }
-
-  // Whether `v` can be computed for another iteration.
-  bool predictable(const ir::Value* v, int depth = 0) {
-    if (!defined_in(v, loop_.body()))
-      return true;
-    if (v == loop_.body().args[0] || steps_.count(v))
-      return true;
-    const ir::Op* d = v->def;
-    if (!d || depth > 32 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load ||
-        d->parent != &loop_.body())
-      return false;
-    for (const ir::Value* o : d->operands)
-      if (!predictable(o, depth + 1))
-        return false;
-    return true;
-  }
-
   static ir::Op* only_user_of(ir::Function& f, const ir::Value* v, const ir::Block& scope) {
     ir::Op* user = nullptr;
     int n = 0;
@@ -904,7 +827,7 @@ private:
     if (op.operands.size() > 2 && !zero_constant(op.operands[2]))
       return false; // copies fill masked elements with zeros only
     for (size_t k = 0; k < std::min<size_t>(2, op.operands.size()); ++k)
-      if (!predictable(op.operands[k]))
+      if (!ahead_.predictable(op.operands[k]))
         return false;
     return true;
   }
@@ -954,86 +877,20 @@ private:
         .result();
   }
 
-  // The value of `v` `d` iterations after the iteration `bind` describes, computed at `at`.
-  ir::Value* ahead(ir::Block& b, size_t& at, ir::Value* v, const Bindings& bind, int d,
-                   std::unordered_map<const ir::Value*, ir::Value*>& memo) {
-    if (!defined_in(v, loop_.body()))
-      return v;
-    if (auto it = memo.find(v); it != memo.end())
-      return it->second;
-    ir::Value* out = nullptr;
-    const ir::SourceLoc& loc = loop_.loc;
-    if (v == loop_.body().args[0]) {
-      // iv + d * step
-      ir::Value* dv = constant_of(b, at, v->type, d);
-      ir::Value* delta =
-          insert_op(f_, b, at++, OpKind::Mul, {dv, loop_.operands[2]}, {v->type}, loc).result();
-      out = insert_op(f_, b, at++, OpKind::Add, {bind.iv, delta}, {v->type}, loc).result();
-    } else if (auto it = steps_.find(v); it != steps_.end()) {
-      // arg + d * inc (the increment itself recomputed here)
-      ir::Value* base = bind.args.at(v);
-      ir::Value* inc = ahead(b, at, it->second->operands[1], bind, d, memo);
-      if (d != 1) {
-        ir::Value* dv = constant_of(b, at, inc->type.scalar(), d);
-        if (!inc->type.is_scalar()) {
-          ir::Type t = inc->type;
-          dv = insert_op(f_, b, at++, OpKind::Splat, {dv}, {t}, loc).result();
-        }
-        inc = insert_op(f_, b, at++, OpKind::Mul, {inc, dv}, {inc->type}, loc).result();
-      }
-      out = d == 0 ? base
-                   : insert_op(f_, b, at++, it->second->kind, {base, inc}, {v->type}, loc).result();
-    } else {
-      std::vector<ir::Value*> ops;
-      for (ir::Value* o : v->def->operands)
-        ops.push_back(ahead(b, at, o, bind, d, memo));
-      copy_op(b, at, *v->def, ops, memo);
-      out = memo.at(v);
-    }
-    memo[v] = out;
-    return out;
-  }
-
   ir::Value* constant_of(ir::Block& b, size_t& at, const ir::Type& t, int64_t v) {
-    ir::Op& c = insert_op(f_, b, at++, OpKind::Constant, {}, {t.scalar()}, loop_.loc);
-    c.attrs["value"] = v;
-    return c.result();
+    return gpu::constant_of(f_, b, at, t, v, loop_.loc);
   }
 
-  // Whether iteration +d exists: step > 0 ? iv' < ub : iv' > ub.
-  ir::Value* exists_ahead(ir::Block& b, size_t& at, const Bindings& bind, int d,
-                          std::unordered_map<const ir::Value*, ir::Value*>& memo) {
-    const ir::SourceLoc& loc = loop_.loc;
-    ir::Value* iv = ahead(b, at, loop_.body().args[0], bind, d, memo);
-    ir::Type i1(ir::ScalarKind::I1);
-    auto cmp = [&](ir::Value* x, ir::Value* y, ir::CmpPred pred) {
-      ir::Op& c = insert_op(f_, b, at++, OpKind::Cmp, {x, y}, {i1}, loc);
-      c.attrs["pred"] = pred;
-      return c.result();
-    };
-    ir::Value* zero = constant_of(b, at, loop_.operands[2]->type, 0);
-    ir::Value* up = cmp(loop_.operands[2], zero, ir::CmpPred::Gt);
-    ir::Value* lt = cmp(iv, loop_.operands[1], ir::CmpPred::Lt);
-    ir::Value* gt = cmp(iv, loop_.operands[1], ir::CmpPred::Gt);
-    return insert_op(f_, b, at++, OpKind::Select, {up, lt, gt}, {i1}, loc).result();
-  }
-
-  // The pointers and mask of `load` at iteration +d, masked off where that iteration does not
-  // exist.
+  // Pointers and mask of `load` at iteration +d. In the body, where a copy goes through
+  // registers and the load has no mask of its own that would make it a branch anyway, a copy
+  // past the loop's end rereads this iteration's addresses instead of being masked into one
+  // (a buffer load's mask is a select of its offset: kept).
   std::pair<ir::Value*, ir::Value*> address_ahead(ir::Block& b, size_t& at, const ir::Op& load,
                                                   const Bindings& bind, int d) {
-    std::unordered_map<const ir::Value*, ir::Value*> memo;
-    const ir::SourceLoc& loc = load.loc;
-    ir::Value* ptrs = ahead(b, at, load.operands[0], bind, d, memo);
-    ir::Value* exists = exists_ahead(b, at, bind, d, memo);
-    ir::Type mt(ir::ScalarKind::I1, ptrs->type.shape);
-    mt.layout = ptrs->type.layout;
-    ir::Value* mask = insert_op(f_, b, at++, OpKind::Splat, {exists}, {mt}, loc).result();
-    if (load.operands.size() > 1) {
-      ir::Value* m = ahead(b, at, load.operands[1], bind, d, memo);
-      mask = insert_op(f_, b, at++, OpKind::And, {m, mask}, {mt}, loc).result();
-    }
-    return {ptrs, mask};
+    const bool branch = !t_.buffer_ops || !buffer_addressable(f_, load.operands[0]);
+    return ahead_.address(b, at, load, bind, d,
+                          branch && load.operands.size() == 1 && !t_.async_copy &&
+                              bind.iv == loop_.body().args[0]);
   }
 
   // Load n's copy at iteration +d into ring slot `slot` of `buf`, only while that iteration
@@ -1044,14 +901,17 @@ private:
     if (!tma_) {
       auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
       ir::Value* dst = index_buffer(b, at, buf, slot);
-      insert_op(f_, b, at++, OpKind::AsyncCopy, {dst, ptrs, mask}, {}, load.loc);
+      std::vector<ir::Value*> operands{dst, ptrs};
+      if (mask)
+        operands.push_back(mask);
+      insert_op(f_, b, at++, OpKind::AsyncCopy, operands, {}, load.loc);
       return;
     }
     std::unordered_map<const ir::Value*, ir::Value*> memo;
-    ir::Value* exists = exists_ahead(b, at, bind, d, memo);
+    ir::Value* exists = ahead_.exists(b, at, bind, d, memo);
     const ir::Op& h = *hints_[n];
-    ir::Value* inner = ahead(b, at, h.operands[5 + fast_[n]], bind, d, memo);
-    ir::Value* outer = ahead(b, at, h.operands[6 - fast_[n]], bind, d, memo);
+    ir::Value* inner = ahead_.value(b, at, h.operands[5 + fast_[n]], bind, d, memo);
+    ir::Value* outer = ahead_.value(b, at, h.operands[6 - fast_[n]], bind, d, memo);
     tma_copy(b, at, n, buf, slot, inner, outer, exists);
   }
 
@@ -1112,7 +972,7 @@ private:
         if (defined_in(h.operands[k], nest))
           return false;
       for (int k = 5; k < 7; ++k)
-        if (tiles_ ? !tiled(h.operands[k]) : !predictable(h.operands[k]))
+        if (tiles_ ? !tiled(h.operands[k]) : !ahead_.predictable(h.operands[k]))
           return false;
       // A box row is one swizzle pattern's width (32, 64 or 128 bytes), the layout the
       // hardware's pattern; at most 256 rows and elements.
@@ -1159,10 +1019,12 @@ private:
   // `load` at iteration +d, into registers.
   ir::Value* issue_load(ir::Block& b, size_t& at, const ir::Op& load, const Bindings& bind, int d) {
     auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
-    std::vector<ir::Value*> operands{ptrs, mask};
-    if (load.operands.size() > 2) { // loop-invariant, but maybe computed in the body
+    std::vector<ir::Value*> operands{ptrs};
+    if (mask)
+      operands.push_back(mask);
+    if (mask && load.operands.size() > 2) { // loop-invariant, but maybe computed in the body
       std::unordered_map<const ir::Value*, ir::Value*> memo;
-      operands.push_back(ahead(b, at, load.operands[2], bind, d, memo));
+      operands.push_back(ahead_.value(b, at, load.operands[2], bind, d, memo));
     }
     ir::Op& l = insert_op(f_, b, at++, OpKind::Load, operands, {load.result()->type}, load.loc);
     l.attrs = load.attrs;
@@ -1188,9 +1050,9 @@ private:
         continue;
       bool ok = true;
       for (size_t k = 0; k < std::min<size_t>(2, op->operands.size()); ++k)
-        ok = ok && predictable(op->operands[k]);
+        ok = ok && ahead_.predictable(op->operands[k]);
       if (op->operands.size() > 2)
-        ok = ok && invariant(op->operands[2]);
+        ok = ok && ahead_.invariant(op->operands[2]);
       if (ok)
         loads.push_back(op.get());
     }
@@ -1223,7 +1085,7 @@ private:
   int64_t max_shared_;
   int64_t& used_; // shared memory the loops pipelined so far take
   bool k_fast_;
-  std::unordered_map<const ir::Value*, ir::Op*> steps_;
+  IterationAhead ahead_;
   // Across tiles: the tile loop, this loop's bounds before it, the nest's iteration count and
   // max(n_in, 1).
   ir::Op* tiles_ = nullptr;

@@ -378,6 +378,11 @@ public:
       return b.CreateUnaryIntrinsic(
           llvm::Intrinsic::exp2,
           b.CreateFMul(args[0], llvm::ConstantFP::get(args[0]->getType(), 1.4426950408889634)));
+    // Triton's f32 tl.math.exp2 on AMD: v_exp_f32 itself, which flushes subnormal results to
+    // zero (ex2.approx.ftz on NVIDIA); llvm.exp2.f32 scales around it for them, four
+    // instructions more an element (attention's softmax: 128 a loop iteration at 128 x 64).
+    if (kind == ir::OpKind::Exp2 && args[0]->getType()->isFloatTy())
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_exp2, {args[0]->getType()}, {args[0]});
     return expand_math(b, kind, args, *this, op);
   }
 
