@@ -20,6 +20,9 @@ void Lowering::broadcast(const ir::Op& op) {
     fail(op, "broadcast between different layouts (internal: layout assignment)");
   LinearLayout dx = dist(x), dr = dist(r);
   const Regs& xr = get(x);
+  auto split = split_.find(x); // pointers as a base and offsets stay so (buffer accesses)
+  BaseOffset s = split == split_.end() ? BaseOffset{} : split->second;
+  s.offsets.clear();
   Regs out;
   for (int i = 0; i < dr.num_regs(); ++i) {
     auto off = dr.reg_offset(i);
@@ -30,7 +33,11 @@ void Lowering::broadcast(const ir::Op& op) {
     if (j < 0)
       fail(op, "broadcast: registers do not line up (internal: layout assignment)");
     out.push_back(xr[j]);
+    if (split != split_.end())
+      s.offsets.push_back(split->second.offsets[j]);
   }
+  if (split != split_.end())
+    split_[r] = std::move(s);
   set(r, std::move(out));
 }
 

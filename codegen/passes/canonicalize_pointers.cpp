@@ -22,8 +22,9 @@ bool in_range32_buffer(const ir::Function& f, const ir::Value* p) {
 }
 
 bool buffer_addressable(const ir::Function& f, const ir::Value* ptrs) {
-  while (ptrs->def && (ptrs->def->kind == OpKind::AddPtr || ptrs->def->kind == OpKind::Hint ||
-                       ptrs->def->kind == OpKind::ConvertLayout))
+  while (ptrs->def &&
+         (ptrs->def->kind == OpKind::AddPtr || ptrs->def->kind == OpKind::Hint ||
+          ptrs->def->kind == OpKind::Broadcast || ptrs->def->kind == OpKind::ConvertLayout))
     ptrs = ptrs->def->operand(0);
   return ptrs->def && ptrs->def->kind == OpKind::Splat &&
          in_range32_buffer(f, ptrs->def->operand(0));
@@ -35,15 +36,37 @@ bool i32_tensor(const ir::Value* v, const ir::Type& like) {
   return v->type.elem.kind == ir::ScalarKind::I32 && v->type.shape == like.shape;
 }
 
-// The scalar base and the offsets of `init` = addptr(splat(base), offsets), or nulls.
-std::pair<ir::Value*, ir::Value*> split_pointers(const ir::Function& f, const ir::Value* init) {
-  const ir::Op* d = init->def;
-  if (!d || d->kind != OpKind::AddPtr || !i32_tensor(d->operand(1), init->type))
-    return {nullptr, nullptr};
-  const ir::Op* s = d->operand(0)->def;
-  if (!s || s->kind != OpKind::Splat || !in_range32_buffer(f, s->operand(0)))
-    return {nullptr, nullptr};
-  return {s->operand(0), d->operand(1)};
+// The scalar base of pointers `v` made from splat(base) by adding i32 offsets (addptr, also
+// chained: x + rows + cols) and broadcasts, or null.
+const ir::Value* base_of(const ir::Function& f, const ir::Value* v) {
+  const ir::Op* d = v->def;
+  if (!d)
+    return nullptr;
+  if (d->kind == OpKind::Splat)
+    return in_range32_buffer(f, d->operand(0)) ? d->operand(0) : nullptr;
+  if (d->kind == OpKind::Broadcast)
+    return base_of(f, d->operand(0));
+  if (d->kind == OpKind::AddPtr && i32_tensor(d->operand(1), v->type))
+    return base_of(f, d->operand(0));
+  return nullptr;
+}
+
+// The offsets of `v` from its base_of, made at `at` (null: none, the splat itself).
+ir::Value* offsets_of(ir::Function& f, ir::Block& block, size_t& at, ir::Value* v,
+                      const ir::SourceLoc& loc) {
+  const ir::Op* d = v->def;
+  if (d->kind == OpKind::Splat)
+    return nullptr;
+  ir::Value* inner = offsets_of(f, block, at, d->operand(0), loc);
+  if (d->kind == OpKind::Broadcast) {
+    if (!inner)
+      return nullptr;
+    ir::Type t = inner->type;
+    t.shape = v->type.shape;
+    return insert_op(f, block, at++, OpKind::Broadcast, {inner}, {t}, loc).result();
+  }
+  ir::Value* o = d->operand(1);
+  return inner ? insert_op(f, block, at++, OpKind::Add, {inner, o}, {o->type}, loc).result() : o;
 }
 
 // base + offsets inserted at `at` of `block`, of the pointers' type `t`.
@@ -61,11 +84,20 @@ bool canonicalize_loop(ir::Function& f, ir::Op& loop) {
     ir::Value* arg = body.args[k + 1];
     if (!arg->type.elem.is_ptr() || arg->type.is_scalar())
       continue;
-    auto [base, offsets] = split_pointers(f, loop.operands[3 + k]);
+    ir::Value* init = loop.operands[3 + k];
+    auto* base = const_cast<ir::Value*>(base_of(f, init));
     const ir::Op* step = yield.operands[k]->def;
     if (!base || !step || step->kind != OpKind::AddPtr || step->operand(0) != arg ||
         !i32_tensor(step->operand(1), arg->type))
       continue;
+    size_t at = index_in_block(loop);
+    ir::Value* offsets = offsets_of(f, *loop.parent, at, init, loop.loc);
+    if (!offsets) { // the splat itself: offsets of zero
+      ir::Type t(ir::ScalarKind::I32, init->type.shape);
+      ir::Op& zero = insert_op(f, *loop.parent, at, OpKind::Constant, {}, {t}, loop.loc);
+      zero.attrs["value"] = int64_t{0};
+      offsets = zero.result();
+    }
     ir::Value* inc = step->operand(1);
     const ir::Type ptr_t = arg->type;
     ir::Value* res = loop.results[k];

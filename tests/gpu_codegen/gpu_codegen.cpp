@@ -467,6 +467,15 @@ TEST_CASE("fp16 GEMM blocks on AMD matrix units: v_mfma on gfx942, v_wmma on gfx
         CHECK(count(bin.assembly, cdna ? "ds_write_b16" : "ds_store_b16") == 0);
         CHECK(count(bin.assembly, cdna ? "ds_write_b32" : "ds_store_b32") >= 8);
       }
+      // The loop carries 32-bit offsets into a and b (buffers under 2 GiB), not pointers: every
+      // access is a buffer instruction (c's masked stores too), masked by an out-of-range
+      // offset instead of a branch around it.
+      CHECK(count(bin.assembly, "global_load") == 0);
+      CHECK(count(bin.assembly, "s_and_saveexec") == 0);
+      // A warp's two 32-column halves of b sit 8 KiB apart in the swizzled tile, the swizzle
+      // being the same for both: one address, two offsets, read by one instruction a K step.
+      if (cdna && blk.m == 128)
+        CHECK(count(bin.assembly, "ds_read2st64_b64") >= 8);
       size_t lines = 0;
       for (size_t p = 0; (p = bin.assembly.find("\n\t", p)) != std::string::npos; ++p)
         ++lines;
