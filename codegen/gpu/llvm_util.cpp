@@ -55,12 +55,13 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const std::string& trip
   return std::unique_ptr<llvm::TargetMachine>(tm);
 }
 
-void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions pto;
+  pto.SLPVectorization = slp;
   llvm::PassBuilder pb(&tm, pto);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);

@@ -74,22 +74,32 @@ bool Lowering::nonneg(const ir::Value* v) {
 
 void Lowering::track_base_offset(const ir::Op& op) {
   const ir::Value *p = op.operand(0), *o = op.operand(1);
-  if (p->type.is_scalar() || o->type.elem.kind != ScalarKind::I32)
+  // 64-bit offsets (a block pointer's) only from the argument itself, where an in-bounds
+  // access's offset is below 2^31: their low 32 bits, added modulo 2^32, are that offset.
+  const bool wide = o->type.elem.kind == ScalarKind::I64;
+  if (p->type.is_scalar() || (o->type.elem.kind != ScalarKind::I32 && !wide))
     return;
-  const Regs& off = get(o);
+  auto offsets = [&] {
+    Regs off = get(o);
+    if (wide)
+      for (LV*& v : off)
+        v = b_.CreateTrunc(v, b_.getInt32Ty());
+    return off;
+  };
   // From the argument itself, an in-bounds access's offset is non-negative whatever the
   // offsets' signs (Triton's small-tensor buffer ops); from a scalar moved into the buffer, the
   // offsets must be shown non-negative (a negative one would be read as 2^32 - |o|).
   if (p->def && p->def->kind == OpKind::Splat) {
     const ir::Value* s = p->def->operand(0);
     const bool at_argument = range32_argument(s);
-    if (at_argument || (in_range32_buffer(f_, s) && nonneg(o)))
-      split_[op.result()] = {get(s)[0], off, at_argument};
+    if (at_argument || (!wide && in_range32_buffer(f_, s) && nonneg(o)))
+      split_[op.result()] = {get(s)[0], offsets(), at_argument};
   } else if (auto it = split_.find(p);
-             it != split_.end() && (it->second.at_argument || nonneg(o))) {
+             it != split_.end() && (it->second.at_argument || (!wide && nonneg(o)))) {
     BaseOffset s = it->second;
+    const Regs off = offsets();
     for (size_t i = 0; i < off.size(); ++i)
-      s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", false, true);
+      s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", false, !s.at_argument);
     split_[op.result()] = std::move(s);
   }
 }

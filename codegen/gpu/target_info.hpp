@@ -251,9 +251,10 @@ std::vector<llvm::Value*> pack_words(llvm::IRBuilder<>& b, const std::vector<llv
 std::vector<llvm::Value*> unpack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& words,
                                        llvm::Type* elem);
 
-// LLVM helpers for the targets (llvm_util.cpp): O3 over a module with a TargetMachine, and
+// LLVM helpers for the targets (llvm_util.cpp): O3 over a module with a TargetMachine (and the
+// SLP vectorizer where `slp`), and
 // emitting assembly / object code.
-void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp = false);
 // Each block reordered so that a pure value is computed right before its first use, memory
 // and side-effecting instructions kept in place (sink_to_uses.cpp): for back ends that keep
 // the IR's order, where the lowering's op-by-op order keeps a whole tile's intermediates live.

@@ -451,7 +451,9 @@ public:
       }
   }
 
-  void optimize(llvm::Module& m) override { optimize_module(m, *tm_); }
+  // With the SLP vectorizer (as Triton runs it): pairs of f32 multiplies and adds become CDNA's
+  // packed v_pk_mul_f32 / v_pk_add_f32 / v_pk_fma_f32 (attention's rescaled accumulator).
+  void optimize(llvm::Module& m) override { optimize_module(m, *tm_, true); }
 
   void emit(llvm::Module& m, GpuKernelBinary& out) override {
     auto copy = llvm::CloneModule(m);
