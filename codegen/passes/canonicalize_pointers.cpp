@@ -8,6 +8,7 @@
 // Only where the target has buffer instructions: elsewhere 64-bit pointers cost no more than
 // rebuilding them. Only from a base the specialization knows to lie in a buffer under 2 GiB
 // (range32), so that the offsets of in-bounds accesses fit 32 bits however many steps add up.
+#include "passes/iteration_ahead.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
@@ -94,9 +95,8 @@ bool canonicalize_loop(ir::Function& f, ir::Op& loop) {
     ir::Value* offsets = offsets_of(f, *loop.parent, at, init, loop.loc);
     if (!offsets) { // the splat itself: offsets of zero
       ir::Type t(ir::ScalarKind::I32, init->type.shape);
-      ir::Op& zero = insert_op(f, *loop.parent, at, OpKind::Constant, {}, {t}, loop.loc);
-      zero.attrs["value"] = int64_t{0};
-      offsets = zero.result();
+      ir::Value* zero = constant_of(f, *loop.parent, at, t, 0, loop.loc);
+      offsets = insert_op(f, *loop.parent, at, OpKind::Splat, {zero}, {t}, loop.loc).result();
     }
     ir::Value* inc = step->operand(1);
     const ir::Type ptr_t = arg->type;
