@@ -75,7 +75,16 @@ void Lowering::reduce(const ir::Op& op) {
     acc.push_back(a);
     keys.push_back(key);
   }
-  for (size_t j = 0; j < d.lane.size(); ++j)
+  // A wave64 reduced along all its lanes: its four rows of 16 lanes are reduced by exchanges,
+  // then each row's result read from one of its lanes (a scalar read, `v_readlane` on AMD)
+  // and combined: a wave64's rows exchange values across 16 and 32 lanes only through the LDS
+  // unit (ds_swizzle, ds_bpermute), which the last two steps of the butterfly would take.
+  const bool by_rows = ws_ == 64 && static_cast<int>(d.lane.size()) == 6 &&
+                       std::all_of(d.lane.begin(), d.lane.end(), [&](const LinearLayout::Coord& c) {
+                         return LinearLayout::dim_of(c) == axis;
+                       });
+  const size_t exchanged = by_rows ? 4 : d.lane.size();
+  for (size_t j = 0; j < exchanged; ++j)
     if (LinearLayout::dim_of(d.lane[j]) == axis)
       for (auto& a : acc) {
         std::vector<LV*> other;
@@ -83,6 +92,19 @@ void Lowering::reduce(const ir::Op& op) {
           other.push_back(shuffle_xor(v, 1 << j));
         a = combine(op, a, other);
       }
+  if (by_rows)
+    for (auto& a : acc) {
+      auto row = [&](int r) {
+        std::vector<LV*> out;
+        for (LV* v : a)
+          out.push_back(shuffle_idx(v, b_.getInt32(static_cast<uint32_t>(16 * r))));
+        return out;
+      };
+      std::vector<LV*> total = row(0);
+      for (int r = 1; r < 4; ++r)
+        total = combine(op, total, row(r));
+      a = total;
+    }
   // Warps along the axis, and this warp's index among them (its axis bits, packed).
   int64_t warps = 1;
   LV* warp_axis = b_.getInt32(0);

@@ -392,8 +392,11 @@ TEST_CASE("reductions use warp shuffles, then shared memory across warps") {
   CHECK(nv.shared_bytes > 0);
   CHECK(nv.stage("ir.opt")->find("convert_layout") == std::string::npos);
   check_ptxas(nv.assembly, "sm_90");
+  // A wave64 row: DPP within quads, ds_swizzle across 4 and 8 lanes, then its four rows of 16
+  // lanes read by v_readlane (no ds_bpermute across the wave's halves), for each of max and sum.
   auto amd = compile(*f, "gfx942");
-  CHECK(amd.assembly.find("ds_bpermute") != std::string::npos);
+  CHECK(amd.assembly.find("ds_bpermute") == std::string::npos);
+  CHECK(count(amd.assembly, "v_readlane_b32") == 8);
   CHECK(amd.assembly.find("s_barrier") != std::string::npos);
 }
 

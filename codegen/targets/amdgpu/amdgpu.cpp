@@ -275,6 +275,9 @@ public:
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {addr, v});
   }
   llvm::Value* shuffle_idx(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Value* src_lane) override {
+    // One lane for all: a scalar read of it (v_readlane), no trip through the LDS unit.
+    if (llvm::isa<llvm::ConstantInt>(src_lane))
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_readlane, {v->getType()}, {v, src_lane});
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {},
                              {b.CreateShl(src_lane, 2), v});
   }
