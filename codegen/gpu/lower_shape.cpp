@@ -20,10 +20,8 @@ void Lowering::broadcast(const ir::Op& op) {
     fail(op, "broadcast between different layouts (internal: layout assignment)");
   LinearLayout dx = dist(x), dr = dist(r);
   const Regs& xr = get(x);
-  auto split = split_.find(x); // pointers as a base and offsets stay so (buffer accesses)
-  BaseOffset s = split == split_.end() ? BaseOffset{} : split->second;
-  s.offsets.clear();
   Regs out;
+  std::vector<int> from; // the register of x each of r's copies
   for (int i = 0; i < dr.num_regs(); ++i) {
     auto off = dr.reg_offset(i);
     for (int k = 0; k < dr.rank(); ++k)
@@ -33,11 +31,16 @@ void Lowering::broadcast(const ir::Op& op) {
     if (j < 0)
       fail(op, "broadcast: registers do not line up (internal: layout assignment)");
     out.push_back(xr[j]);
-    if (split != split_.end())
-      s.offsets.push_back(split->second.offsets[j]);
+    from.push_back(j);
   }
-  if (split != split_.end())
+  // Pointers kept as a base and offsets (buffer accesses) stay so.
+  if (auto split = split_.find(x); split != split_.end()) {
+    BaseOffset s = split->second;
+    s.offsets.clear();
+    for (int j : from)
+      s.offsets.push_back(split->second.offsets[j]);
     split_[r] = std::move(s);
+  }
   set(r, std::move(out));
 }
 

@@ -853,10 +853,7 @@ private:
   }
 
   ir::Value* constant_i32(ir::Block& b, size_t& at, int64_t v) {
-    ir::Op& c =
-        insert_op(f_, b, at++, OpKind::Constant, {}, {ir::Type(ir::ScalarKind::I32)}, loop_.loc);
-    c.attrs["value"] = v;
-    return c.result();
+    return constant_of(b, at, ir::Type(ir::ScalarKind::I32), v);
   }
 
   ir::Value* index_buffer(ir::Block& b, size_t& at, ir::Value* buf, ir::Value* slot) {
