@@ -2,7 +2,7 @@
 // instruction sequence per register from the shared element semantics (codegen/llvm/scalar.hpp).
 // What the GPU decides for itself: f16/bf16 stay in half / bfloat registers, and math functions
 // come from the target (TargetInfo::math), on f32 for the 16-bit types; f32 `/` is the target's
-// (TargetInfo::fdiv: Triton's approximate quotient) unless the op asks for rounding (div_rn).
+// (TargetInfo::approx: Triton's approximate quotient) unless the op asks for rounding (div_rn).
 #include "gpu/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
@@ -55,12 +55,11 @@ void Lowering::elementwise(const ir::Op& op) {
     std::vector<LV*> a;
     for (const ir::Value* v : op.operands)
       a.push_back(get(v)[v->type.is_scalar() ? 0 : i]);
-    if (op.kind == OpKind::Div && from.kind == ScalarKind::F32 && !op.int_attr("rn", 0))
-      r.push_back(ti_.fdiv(b_, a[0], a[1]));
-    else if (op.kind == OpKind::Sqrt && from.kind == ScalarKind::F32 && !op.int_attr("rn", 0))
-      r.push_back(ti_.fsqrt(b_, a[0]));
-    else
-      r.push_back(scalar_.elementwise(op, a));
+    LV* fast = (op.kind == OpKind::Div || op.kind == OpKind::Sqrt) &&
+                       from.kind == ScalarKind::F32 && !op.int_attr("rn", 0)
+                   ? ti_.approx(b_, op.kind, a)
+                   : nullptr;
+    r.push_back(fast ? fast : scalar_.elementwise(op, a));
   }
   set(op.result(), std::move(r));
 }

@@ -293,6 +293,46 @@ void Lowering::atomic(const ir::Op& op) {
     owner = is_owner(d);
   }
   const ir::MemScope scope = op.enum_attr<ir::MemScope>(ir::MemScope::Gpu);
+  // Nobody reads the old values (split-K's partial sums, a histogram's counts): no exchange
+  // through shared memory, and adds without a result, as many elements an instruction as the
+  // layout and the mask allow where the target has them (Triton: red.global.v4.f32.add).
+  bool read = false;
+  walk(f_.entry(), [&](const ir::Op& o) {
+    read = read || std::find(o.operands.begin(), o.operands.end(), res) != o.operands.end();
+  });
+  const bool add = !cas && (rmw_kind(op, e) == llvm::AtomicRMWInst::FAdd ||
+                            rmw_kind(op, e) == llvm::AtomicRMWInst::Add);
+  if (!read && add &&
+      (ordering == llvm::AtomicOrdering::Monotonic || ordering == llvm::AtomicOrdering::Release)) {
+    if (ordering == llvm::AtomicOrdering::Release)
+      ti_.atomic_fence(b_, scope);
+    const int vec =
+        ptr->type.is_scalar() ? 1 : vector_width(ptr, mask ? op.operand(2) : nullptr, d, e);
+    for (size_t r = 0; r < p.size(); r += vec) {
+      LV* cond = mask ? b_.CreateAnd(owner, (*mask)[r]) : owner;
+      LV* v = val[r];
+      if (vec > 1) {
+        v = llvm::PoisonValue::get(llvm::FixedVectorType::get(type(e), vec));
+        for (int k = 0; k < vec; ++k)
+          v = b_.CreateInsertElement(v, val[r + k], k);
+      }
+      if (ti_.reduce_add(b_, v, p[r], cond, scope))
+        continue;
+      for (int k = 0; k < vec; ++k) { // (the mask is the same over the run)
+        if (ti_.reduce_add(b_, val[r + k], p[r + k], cond, scope))
+          continue;
+        guarded(
+            cond,
+            [&]() -> LV* {
+              b_.CreateAtomicRMW(rmw_kind(op, e), p[r + k], val[r + k], llvm::MaybeAlign(),
+                                 ordering, ssid);
+              return nullptr;
+            },
+            nullptr);
+      }
+    }
+    return;
+  }
   const bool fence_before =
       ordering == llvm::AtomicOrdering::Release || ordering == llvm::AtomicOrdering::AcquireRelease;
   const bool fence_after =

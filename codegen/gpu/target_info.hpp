@@ -157,16 +157,12 @@ public:
     return nullptr;
   }
 
-  // x / y on floats where the program allows an approximate quotient (Triton's `/`; div_rn
-  // asks for the correctly rounded one, CreateFDiv).
-  virtual llvm::Value* fdiv(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
-    return b.CreateFDiv(x, y);
-  }
-
-  // sqrt(x) on f32 where the program allows an approximate root (Triton's tl.sqrt; sqrt_rn
-  // asks for the correctly rounded one, llvm.sqrt).
-  virtual llvm::Value* fsqrt(llvm::IRBuilder<>& b, llvm::Value* x) {
-    return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  // x / y (kind Div) or sqrt(x) (Sqrt) on f32 where the program allows an approximate result
+  // (Triton's `/` and tl.sqrt; div_rn / sqrt_rn ask for the correctly rounded ones); null where
+  // the target has nothing faster than LLVM's fdiv and llvm.sqrt.
+  virtual llvm::Value* approx(llvm::IRBuilder<>& b, ir::OpKind kind,
+                              const std::vector<llvm::Value*>& args) {
+    return nullptr;
   }
 
   // Global loads and stores through a uniform base pointer and non-negative 32-bit byte
@@ -193,6 +189,16 @@ public:
   }
   virtual bool masked_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr,
                             llvm::Value* mask) {
+    return false;
+  }
+
+  // `value` (a scalar or a vector of consecutive elements) added into global memory at `ptr`
+  // where `mask` (i1, null: always) holds, relaxed at `scope`, with no old value read back
+  // (NVIDIA's red.global.add: on sm_90 four f32 or eight f16 in one instruction, as Triton
+  // emits for an atomic_add whose result nobody reads). False where the target has no such
+  // instruction for this type and width; the lowering then branches around atomicrmw.
+  virtual bool reduce_add(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* ptr,
+                          llvm::Value* mask, ir::MemScope scope) {
     return false;
   }
 

@@ -295,6 +295,35 @@ TEST_CASE("sm_90: f32 sqrt and / are Triton's fast instructions, sqrt_rn and div
   check_ptxas(bin.assembly, "sm_90");
 }
 
+TEST_CASE("sm_90a: atomic adds nobody reads are red instructions, four f32 or eight f16 at once; "
+          "float-to-int casts and round are one cvt each") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(), ptr_arg(), int_arg()};
+  auto f = lang::trace(gpu_test::unread_atomics, "unread_atomics", s);
+  auto bin = compile(*f, "sm_90a", 4);
+  // 16 x 64 elements over 128 threads: 8 a thread, in runs of 4 f32 (the mask is constant over
+  // 16 columns) and of 8 f16.
+  CHECK(count(bin.assembly, "red.relaxed.gpu.global.add.v4.f32") == 2);
+  CHECK(count(bin.assembly, "red.relaxed.gpu.global.add.noftz.v8.f16") == 1);
+  CHECK(count(bin.assembly, "red.relaxed.gpu.global.add.u32") >= 1);
+  // The read one keeps atom and its old values.
+  CHECK(count(bin.assembly, "atom.global") == 8);
+  check_ptxas(bin.assembly, "sm_90a");
+  // Before sm_90 (PTX 7.8) red takes one element.
+  auto old = compile(*f, "sm_80", 4);
+  CHECK(count(old.assembly, "red.relaxed.gpu.global.add.f32") == 8);
+  CHECK(count(old.assembly, "red.relaxed.gpu.global.add.v") == 0);
+  check_ptxas(old.assembly, "sm_80");
+
+  lang::ArgSpec q[] = {ptr_arg(), ptr_arg(), const_arg(128)};
+  auto g = lang::trace(gpu_test::quantize, "quantize", q);
+  auto nv = compile(*g, "sm_90a", 4);
+  CHECK(count(nv.assembly, "cvt.rzi.s8.f32") == 1);
+  CHECK(count(nv.assembly, "add.rz.f32") == 1);
+  CHECK(count(nv.assembly, "max.f32") == 0); // no clamping around the cvt
+  CHECK(count(nv.assembly, "setp.nan") == 0);
+  check_ptxas(nv.assembly, "sm_90a");
+}
+
 TEST_CASE("gfx942: vector add with dwordx4 accesses, metadata read back from the HSACO") {
   auto f = sample("vector_add");
   auto bin = compile(*f, "gfx942");

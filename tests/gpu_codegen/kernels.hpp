@@ -21,6 +21,25 @@ inline void fast_and_rn(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::con
             tl::sqrt(a) + tl::sqrt_rn(a + 1.0f) + a / (a + 2.0f) + tl::div_rn(a, a + 3.0f), mask);
 }
 
+// Atomic adds whose old values nobody reads (split-K's partial tiles), beside one that is read.
+inline void unread_atomics(tl::ptr<float> acc, tl::ptr<tl::f16> h, tl::ptr<int32_t> count,
+                           tl::ptr<float> x, tl::i32 n) {
+  auto rows = tl::arange(0, 16);
+  auto cols = tl::arange(0, 64);
+  auto offs = rows[{tl::_, tl::None}] * 64 + cols[{tl::None, tl::_}];
+  auto v = tl::load(x + offs);
+  tl::atomic_add(acc + offs, v, cols[{tl::None, tl::_}] < n, "relaxed");
+  tl::atomic_add(h + offs, v.to<tl::f16>(), "relaxed");
+  tl::atomic_add(count + rows, 1, "relaxed");
+  tl::store(x + offs, tl::atomic_add(acc + offs, v, "relaxed"));
+}
+
+// f32 -> int8 casts (saturating, NaN to 0) of libdevice's round, as per-token quantization does.
+inline void quantize(tl::ptr<float> x, tl::ptr<int8_t> q, tl::constexpr_<int> B) {
+  auto offs = tl::arange(0, B);
+  tl::store(q + offs, tl::libdevice::round(tl::load(x + offs) * 127.f).to<int8_t>());
+}
+
 inline void float_math(tl::ptr<float> x, tl::ptr<float> out, tl::i32 n, tl::constexpr_<int> B) {
   auto offs = tl::program_id(0) * B + tl::arange(0, B);
   auto mask = offs < n;

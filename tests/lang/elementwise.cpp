@@ -338,6 +338,16 @@ TEST_CASE("conversions between integers and floats") {
       {-2.7f, 2.7f, 3e9f, -3e9f, kNaN}, {-2, 2, 2147483647, -2147483647 - 1, 0});
   check_map<float, uint8_t, [](auto x) { return x.template to<uint8_t>(); }>({300.f, -5.f, 7.9f},
                                                                              {255, 0, 7});
+  // Narrow and wide destinations saturate the same way (quantization relies on it).
+  check_map<float, int8_t, [](auto x) { return x.template to<int8_t>(); }>(
+      {300.f, -300.f, -2.7f, kNaN, 127.9f, -kInf}, {127, -128, -2, 0, 127, -128});
+  check_map<float, uint16_t, [](auto x) { return x.template to<uint16_t>(); }>(
+      {70000.f, -1.f, kNaN, 65535.5f}, {65535, 0, 0, 65535});
+  check_map<double, int64_t, [](auto x) { return x.template to<int64_t>(); }>(
+      {1e300, -1e300, -7.9},
+      {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), -7});
+  check_map<float, uint32_t, [](auto x) { return x.template to<uint32_t>(); }>(
+      {5e9f, -3.f, kInf}, {0xffffffffu, 0, 0xffffffffu});
   // int -> int wraps (truncates bits) or extends by the source's signedness.
   check_map<int32_t, int8_t, [](auto x) { return x.template to<int8_t>(); }>({300, -129},
                                                                              {44, 127});
@@ -356,6 +366,14 @@ TEST_CASE("conversions between integers and floats") {
       {0, 2, -1}, {0, 1, 1});
   check_map<int8_t, int32_t, [](auto x) { return (x != 0).template to<int32_t>(); }>({3, 0},
                                                                                      {1, 0});
+}
+
+TEST_CASE("libdevice round: half away from zero, exact at every magnitude") {
+  // 0.49999997 is the largest float below 0.5 (x + 0.5 rounds up to 1 in round-to-nearest);
+  // 2^23 + 1 is odd, past where floats have fractions.
+  check_map<float, float, [](auto x) { return tl::libdevice::round(x); }>(
+      {0.5f, -0.5f, 2.5f, -2.5f, 0.49999997f, 8388609.f, -1.5f, 1e30f, kNaN, -0.2f, kInf},
+      {1.f, -1.f, 3.f, -3.f, 0.f, 8388609.f, -2.f, 1e30f, kNaN, -0.f, kInf});
 }
 
 TEST_CASE("bitcast reinterprets the bits") {
