@@ -29,14 +29,25 @@ void Lowering::elementwise(const ir::Op& op) {
     }
   }
   Regs r;
-  // f32 -> f16/bf16 two at a time where the target rounds pairs in one instruction (NVIDIA's
-  // cvt.rn.f16x2.f32: one instruction for two conversions and a pack; the same rounding).
+  // Two lanes at a time where the target has one instruction for both (TargetInfo::pair):
+  // f32 -> f16/bf16 conversions (NVIDIA's cvt.rn.f16x2.f32: two conversions and a pack, the
+  // same rounding) and 16-bit float arithmetic (mul.f16x2, as Triton emits: each lane rounds
+  // as the scalar op does, in half the instructions, and registers that arrive in pairs are not
+  // unpacked).
   const DType from = op.operand(0)->type.elem, to = op.result()->type.elem;
-  if (op.kind == OpKind::Cast && run == 1 && n % 2 == 0 && from.kind == ScalarKind::F32 &&
-      (to.kind == ScalarKind::F16 || to.kind == ScalarKind::BF16)) {
-    const Regs& x = get(op.operand(0));
+  const bool half = to.kind == ScalarKind::F16 || to.kind == ScalarKind::BF16;
+  const bool pairs = op.kind == OpKind::Cast ? from.kind == ScalarKind::F32
+                                             : op.kind == OpKind::Add || op.kind == OpKind::Sub ||
+                                                   op.kind == OpKind::Mul || op.kind == OpKind::Fma;
+  if (half && pairs && run == 1 && n % 2 == 0) {
     for (int i = 0; i < n; i += 2) {
-      LV* v = ti_.fptrunc_pair(b_, x[i], x[i + 1], type(to));
+      std::vector<std::array<LV*, 2>> lanes;
+      for (const ir::Value* v : op.operands) {
+        const Regs& x = get(v);
+        const bool one = v->type.is_scalar();
+        lanes.push_back({x[one ? 0 : i], x[one ? 0 : i + 1]});
+      }
+      LV* v = ti_.pair(b_, op.kind, lanes, type(to));
       if (!v) {
         r.clear();
         break;

@@ -70,12 +70,16 @@ void Lowering::plan_buffers() {
   walk(f_.entry(), 0);
   for (Span& s : spans) {
     std::vector<const ir::Value*> work{s.op->result()};
-    while (!work.empty()) { // the buffer, the slots indexed from it, views of those
+    // The buffer, the slots indexed from it, views of those, and what a local_load that only
+    // a dot reads: that one is read at the dot (operand_regs), so the buffer lives until then.
+    while (!work.empty()) {
       const ir::Value* v = work.back();
       work.pop_back();
       for (const ir::Op* u : users[v]) {
         s.last = std::max(s.last, top[u]);
-        if (u->kind == OpKind::MemdescIndex ||
+        const bool lazy = u->kind == OpKind::LocalLoad && users[u->result()].size() == 1 &&
+                          users[u->result()][0]->kind == OpKind::Dot;
+        if (u->kind == OpKind::MemdescIndex || lazy ||
             (u->kind == OpKind::Trans &&
              dynamic_cast<const SharedLayout*>(u->result()->type.layout.get())))
           work.push_back(u->result());

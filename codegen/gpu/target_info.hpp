@@ -14,6 +14,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -150,10 +151,14 @@ public:
   virtual llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                             const ir::Op& op) = 0;
 
-  // Two f32 values rounded to nearest-even into a <2 x half_type> (f16 or bf16) by one
-  // instruction; null where the target has none (two conversions then).
-  virtual llvm::Value* fptrunc_pair(llvm::IRBuilder<>& b, llvm::Value* lo, llvm::Value* hi,
-                                    llvm::Type* half_type) {
+  // Two lanes of `kind` computed by one instruction, as a <2 x half_type> (f16 or bf16):
+  // operand k's lanes are lanes[k]. Cast: two f32 values rounded to nearest-even (NVIDIA's
+  // cvt.rn.f16x2.f32); Add, Sub, Mul, Fma: 16-bit arithmetic rounded per lane as the scalar
+  // op is (mul.f16x2). Null where the target has no such instruction, or forms them itself
+  // (AMD's SLP vectorizer): the lowering then computes lane by lane.
+  virtual llvm::Value* pair(llvm::IRBuilder<>& b, ir::OpKind kind,
+                            const std::vector<std::array<llvm::Value*, 2>>& lanes,
+                            llvm::Type* half_type) {
     return nullptr;
   }
 

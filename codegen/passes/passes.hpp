@@ -96,8 +96,10 @@ std::unordered_map<const ir::Op*, ir::LayoutPtr>
 coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatures& target);
 
 // remove_layout_conversions.cpp: rematerializes cheap producers in the layout their consumer
-// wants, folds chains of conversions, and drops dead ops.
-void remove_layout_conversions(ir::Function& f);
+// wants, folds chains of conversions, and drops dead ops. `dot_operands_only`: only conversions
+// into matrix-unit operands (and slices of them) move, and nothing is pulled back out of them
+// (after pipelining, where hoisted loads and the rings' reads must stay where they are).
+void remove_layout_conversions(ir::Function& f, bool dot_operands_only = false);
 
 // accelerate_matmul.cpp: dots the target's matrix unit can compute get its accumulator layout
 // and operand fragments (a loop-carried accumulator is carried in it).
@@ -113,5 +115,9 @@ void pipeline(ir::Function& f, const GpuFeatures& target);
 
 // hoist_loads.cpp: global loads after a loop that do not depend on it are issued before it.
 void hoist_loads(ir::Function& f, const GpuFeatures& target);
+
+// optimize_dot_operands.cpp: after pipelining, operands of mma.sync computed in registers read
+// the rings' tiles in their fragment layout, or go through a tile of their own read by ldmatrix.
+void optimize_dot_operands(ir::Function& f, const GpuFeatures& target);
 
 } // namespace tritium::gpu

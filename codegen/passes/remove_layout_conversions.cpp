@@ -28,6 +28,13 @@ bool accelerator_layout(const ir::LayoutPtr& l) {
   return dynamic_cast<const MmaLayout*>(l.get()) || dynamic_cast<const DotOperandLayout*>(l.get());
 }
 
+// A matrix unit's operand fragment, or a slice of one (what a broadcast into it comes from).
+bool dot_operand_layout(const ir::LayoutPtr& l) {
+  if (auto* s = dynamic_cast<const SliceLayout*>(l.get()))
+    return dot_operand_layout(s->parent);
+  return dynamic_cast<const DotOperandLayout*>(l.get()) != nullptr;
+}
+
 // `accel`: whether the op would be recomputed in an accelerator layout.
 bool rematerializable(const ir::Op& op, bool accel = false) {
   if (op.results.size() != 1 || !op.regions.empty())
@@ -40,6 +47,12 @@ bool rematerializable(const ir::Op& op, bool accel = false) {
   // coalesce chose.)
   if (op.kind == OpKind::Load)
     return accel && op.result()->type.rank() <= 1 && !op.int_attr("volatile", 0);
+  // A read of shared memory is read again in the accelerator layout its user wants: weights
+  // dequantized on their way to a dot (int8 -> f16, times a scale) are then read from the
+  // pipeline's ring straight into the operand's registers and converted there, where they
+  // would otherwise be written back to shared memory and reread every iteration.
+  if (op.kind == OpKind::LocalLoad)
+    return accel;
   // A transposition or reshape of something cheap is recomputed in the wanted layout from
   // its operand in the layout that makes it (a transposed mask, as a transpose kernel stores
   // with).
@@ -62,6 +75,8 @@ ir::LayoutPtr operand_layout_for(const ir::Op& op, const ir::LayoutPtr& want) {
   }
   case OpKind::Reshape:
     return linear_layout(reshape_layout(resolve(want, r.shape), op.operands[0]->type.shape));
+  case OpKind::LocalLoad: // reads its buffer in whatever layout it is asked for
+    return op.operands[0]->type.layout;
   default:
     return want;
   }
@@ -81,7 +96,7 @@ int64_t contiguous_bytes(const LinearLayout& l, int dim, int64_t elem_bytes) {
 
 class Remover {
 public:
-  explicit Remover(ir::Function& f) : f_(f) {}
+  Remover(ir::Function& f, bool dot_operands_only) : f_(f), dot_operands_only_(dot_operands_only) {}
 
   void run() {
     for (int round = 0; round < 64; ++round) {
@@ -170,10 +185,12 @@ private:
       ir::Op& op = *b.ops[i];
       for (auto& r : op.regions)
         block(*r->block);
-      if (op.kind == OpKind::ConvertLayout)
-        convert(op);
-      else
+      if (op.kind == OpKind::ConvertLayout) {
+        if (!dot_operands_only_ || dot_operand_layout(op.result()->type.layout))
+          convert(op);
+      } else if (!dot_operands_only_) {
         skip_operand_conversions(b, i);
+      }
     }
   }
 
@@ -184,7 +201,8 @@ private:
   // Whether `v` can be recomputed in any layout from scalars alone (its conversion would be
   // rematerialized away).
   static bool cheap(const ir::Value* v, bool accel = false, int depth = 0) {
-    if (v->type.is_scalar())
+    // A scalar, or a buffer in shared memory (a local_load rereads it in any layout).
+    if (v->type.is_scalar() || dynamic_cast<const SharedLayout*>(v->type.layout.get()))
       return true;
     const ir::Op* d = v->def;
     // A conversion of something cheap is cheap: the something can be recomputed instead.
@@ -455,14 +473,15 @@ private:
   }
 
   ir::Function& f_;
+  const bool dot_operands_only_;
   bool changed_ = false;
   std::map<std::string, ir::Value*> memo_;
 };
 
 } // namespace
 
-void remove_layout_conversions(ir::Function& f) {
-  Remover(f).run();
+void remove_layout_conversions(ir::Function& f, bool dot_operands_only) {
+  Remover(f, dot_operands_only).run();
 }
 
 } // namespace tritium::gpu

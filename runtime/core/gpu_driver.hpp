@@ -73,7 +73,10 @@ struct Gpu {
   std::string arch;        // "sm_90", "gfx942"
   int compute_units = 1;   // SMs, CUs
   int max_shared = 0;      // bytes of shared memory (LDS) a block may use
-  Stream stream{};         // the device's own stream
+  // Bytes of shared memory of one SM (CU), and what the driver reserves of it per block: how
+  // many blocks their shared memory lets share one.
+  int shared_per_cu = 0, shared_reserved_per_block = 0;
+  Stream stream{}; // the device's own stream
   bool launch_blocking = launch_blocking_from_env();
 
   // Names of every kernel loaded, stable for the process's life, so that the last launch can

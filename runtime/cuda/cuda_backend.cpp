@@ -33,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -56,7 +57,12 @@ public:
 };
 
 // PTX -> cubin through the driver's JIT linker, which (unlike cuModuleLoadData on PTX) hands
-// back the cubin, so it can be cached.
+// back the cubin, so it can be cached. (Measured on an H200, driver 580, 2026-11-29: the linker
+// compiles PTX as relocatable code, and its register counts differ from cuModuleLoadData's
+// whole-program JIT of the same PTX: SwiGLU forward 122 against 40, the int8-weight GEMM 145
+// against 128, the int4 one at M 16 146 against 125. Over the zoo neither was faster: geometric
+// mean 0.943 linked, 0.947 loaded, SwiGLU 1.25 -> 0.90 x Triton but the M-16 int8-weight GEMM
+// 0.85 -> 1.29 and the norms' backward 0.86 -> 0.98; bench/RESULTS.md.)
 std::string jit_ptx(CudaGpu& gpu, const KernelImage& image) {
   const CudaApi& api = *gpu.drv.api;
   std::string error_log(16 * 1024, '\0');
@@ -212,16 +218,33 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
   std::string occupancy_note; // artifact("min_blocks"): what was decided, and why
   if (const size_t at = image.ptx.find(".minnctapersm"); at != std::string::npos) {
     const size_t end = image.ptx.find('\n', at) + 1;
-    const int wanted = std::atoi(image.ptx.c_str() + at + std::strlen(".minnctapersm"));
+    int wanted = std::atoi(image.ptx.c_str() + at + std::strlen(".minnctapersm"));
+    // No more blocks than their shared memory lets share an SM: the bound would only cost
+    // registers (a GEMM's ring takes half an SM's shared memory: two blocks at most).
+    if (image.shared_bytes > 0 && gpu.shared_per_cu > 0)
+      wanted = std::min(wanted,
+                        gpu.shared_per_cu / (image.shared_bytes + gpu.shared_reserved_per_block));
     KernelImage asked = image;
+    asked.ptx.replace(at, end - at, fmt::format(".minnctapersm {}\n", std::max(wanted, 1)));
     image.ptx.erase(at, end - at);
     std::string state;
     driver::LoadedKernel<CudaDriver> plain = load_cubin(gpu, image, state);
     const int blocks = occupancy(gpu, plain, image.num_threads, image.shared_bytes);
     occupancy_note = fmt::format("{} wanted; without the directive: {} blocks, {} registers",
                                  wanted, blocks, attribute(gpu, plain, CU_FUNC_ATTRIBUTE_NUM_REGS));
+    // The bound may leave an instruction too few registers (a wide wgmma's accumulator): the
+    // assembler then refuses it, and the kernel stays as assembled without it.
+    std::optional<driver::LoadedKernel<CudaDriver>> tried;
     if (blocks < wanted) {
-      driver::LoadedKernel<CudaDriver> bounded = load_cubin(gpu, asked, cache_state);
+      try {
+        tried = load_cubin(gpu, asked, cache_state);
+      } catch (const Error& e) {
+        const std::string why = e.what();
+        occupancy_note += "; with it the assembler refused: " + why.substr(0, why.find('\n'));
+      }
+    }
+    if (tried) {
+      driver::LoadedKernel<CudaDriver>& bounded = *tried;
       const int local = attribute(gpu, bounded, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
       const int more = occupancy(gpu, bounded, image.num_threads, image.shared_bytes);
       occupancy_note +=

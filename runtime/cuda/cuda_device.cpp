@@ -78,6 +78,8 @@ CudaGpu* open_gpu(int ordinal, std::string* why) {
                attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   gpu.arch = fmt::format("sm_{}", gpu.drv.sm);
   gpu.max_shared = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  gpu.shared_per_cu = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  gpu.shared_reserved_per_block = attr(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
   gpu.compute_units = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   check(api->cuDriverGetVersion(&gpu.drv.driver_version), "cuDriverGetVersion");
   // After a fault the primary context is unusable until reset (this frees everything in it,
