@@ -17,7 +17,8 @@ namespace {
 
 using ir::OpKind;
 
-// A 16-bit tile in registers converted into an mma.sync operand.
+// A 16-bit tile in registers, at least 8 x 8 (ldmatrix's matrices), converted into an mma.sync
+// operand.
 bool through_ldmatrix(const ir::Op& op) {
   if (op.kind != OpKind::ConvertLayout)
     return false;
@@ -27,7 +28,7 @@ bool through_ldmatrix(const ir::Op& op) {
   auto* mma = dot ? dynamic_cast<const MmaLayout*>(dot->parent.get()) : nullptr;
   auto* blocked = dynamic_cast<const BlockedLayout*>(from.layout.get());
   return mma && mma->unit == MatrixUnit::MmaSync && blocked && to.rank() == 2 &&
-         elem_bytes(to.elem) == 2;
+         elem_bytes(to.elem) == 2 && to.shape[0] >= 8 && to.shape[1] >= 8;
 }
 
 // The top-level op of `f` that holds `op`.
@@ -35,7 +36,6 @@ ir::Op& top_level(ir::Function& f, ir::Op& op) {
   ir::Op* o = &op;
   while (o->parent != &f.entry())
     o = o->parent->parent->parent; // block, region, op
-
   return *o;
 }
 
