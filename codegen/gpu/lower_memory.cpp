@@ -300,8 +300,8 @@ void Lowering::atomic(const ir::Op& op) {
   walk(f_.entry(), [&](const ir::Op& o) {
     read = read || std::find(o.operands.begin(), o.operands.end(), res) != o.operands.end();
   });
-  const bool add = !cas && (rmw_kind(op, e) == llvm::AtomicRMWInst::FAdd ||
-                            rmw_kind(op, e) == llvm::AtomicRMWInst::Add);
+  const auto kind = cas ? llvm::AtomicRMWInst::BAD_BINOP : rmw_kind(op, e);
+  const bool add = kind == llvm::AtomicRMWInst::FAdd || kind == llvm::AtomicRMWInst::Add;
   if (!read && add &&
       (ordering == llvm::AtomicOrdering::Monotonic || ordering == llvm::AtomicOrdering::Release)) {
     if (ordering == llvm::AtomicOrdering::Release)
@@ -324,8 +324,7 @@ void Lowering::atomic(const ir::Op& op) {
         guarded(
             cond,
             [&]() -> LV* {
-              b_.CreateAtomicRMW(rmw_kind(op, e), p[r + k], val[r + k], llvm::MaybeAlign(),
-                                 ordering, ssid);
+              b_.CreateAtomicRMW(kind, p[r + k], val[r + k], llvm::MaybeAlign(), ordering, ssid);
               return nullptr;
             },
             nullptr);

@@ -13,7 +13,6 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/InlineAsm.h>
-#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/Linker/Linker.h>
@@ -460,9 +459,7 @@ public:
   }
 
   void atomic_fence(llvm::IRBuilder<>& b, ir::MemScope scope) override {
-    const char* text = scope == ir::MemScope::Cta   ? "fence.acq_rel.cta;"
-                       : scope == ir::MemScope::Sys ? "fence.acq_rel.sys;"
-                                                    : "fence.acq_rel.gpu;";
+    const std::string text = fmt::format("fence.acq_rel.{};", ptx_scope(scope));
     auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(b.getVoidTy(), false), text,
                                     "~{memory}", true);
     b.CreateCall(fn);

@@ -10,6 +10,10 @@
 
 namespace tritium::gpu {
 
+const char* ptx_scope(ir::MemScope scope) {
+  return scope == ir::MemScope::Cta ? "cta" : scope == ir::MemScope::Sys ? "sys" : "gpu";
+}
+
 std::string ptx_reg_list(int first, int n) {
   std::string s;
   for (int i = 0; i < n; ++i)
@@ -111,11 +115,8 @@ bool red_add(llvm::IRBuilder<>& b, bool vectors, llvm::Value* value, llvm::Value
     arg_types.push_back(x->getType());
     cons += "," + reg;
   }
-  const char* scope_name = scope == ir::MemScope::Cta   ? "cta"
-                           : scope == ir::MemScope::Sys ? "sys"
-                                                        : "gpu";
   std::string text = fmt::format("{}red.relaxed.{}.global.add{}{}.{} [$0], {};", mask ? "@$1 " : "",
-                                 scope_name, reg == "h" ? ".noftz" : "",
+                                 ptx_scope(scope), reg == "h" ? ".noftz" : "",
                                  n > 1 ? fmt::format(".v{}", n) : "", type, ptx_reg_list(first, n));
   auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(b.getVoidTy(), arg_types, false), text,
                                   cons + ",~{memory}", /*hasSideEffects=*/true);

@@ -10,6 +10,9 @@
 
 namespace tritium::gpu {
 
+// PTX's name of a memory scope: "cta", "gpu", "sys".
+const char* ptx_scope(ir::MemScope scope);
+
 // "{$first, ..., $first+n-1}" (or "$first" alone): an inline-asm operand list.
 std::string ptx_reg_list(int first, int n);
 
