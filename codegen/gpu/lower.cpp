@@ -236,8 +236,7 @@ void Lowering::block(const ir::Block& blk) {
     const auto& op = blk.ops[i];
     if (op_category(op->kind) == ir::OpCategory::Terminator)
       return;
-    if (&blk == &f_.entry())
-      scratch_base_ = scratch_base_at_.at(i);
+    scratch_base_ = scratch_base_at_.at(op.get());
     // Only a wgmma dot may take an accumulator a group may still be writing (it chains on it).
     if (op->kind != OpKind::Dot)
       for (const ir::Value* v : op->operands)

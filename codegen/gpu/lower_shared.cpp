@@ -34,40 +34,46 @@ int64_t tile_numel(const ir::Type& t) {
 } // namespace
 
 // Buffers get fixed offsets from the start of shared memory, before any scratch use; aligned
-// to 1024 bytes (what the 128-byte swizzle of TMA and wgmma needs). A buffer lives from the op
-// that makes it to the last op that uses it, counted in ops of the kernel's top level, and
-// buffers whose spans do not meet share memory (two loops one after the other, as in causal
-// attention). What makes that safe: a pipeline's ring is drained (all copies landed, then a
-// barrier) right after its loop, its prologue starts with a barrier (after every earlier
-// reader), and a tile a conversion writes is written after a barrier.
+// to 1024 bytes (what the 128-byte swizzle of TMA and wgmma needs). Ops are numbered in program
+// order, nested ones included; a buffer lives from the op that makes it to its last use, or to
+// the end of the loop or branch beside it that holds that use (a loop reads it again), and
+// buffers whose spans do not meet share memory (two loops one after the other, also inside a
+// branch: causal attention, a prefill's two loops). What makes that safe: a pipeline's ring is
+// drained (all copies landed, then a barrier) right after its loop, its prologue starts with a
+// barrier (after every earlier reader), and a tile a conversion or local_store writes is written
+// after a barrier.
 void Lowering::plan_buffers() {
   struct Span {
     const ir::Op* op;
-    bool ring; // local_alloc (else a conversion into shared memory)
     size_t first, last;
     int64_t bytes, offset;
   };
   std::vector<Span> spans;
-  std::unordered_map<const ir::Op*, size_t> top; // every op -> its top-level op's position
+  std::unordered_map<const ir::Op*, size_t> number, end; // end: the last number inside an op
   std::unordered_map<const ir::Value*, std::vector<const ir::Op*>> users;
-  std::function<void(const ir::Block&, size_t)> walk = [&](const ir::Block& blk, size_t at) {
-    for (size_t i = 0; i < blk.ops.size(); ++i) {
-      const ir::Op* op = blk.ops[i].get();
-      const size_t pos = &blk == &f_.entry() ? i : at;
-      top[op] = pos;
+  size_t count = 0;
+  std::function<void(const ir::Block&)> walk = [&](const ir::Block& blk) {
+    for (const auto& up : blk.ops) {
+      const ir::Op* op = up.get();
+      const size_t n = number[op] = count++;
       for (const ir::Value* v : op->operands)
         users[v].push_back(op);
-      const bool ring = op->kind == OpKind::LocalAlloc;
-      if (ring || (op->kind == OpKind::ConvertLayout &&
-                   dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()))) {
-        const ir::Type& t = op->result()->type;
-        spans.push_back({op, ring, pos, pos, shared_tile_bytes(t), 0});
-      }
+      if (op->kind == OpKind::LocalAlloc ||
+          (op->kind == OpKind::ConvertLayout &&
+           dynamic_cast<const SharedLayout*>(op->result()->type.layout.get())))
+        spans.push_back({op, n, n, shared_tile_bytes(op->result()->type), 0});
       for (const auto& r : op->regions)
-        walk(*r->block, pos);
+        walk(*r->block);
+      end[op] = count - 1;
     }
   };
-  walk(f_.entry(), 0);
+  walk(f_.entry());
+  // The op beside `at` (in its block) that holds `u`.
+  auto beside = [&](const ir::Op* u, const ir::Block* at) {
+    while (u->parent != at && u->parent != &f_.entry())
+      u = u->parent->parent->parent; // block, region, op
+    return u;
+  };
   for (Span& s : spans) {
     std::vector<const ir::Value*> work{s.op->result()};
     // The buffer, the slots indexed from it, views of those, and what a local_load that only
@@ -76,9 +82,11 @@ void Lowering::plan_buffers() {
       const ir::Value* v = work.back();
       work.pop_back();
       for (const ir::Op* u : users[v]) {
-        s.last = std::max(s.last, top[u]);
+        s.last = std::max(s.last, end.at(beside(u, s.op->parent)));
+        // As local_load decides: one user, a dot in the same block.
         const bool lazy = u->kind == OpKind::LocalLoad && users[u->result()].size() == 1 &&
-                          users[u->result()][0]->kind == OpKind::Dot;
+                          users[u->result()][0]->kind == OpKind::Dot &&
+                          users[u->result()][0]->parent == u->parent;
         if (u->kind == OpKind::MemdescIndex || lazy ||
             (u->kind == OpKind::Trans &&
              dynamic_cast<const SharedLayout*>(u->result()->type.layout.get())))
@@ -95,7 +103,7 @@ void Lowering::plan_buffers() {
       moved = false;
       for (size_t j = 0; j < i; ++j) {
         const Span& o = spans[j];
-        const bool apart = o.last < s.first;
+        const bool apart = o.last < s.first || s.last < o.first;
         if (!apart && o.offset < at + s.bytes && at < o.offset + o.bytes) {
           at = o.offset + o.bytes;
           moved = true;
@@ -106,19 +114,22 @@ void Lowering::plan_buffers() {
     buffer_offset_[s.op] = at;
     buffers_bytes_ = std::max(buffers_bytes_, at + s.bytes);
   }
-  // Scratch of the op at top-level position p goes above every buffer live at p; buffers that
-  // ended before p are free again (their loop drained its copies and a barrier starts every
-  // use of scratch), and those made later are first written after a barrier (a ring's
-  // prologue starts with one, a conversion into shared memory writes after one).
-  scratch_base_at_.assign(f_.entry().ops.size(), 0);
-  for (size_t p = 0; p < scratch_base_at_.size(); ++p)
+  // Scratch of the op numbered n goes above every buffer live at n; buffers that ended before
+  // are free again (their loop drained its copies and a barrier starts every use of scratch),
+  // and those made later are first written after a barrier (a ring's prologue starts with one,
+  // a conversion into shared memory writes after one).
+  for (const auto& [op, n] : number) {
+    int64_t base = 0;
     for (const Span& s : spans)
-      if (s.first <= p && s.last >= p)
-        scratch_base_at_[p] = std::max(scratch_base_at_[p], s.offset + s.bytes);
+      if (s.first <= n && s.last >= n)
+        base = std::max(base, s.offset + s.bytes);
+    scratch_base_at_[op] = base;
+  }
 }
 
-// The address of the element at `coords` (the tile's two dimensions) in a tile at `base`.
-LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords) {
+// The address of the element at `coords` (the tile's two dimensions) in a tile at `base`, its
+// swizzle chunk XORed with `chunk_xor` too.
+LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords, int64_t chunk_xor) {
   auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
   const int rank = tile.rank();
   const int fast = s->order[0], slow = s->order[1];
@@ -135,6 +146,8 @@ LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords) {
   LV* phase = b_.CreateAnd(b_.CreateLShr(row, log2_exact(s->per_phase)),
                            static_cast<uint64_t>(s->max_phase - 1));
   LV* chunk = b_.CreateXor(b_.CreateLShr(col, log2_exact(s->vec)), phase);
+  if (chunk_xor)
+    chunk = b_.CreateXor(chunk, static_cast<uint64_t>(chunk_xor));
   LV* idx = b_.CreateOr(b_.CreateShl(chunk, log2_exact(s->vec)),
                         b_.CreateAnd(col, static_cast<uint64_t>(s->vec - 1)));
   idx = b_.CreateAdd(b_.CreateShl(row, log2_exact(cols)), idx);
@@ -144,30 +157,38 @@ LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords) {
   return b_.CreateGEP(b_.getInt8Ty(), base, bytes);
 }
 
-// The address of register r of `d` in the tile at `base`: the swizzle computed from the thread's
-// coordinates and the register's bits that enter it (rows that pick the phase, columns that
-// pick the chunk), every other register bit added as a constant. Registers that differ only
-// there share one address register and differ by an instruction's offset (the second half of
-// a dot operand's tile is 8 KiB further, not another XOR).
+// The address of register r of `d` in the tile at `base`. Coordinates are sums of the thread's
+// part and the register's (their bits are disjoint), so everything but the swizzle's XOR adds,
+// and of the chunk the register XORs in, only the bits the thread's own chunk can have stay an
+// XOR: the rest adds too. One address register then serves every register with the same XORed
+// bits, the others at an instruction's offset from it (a B tile written transposed on gfx1100:
+// two address registers for 32 stores, not 30 that the loop kept in scratch).
 LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d, int r) {
   auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
   const int rank = tile.rank();
-  const int fast = rank - 2 + s->order[0], slow = rank - 2 + s->order[1];
-  auto off = d.reg_offset(r);
+  const size_t fast = static_cast<size_t>(rank - 2 + s->order[0]);
+  const size_t slow = static_cast<size_t>(rank - 2 + s->order[1]);
   const int64_t cols = tile.shape[fast], rows = tile.shape[slow];
   const int64_t in_block = s->block_cols && s->block_cols < cols ? s->block_cols : cols;
-  const int64_t phase_rows = static_cast<int64_t>(s->max_phase - 1) * s->per_phase;
-  const int64_t chunk_cols = static_cast<int64_t>(s->max_phase - 1) * s->vec;
-  const int64_t row_free = off[slow] & ~phase_rows, col_free = off[fast] & ~chunk_cols;
-  const Regs& t = thread_base(d);
-  Regs c;
-  for (int k = 0; k < rank; ++k) {
-    int64_t o = off[k] - (k == slow ? row_free : k == fast ? col_free : 0);
-    c.push_back(b_.CreateOr(t[k], b_.getInt32(static_cast<uint32_t>(o))));
-  }
-  const int64_t free =
-      row_free * in_block + (col_free % in_block) + (col_free / in_block) * in_block * rows;
-  LV* a = shared_addr(base, tile, c);
+  const int lv = log2_exact(s->vec), lp = log2_exact(s->per_phase);
+  const int64_t phases = s->max_phase - 1;
+  auto chunk_of = [&](int64_t row, int64_t col) {
+    return ((col & (in_block - 1)) >> lv) ^ ((row >> lp) & phases);
+  };
+  int64_t thread_rows = 0, thread_cols = 0;
+  for (const auto* bases : {&d.lane, &d.warp})
+    for (const LinearLayout::Coord& c : *bases) {
+      thread_rows |= c[slow];
+      thread_cols |= c[fast];
+    }
+  const int64_t support = ((thread_cols & (in_block - 1)) >> lv) | ((thread_rows >> lp) & phases);
+  const LinearLayout::Coord off = d.reg_offset(r);
+  const int64_t chunk = chunk_of(off[slow], off[fast]);
+  const int64_t added_chunk = chunk & ~support;
+  const int64_t row = off[slow], col = off[fast];
+  const int64_t free = row * in_block + (added_chunk << lv) + (col & (s->vec - 1)) +
+                       (col / in_block) * in_block * rows;
+  LV* a = shared_addr(base, tile, thread_base(d), chunk & support);
   if (free == 0)
     return a;
   return b_.CreateGEP(b_.getInt8Ty(), a,

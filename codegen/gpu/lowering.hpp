@@ -177,7 +177,7 @@ private:
 
   // --- shared memory buffers and async copies (lower_shared.cpp) ------------------------
   void plan_buffers();
-  LV* shared_addr(LV* base, const ir::Type& tile, const Regs& coords);
+  LV* shared_addr(LV* base, const ir::Type& tile, const Regs& coords, int64_t chunk_xor = 0);
   LV* shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d, int r);
   void local_alloc(const ir::Op& op);
   void store_to_shared(const ir::Op& op);
@@ -236,7 +236,7 @@ private:
   // lowered (scratch_base_: an epilogue after the last loop reuses its rings).
   std::unordered_map<const ir::Op*, int64_t> buffer_offset_;
   int64_t buffers_bytes_ = 0;
-  std::vector<int64_t> scratch_base_at_; // per top-level op
+  std::unordered_map<const ir::Op*, int64_t> scratch_base_at_; // per op
   int64_t scratch_base_ = 0;
   // Copies waiting for their async_commit, on targets without asynchronous copies.
   struct DeferredStore {
