@@ -362,8 +362,12 @@ private:
     ir::Op& op = *b.ops[i];
     // Only data worth keeping in place pulls: a converted operand that is not cheap.
     ir::LayoutPtr from;
+    // (Cheap as convert() judges it for the layout it was converted to: there a conversion
+    // into a matrix unit's layout rematerializes a 1-D load, and pulling the op out of that
+    // layout would only be undone, round after round.)
     for (ir::Value* v : op.operands)
-      if (ir::Value* x = unconverted(v); x != v && x->type.layout && !cheap(x)) {
+      if (ir::Value* x = unconverted(v);
+          x != v && x->type.layout && !cheap(x, accelerator_layout(v->type.layout))) {
         from = x->type.layout;
         break;
       }
