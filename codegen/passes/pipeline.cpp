@@ -795,15 +795,6 @@ private:
     return nullptr;
   }
 
-  // Whether an elementwise op sits between `load` and its conversion into a dot operand.
-  bool math_before_operand(const ir::Op& load) {
-    const ir::Op* cvt = operand_conversion(load);
-    for (const ir::Op* at = only_user(load); at && at != cvt; at = only_user(*at))
-      if (ir::is_elementwise(at->kind))
-        return true;
-    return false;
-  }
-
   // The transposition when `load` reaches its dot operand through that alone (attention's
   // dot(q, trans(k))): then the ring holds the tile as loaded and the operand is read through
   // a transposed view of it, as the hardware reads any other operand. Null otherwise.
@@ -841,21 +832,18 @@ private:
     return true;
   }
 
-  // A swizzled tile in the order of the load's (its contiguous dimension fastest).
-  // A swizzled tile in the order of the load (its contiguous dimension fastest) or, where
-  // operands are read from shared memory without ldmatrix (`k_fast`), with K fastest: each
-  // lane's run of K elements is then one vector read, and the copy's stores transpose once.
-  // Not a tile that math turns into the operand (weights dequantized on their way to a dot):
-  // that one is read back in the load's own layout for the math, so K fastest would only make
-  // both the copy's stores and those reads narrow (w8a16 on gfx942: one-byte LDS writes).
+  // A swizzled tile in the load's order, or K fastest (a lane's run of K is one vector read) for
+  // operands read as loaded without ldmatrix (`k_fast`): not weights math dequantizes first.
   ir::LayoutPtr shared_for(const ir::Op& load, bool k_fast) {
     const ir::Type& t = load.result()->type;
     std::vector<int> order{1, 0};
     if (auto* b = dynamic_cast<const BlockedLayout*>(t.layout.get()))
       order = {b->order[0], b->order[1]};
-    if (k_fast && !math_before_operand(load)) {
-      auto* op = dynamic_cast<const DotOperandLayout*>(
-          operand_conversion(load)->result()->type.layout.get());
+    const ir::Op* cvt = operand_conversion(load);
+    for (const ir::Op* at = only_user(load); k_fast && at && at != cvt; at = only_user(*at))
+      k_fast = !ir::is_elementwise(at->kind);
+    if (k_fast) {
+      auto* op = dynamic_cast<const DotOperandLayout*>(cvt->result()->type.layout.get());
       int k_dim = op && op->op_idx == 1 ? 0 : 1;
       if (const ir::Op* tr = direct_trans(load)) // K's dimension in the tile as loaded
         k_dim = static_cast<int>(tr->ints_attr("order")[k_dim]);
