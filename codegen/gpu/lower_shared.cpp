@@ -31,6 +31,28 @@ int64_t tile_numel(const ir::Type& t) {
   return n;
 }
 
+// Whether a local_load is read at its dot (Lowering::operand_regs): its only user anywhere is a
+// dot in its own block, and it is a 2-D tile. plan_buffers keeps its buffer alive until then.
+bool read_at_its_dot(const ir::Op& load) {
+  const ir::Value* r = load.result();
+  const ir::Op* user = nullptr;
+  int uses = 0;
+  std::function<void(const ir::Block&)> count = [&](const ir::Block& b) {
+    for (const auto& o : b.ops) {
+      for (const ir::Value* v : o->operands)
+        if (v == r) {
+          user = o.get();
+          ++uses;
+        }
+      for (const auto& reg : o->regions)
+        count(*reg->block);
+    }
+  };
+  count(*load.parent);
+  return uses == 1 && user->kind == OpKind::Dot && user->parent == load.parent &&
+         r->type.rank() == 2;
+}
+
 } // namespace
 
 // Buffers get fixed offsets from the start of shared memory, before any scratch use; aligned
@@ -83,10 +105,7 @@ void Lowering::plan_buffers() {
       work.pop_back();
       for (const ir::Op* u : users[v]) {
         s.last = std::max(s.last, end.at(beside(u, s.op->parent)));
-        // As local_load decides: one user, a dot in the same block.
-        const bool lazy = u->kind == OpKind::LocalLoad && users[u->result()].size() == 1 &&
-                          users[u->result()][0]->kind == OpKind::Dot &&
-                          users[u->result()][0]->parent == u->parent;
+        const bool lazy = u->kind == OpKind::LocalLoad && read_at_its_dot(*u);
         if (u->kind == OpKind::MemdescIndex || lazy ||
             (u->kind == OpKind::Trans &&
              dynamic_cast<const SharedLayout*>(u->result()->type.layout.get())))
@@ -384,15 +403,7 @@ void Lowering::local_load(const ir::Op& op) {
   const ir::Value* r = op.result();
   const int n = dist(r).num_regs();
   // Read by one dot in this block only: load its fragments where the dot needs them.
-  const ir::Op* user = nullptr;
-  int uses = 0;
-  for (const auto& o : op.parent->ops)
-    for (const ir::Value* v : o->operands)
-      if (v == r) {
-        user = o.get();
-        ++uses;
-      }
-  if (uses == 1 && user->kind == OpKind::Dot && r->type.rank() == 2) {
+  if (read_at_its_dot(op)) {
     lazy_[r] = Lazy{&op, Regs(n, nullptr)};
     return set(r, Regs(n, nullptr));
   }
