@@ -262,7 +262,8 @@ void Lowering::atomic(const ir::Op& op) {
   bool cas = op.kind == OpKind::AtomicCas;
   const Regs& val = get(op.operand(cas ? 2 : 1));
   const Regs* cmp = cas ? &get(op.operand(1)) : nullptr;
-  const Regs* mask = !cas && op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
+  const unsigned mask_at = cas ? 3 : 2;
+  const Regs* mask = op.operands.size() > mask_at ? &get(op.operand(mask_at)) : nullptr;
   auto ordering = llvm::AtomicOrdering::AcquireRelease;
   switch (op.enum_attr<ir::MemSem>(ir::MemSem::AcqRel)) {
   case ir::MemSem::Relaxed:
@@ -307,7 +308,7 @@ void Lowering::atomic(const ir::Op& op) {
     if (ordering == llvm::AtomicOrdering::Release)
       ti_.atomic_fence(b_, scope);
     const int vec =
-        ptr->type.is_scalar() ? 1 : vector_width(ptr, mask ? op.operand(2) : nullptr, d, e);
+        ptr->type.is_scalar() ? 1 : vector_width(ptr, mask ? op.operand(mask_at) : nullptr, d, e);
     for (size_t r = 0; r < p.size(); r += vec) {
       LV* cond = mask ? b_.CreateAnd(owner, (*mask)[r]) : owner;
       LV* v = val[r];

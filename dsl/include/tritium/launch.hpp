@@ -18,6 +18,10 @@ struct CompileOptions {
   // Triton's enable_fp_fusion: a float multiply feeding an add may become one fma (rounded
   // once), on every compiled backend. Off: every op rounds as the interpreter does.
   bool enable_fp_fusion = true;
+  // Every load, store and atomic checked against the buffer its pointer came from; an access
+  // outside it is skipped and the launch raises an Error naming it. TRITIUM_CHECK=1 turns it
+  // on for every kernel. Off: no cost at all.
+  bool check_bounds = false;
   friend bool operator==(const CompileOptions&, const CompileOptions&) = default;
 };
 

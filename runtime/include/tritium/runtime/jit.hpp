@@ -6,6 +6,7 @@
 //   add[{tritium::cdiv(n, 1024)}](x, y, out, n, 1024);
 #pragma once
 
+#include <tritium/ir/bounds_checks.hpp>
 #include <tritium/ir/printer.hpp>
 #include <tritium/lang/kernel.hpp>
 #include <tritium/lang/ops.hpp>
@@ -43,6 +44,25 @@ void check_options(const CompileOptions& o, std::string_view kernel);
 // Writes every stage of a freshly compiled kernel under $TRITIUM_DUMP, if set.
 void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompileOptions& o,
                     const CompiledKernel& k);
+
+// TRITIUM_CHECK=1 or CompileOptions::check_bounds: kernels check every access against its
+// buffer (ir::insert_bounds_checks). The variable is read once.
+bool checks_bounds(const CompileOptions& o);
+// A kernel's checked IR, its sites, and the record its launches report into.
+struct BoundsCheck {
+  std::shared_ptr<const ir::Function> function;
+  std::vector<ir::CheckSite> sites;
+  Device device;
+  void* record = nullptr; // kCheckRecordWords words on the device
+  std::mutex mutex;       // one checked launch at a time uses the record
+  ~BoundsCheck();
+};
+std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
+                                          std::string_view kernel);
+// Zeroes the record, launches with its address in the last slot, waits, and raises the
+// first failed access as an Error.
+void checked_launch(BoundsCheck& check, CompiledKernel& k, const LaunchGrid& grid,
+                    std::span<ArgSlot> slots, void* stream, std::string_view kernel);
 
 template <class A>
 struct buffer_elem {};
@@ -118,6 +138,11 @@ class JitFunction {
         return i;
     return N;
   }();
+  static constexpr size_t num_pointers =
+      (size_t{0} + ... + (detail::is_pointer_param<P>() ? 1 : 0));
+  // The launch's slots: the runtime parameters, then with TRITIUM_CHECK one extent per pointer
+  // and the check record's address (see ir::insert_bounds_checks).
+  using Slots = std::array<ArgSlot, N + num_pointers + 2>;
   // Per parameter one key word, then the backend and the options.
   using Key = std::array<uint64_t, N + 3>;
   struct KeyHash {
@@ -176,7 +201,7 @@ public:
   template <class... A>
   std::shared_ptr<const ir::Function> trace(A&&... args) {
     check_arity<A...>();
-    std::array<ArgSlot, N + 1> slots;
+    Slots slots;
     Key key;
     Device dev;
     bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
@@ -188,11 +213,11 @@ public:
   template <class... A>
   CompiledKernel& compiled(A&&... args) {
     check_arity<A...>();
-    std::array<ArgSlot, N + 1> slots;
+    Slots slots;
     Key key;
     Device dev;
     bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
-    return lookup(key, slots, dev);
+    return *lookup(key, slots, dev).kernel;
   }
 
   // The hot path: a cached launch packs the argument slots and the cache key on the stack,
@@ -215,7 +240,7 @@ public:
       throw Error("kernel '" + name_ + "': " + std::to_string(params.size()) + " arguments for " +
                   std::to_string(N) + " parameters");
     detail::check_grid(grid, name_);
-    std::array<ArgSlot, N + 1> slots;
+    Slots slots;
     Key key;
     Device dev = stream.device();
     [&]<size_t... I>(std::index_sequence<I...>) {
@@ -225,17 +250,42 @@ public:
     key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
     key[N + 1] = static_cast<uint64_t>(options_.num_warps);
     key[N + 2] = options_word(options_);
-    CompiledKernel& k = lookup(key, slots, dev);
+    Compiled& k = lookup(key, slots, dev);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
-    k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots), stream.launch_handle());
+    if (k.check) [[unlikely]] {
+      // Raw addresses come without sizes: only offsets before the argument are caught.
+      for (size_t i = 0; i < num_pointers; ++i)
+        slots[num_slots + i] = static_cast<ArgSlot>(std::numeric_limits<int64_t>::max());
+      return detail::checked_launch(*k.check, *k.kernel, grid, slots_with_extents(slots),
+                                    stream.launch_handle(), name_);
+    }
+    k.kernel->launch(grid, std::span<const ArgSlot>(slots.data(), num_slots),
+                     stream.launch_handle());
   }
 
 private:
   // The options other than num_warps, in the specialization key's last word.
   static uint64_t options_word(const CompileOptions& o) {
     return static_cast<uint64_t>(static_cast<uint32_t>(o.num_stages)) |
-           (o.enable_fp_fusion ? 0 : uint64_t{1} << 32);
+           (o.enable_fp_fusion ? 0 : uint64_t{1} << 32) |
+           (detail::checks_bounds(o) ? uint64_t{1} << 33 : 0);
+  }
+
+  // The slots a checked kernel takes: its own, the extents, and the record's (last) slot.
+  static std::span<ArgSlot> slots_with_extents(Slots& slots) {
+    return std::span<ArgSlot>(slots.data(), num_slots + num_pointers + 1);
+  }
+
+  // Each pointer argument's extent in bytes, after the kernel's own slots.
+  template <class... A>
+  static void put_extents(Slots& slots, const A&... args) {
+    size_t k = num_slots;
+    auto one = [&]<class Param, class Arg>(const Arg& a) {
+      if constexpr (detail::is_pointer_param<Param>())
+        slots[k++] = static_cast<ArgSlot>(a.bytes());
+    };
+    (one.template operator()<P>(args), ...);
   }
 
   // The key word of one raw slot, encoded as bind_one encodes it.
@@ -261,17 +311,22 @@ private:
   void launch_on(const Stream* stream, const LaunchGrid& grid, A&&... args) {
     check_arity<A...>();
     detail::check_grid(grid, name_);
-    std::array<ArgSlot, N + 1> slots;
+    Slots slots;
     Key key;
     Device dev;
     if (stream)
       dev = stream->device();
     bind(slots, key, dev, std::index_sequence_for<P...>{}, args...);
-    CompiledKernel& k = lookup(key, slots, dev);
+    Compiled& k = lookup(key, slots, dev);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
-    k.launch(grid, std::span<const ArgSlot>(slots.data(), num_slots),
-             stream ? stream->launch_handle() : nullptr);
+    void* handle = stream ? stream->launch_handle() : nullptr;
+    if (k.check) [[unlikely]] {
+      put_extents(slots, args...);
+      return detail::checked_launch(*k.check, *k.kernel, grid, slots_with_extents(slots), handle,
+                                    name_);
+    }
+    k.kernel->launch(grid, std::span<const ArgSlot>(slots.data(), num_slots), handle);
   }
 
   template <class... A>
@@ -284,8 +339,7 @@ private:
   // Fills the argument slots and the cache key. The key holds everything the specialization
   // depends on, so the trace inputs (ArgSpecs) are rebuilt from it only on a cache miss.
   template <size_t... I, class... A>
-  void bind(std::array<ArgSlot, N + 1>& slots, Key& key, Device& dev, std::index_sequence<I...>,
-            A&... args) {
+  void bind(Slots& slots, Key& key, Device& dev, std::index_sequence<I...>, A&... args) {
     (void)std::initializer_list<bool>{detail::launch_argument_check<I, P, A>::ok...};
     (bind_one<I, P>(slots[slot_index[I]], key[I], dev, args), ...);
     if (dev == Device())
@@ -379,8 +433,7 @@ private:
   }
 
   // The trace inputs of the specialization `key` selects (slots give integer values).
-  static std::array<lang::ArgSpec, N> make_specs(const Key& key,
-                                                 const std::array<ArgSlot, N + 1>& slots) {
+  static std::array<lang::ArgSpec, N> make_specs(const Key& key, const Slots& slots) {
     std::array<lang::ArgSpec, N> specs;
     [&]<size_t... I>(std::index_sequence<I...>) {
       (make_spec<P>(specs[I], key[I], slots[slot_index[I]]), ...);
@@ -414,22 +467,28 @@ private:
   // The compiled kernel for `key`. The common case, the same specialization as the last launch,
   // reads one atomic pointer and compares keys: no lock, no hashing. Entries of cache_ never
   // move (unordered_map nodes are stable) and are never erased, so the pointer stays valid.
-  CompiledKernel& lookup(const Key& key, const std::array<ArgSlot, N + 1>& slots, Device dev) {
-    if (const Entry* last = last_.load(std::memory_order_acquire); last && last->first == key)
-      return *last->second.kernel;
+  struct Compiled;
+  Compiled& lookup(const Key& key, const Slots& slots, Device dev) {
+    if (Entry* last = last_.load(std::memory_order_acquire); last && last->first == key)
+      return last->second;
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       auto specs = make_specs(key, slots);
       std::shared_ptr<const ir::Function> f =
           lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
+      const uint64_t ir_hash = boost::hash_value(ir::print(*f));
+      std::unique_ptr<detail::BoundsCheck> check;
+      if (detail::checks_bounds(options_)) {
+        check = detail::bounds_check(*f, dev, name_);
+        f = check->function;
+      }
       auto k = dev.backend().compile(f, options_);
       detail::dump_artifacts(name_, *f, options_, *k);
-      const uint64_t ir_hash = boost::hash_value(ir::print(*f));
-      it = cache_.emplace(key, Compiled{std::move(k), ir_hash}).first;
+      it = cache_.emplace(key, Compiled{std::move(k), ir_hash, std::move(check)}).first;
     }
     last_.store(&*it, std::memory_order_release);
-    return *it->second.kernel;
+    return it->second;
   }
 
   Fn fn_;
@@ -439,11 +498,12 @@ private:
   struct Compiled {
     std::unique_ptr<CompiledKernel> kernel;
     uint64_t ir_hash;
+    std::unique_ptr<detail::BoundsCheck> check; // with TRITIUM_CHECK
   };
   using Cache = std::unordered_map<Key, Compiled, KeyHash>;
   using Entry = Cache::value_type;
   Cache cache_;
-  std::atomic<const Entry*> last_{nullptr};
+  std::atomic<Entry*> last_{nullptr};
 };
 
 namespace detail {

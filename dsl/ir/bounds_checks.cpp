@@ -1,0 +1,325 @@
+#include <tritium/ir/bounds_checks.hpp>
+
+#include <tritium/ir/builder.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <unordered_map>
+
+namespace tritium::ir {
+
+namespace {
+
+// Which argument a pointer value derives from: a lattice of "not yet known" (kPending), one
+// argument's index, or "none or several" (kNone), solved by iterating to a fixed point so that
+// loop-carried pointers (advanced by addptr every trip) keep their argument.
+constexpr int kPending = -2;
+constexpr int kNone = -1;
+
+int merge(int a, int b) {
+  if (a == kPending)
+    return b;
+  if (b == kPending || a == b)
+    return a;
+  return kNone;
+}
+
+class Origins {
+public:
+  explicit Origins(const Function& f) {
+    for (const Value* a : f.args())
+      if (a->type.elem.is_ptr())
+        of_[a] = static_cast<int>(a->index);
+    do {
+      changed_ = false;
+      visit(f.entry());
+    } while (changed_);
+  }
+
+  int of(const Value* v) const {
+    auto it = of_.find(v);
+    return it == of_.end() ? kPending : it->second;
+  }
+
+private:
+  void set(const Value* v, int o) {
+    if (!v->type.elem.is_ptr())
+      return;
+    int& slot = of_.try_emplace(v, kPending).first->second;
+    int merged = merge(slot, o);
+    if (merged != slot) {
+      slot = merged;
+      changed_ = true;
+    }
+  }
+
+  void visit(const Block& b) {
+    for (const auto& op : b.ops) {
+      transfer(*op);
+      for (const auto& r : op->regions)
+        visit(*r->block);
+    }
+  }
+
+  void transfer(const Op& op) {
+    const auto& o = op.operands;
+    switch (op.kind) {
+    case OpKind::AddPtr:
+    case OpKind::Splat:
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Trans:
+    case OpKind::ConvertLayout:
+    case OpKind::Hint:
+    case OpKind::Bitcast:
+    case OpKind::Split:
+      for (const Value* r : op.results)
+        set(r, of(o[0]));
+      return;
+    case OpKind::Join:
+    case OpKind::Cat:
+      set(op.result(), merge(of(o[0]), of(o[1])));
+      return;
+    case OpKind::Select:
+      set(op.result(), merge(of(o[1]), of(o[2])));
+      return;
+    case OpKind::For: {
+      const Block& body = op.body();
+      const Op* yield = body.terminator();
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        int m = merge(of(o[3 + k]), of(yield->operand(k)));
+        set(body.args[k + 1], m);
+        set(op.result(k), m);
+      }
+      return;
+    }
+    case OpKind::If:
+      for (size_t k = 0; k < op.results.size(); ++k)
+        set(op.result(k), merge(of(op.body(0).terminator()->operand(k)),
+                                of(op.body(1).terminator()->operand(k))));
+      return;
+    case OpKind::While: {
+      const Op* cond = op.body(0).terminator();
+      const Op* yield = op.body(1).terminator();
+      for (size_t k = 0; k < o.size(); ++k)
+        set(op.body(0).args[k], merge(of(o[k]), of(yield->operand(k))));
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        set(op.body(1).args[k], of(cond->operand(k + 1)));
+        set(op.result(k), of(cond->operand(k + 1)));
+      }
+      return;
+    }
+    default:
+      // A pointer loaded from memory, made from an integer, or returned by an atomic.
+      for (const Value* r : op.results)
+        set(r, kNone);
+      return;
+    }
+  }
+
+  std::unordered_map<const Value*, int> of_;
+  bool changed_ = false;
+};
+
+bool is_access(const Op& op) {
+  return op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw ||
+         op.kind == OpKind::AtomicCas;
+}
+
+// Where the access's mask is, or would be.
+size_t mask_index(const Op& op) {
+  switch (op.kind) {
+  case OpKind::Load:
+    return 1;
+  case OpKind::Store:
+  case OpKind::AtomicRmw:
+    return 2;
+  default:
+    return 3;
+  }
+}
+
+class Rewriter {
+public:
+  Rewriter(Function& f, const Origins& origins, BoundsChecked& out)
+      : f_(f), origins_(origins), out_(out), b_(f, f.entry()) {
+    // The hidden arguments, after the kernel's own.
+    const size_t own = f.args().size();
+    for (size_t k = 0; k < own; ++k) {
+      if (!f.args()[k]->type.elem.is_ptr())
+        continue;
+      extent_[static_cast<int>(k)] = b_.add_block_arg(f.entry(), Type(ScalarKind::I64));
+      f.arg_info.push_back(ArgInfo{.name = "extent of argument " + std::to_string(k)});
+      ++out_.pointer_args;
+    }
+    record_ = b_.add_block_arg(f.entry(), Type(DType::pointer_to(ScalarKind::I64)));
+    f.arg_info.push_back(ArgInfo{.name = "bounds-check record", .divisibility = 16});
+  }
+
+  void rewrite(Block& block) {
+    std::vector<std::unique_ptr<Op>> old = std::move(block.ops);
+    block.ops.clear();
+    b_.set_block(block);
+    for (auto& op : old) {
+      for (auto& r : op->regions)
+        rewrite(*r->block);
+      b_.set_block(block);
+      if (is_access(*op))
+        check(*op);
+      block.ops.push_back(std::move(op));
+    }
+  }
+
+private:
+  Value* op1(OpKind k, std::vector<Value*> operands, Type t, Attrs a = {}) {
+    return b_.create1(k, std::move(operands), std::move(t), std::move(a));
+  }
+  Value* splat(Value* s, const std::vector<int64_t>& shape) {
+    return shape.empty() ? s : op1(OpKind::Splat, {s}, s->type.with_shape(shape));
+  }
+  Value* i64(int64_t v, const std::vector<int64_t>& shape) {
+    return b_.constant_int(v, Type(ScalarKind::I64, shape));
+  }
+  Value* binary(OpKind k, Value* a, Value* c) { return op1(k, {a, c}, a->type); }
+  Value* cmp(CmpPred p, Value* a, Value* c) {
+    return op1(OpKind::Cmp, {a, c}, Type(ScalarKind::I1, a->type.shape), {{"pred", p}});
+  }
+  Value* to_i64(Value* v) { return op1(OpKind::Cast, {v}, v->type.with_elem(ScalarKind::I64)); }
+
+  // The row-major index of each element of a tile of `shape`, as i64.
+  Value* flat_index(const std::vector<int64_t>& shape) {
+    if (shape.empty())
+      return i64(0, {});
+    Value* index = nullptr;
+    int64_t stride = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      Value* a = op1(OpKind::Arange, {}, Type(ScalarKind::I32, {shape[d]}),
+                     {{"start", int64_t{0}}, {"end", shape[d]}});
+      std::vector<int64_t> s{shape[d]};
+      for (int e = d - 1; e >= 0; --e) {
+        s.insert(s.begin(), 1);
+        a = op1(OpKind::ExpandDims, {a}, a->type.with_shape(s), {{"axis", int64_t{0}}});
+      }
+      for (size_t e = d + 1; e < shape.size(); ++e) {
+        s.push_back(1);
+        a = op1(OpKind::ExpandDims, {a}, a->type.with_shape(s),
+                {{"axis", static_cast<int64_t>(e)}});
+      }
+      if (s != shape)
+        a = op1(OpKind::Broadcast, {a}, a->type.with_shape(shape));
+      Value* term = binary(OpKind::Mul, to_i64(a), i64(stride, shape));
+      index = index ? binary(OpKind::Add, index, term) : term;
+      stride *= shape[d];
+    }
+    return index;
+  }
+
+  void check(Op& op) {
+    Value* p = op.operand(0);
+    const int arg = origins_.of(p);
+    if (arg < 0) {
+      ++out_.unchecked;
+      return;
+    }
+    b_.set_loc(op.loc);
+    const auto& shape = p->type.shape;
+    const DType elem = p->type.elem.element_of_pointer();
+    const int bytes = elem.is_bool() ? 1 : elem.bits() / 8;
+    const int64_t site = static_cast<int64_t>(out_.sites.size());
+    out_.sites.push_back(CheckSite{op.loc.str(), std::string(op_name(op.kind)), arg,
+                                   f_.arg_info[arg].name, shape, bytes});
+
+    // In bounds: 0 <= offset <= extent - bytes, and the address a multiple of the element.
+    Value* addr = to_i64(p);
+    Value* base = op1(OpKind::Cast, {f_.args()[arg]}, Type(ScalarKind::I64));
+    Value* offset = binary(OpKind::Sub, addr, splat(base, shape));
+    Value* extent = extent_.at(arg);
+    Value* limit = binary(OpKind::Sub, extent, i64(bytes, {}));
+    Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
+                       cmp(CmpPred::Le, offset, splat(limit, shape)));
+    if (bytes > 1)
+      ok =
+          binary(OpKind::And, ok,
+                 cmp(CmpPred::Eq, binary(OpKind::And, addr, i64(bytes - 1, shape)), i64(0, shape)));
+    const size_t mi = mask_index(op);
+    Value* mask = op.operands.size() > mi ? op.operands[mi] : nullptr;
+    Value* not_ok = op1(OpKind::Not, {ok}, ok->type);
+    Value* bad = mask ? binary(OpKind::And, mask, not_ok) : not_ok;
+    Value* safe = mask ? binary(OpKind::And, mask, ok) : ok;
+    if (mask)
+      op.operands[mi] = safe;
+    else
+      op.operands.push_back(safe);
+
+    // The first failing element of the launch takes the record.
+    Value* slots = splat(record_, shape);
+    Value* zero = i64(0, shape);
+    Value* old =
+        op1(OpKind::AtomicCas, {slots, zero, i64(1, shape), bad}, Type(ScalarKind::I64, shape),
+            {{"sem", MemSem::Relaxed}, {"scope", MemScope::Gpu}});
+    Value* won = binary(OpKind::And, bad, cmp(CmpPred::Eq, old, zero));
+    auto put = [&](int word, Value* v) {
+      Value* at = op1(OpKind::AddPtr, {slots, b_.constant_int(word, Type(ScalarKind::I32, shape))},
+                      slots->type);
+      b_.create(OpKind::Store, {at, v, won}, {});
+    };
+    put(1, i64(site, shape));
+    for (int axis = 0; axis < 3; ++axis)
+      put(2 + axis, splat(to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32),
+                                     {{"axis", int64_t{axis}}})),
+                          shape));
+    put(5, flat_index(shape));
+    put(6, offset);
+    put(7, splat(extent, shape));
+  }
+
+  Function& f_;
+  const Origins& origins_;
+  BoundsChecked& out_;
+  Builder b_;
+  std::unordered_map<int, Value*> extent_;
+  Value* record_ = nullptr;
+};
+
+} // namespace
+
+BoundsChecked insert_bounds_checks(const Function& f) {
+  BoundsChecked out;
+  out.fn = clone(f);
+  Origins origins(*out.fn);
+  Rewriter rewriter(*out.fn, origins, out);
+  rewriter.rewrite(out.fn->entry());
+  return out;
+}
+
+std::string bounds_failure_message(std::string_view kernel, std::span<const CheckSite> sites,
+                                   const CheckRecord& r) {
+  const size_t site = static_cast<size_t>(r[1]);
+  if (site >= sites.size())
+    return fmt::format("kernel '{}': TRITIUM_CHECK: a damaged check record (site {})", kernel,
+                       r[1]);
+  const CheckSite& s = sites[site];
+  // The element's index in its tile, from the row-major flat index.
+  std::vector<int64_t> index(s.shape.size());
+  int64_t flat = r[5];
+  for (size_t d = s.shape.size(); d-- > 0;) {
+    index[d] = flat % s.shape[d];
+    flat /= s.shape[d];
+  }
+  const int64_t offset = r[6], extent = r[7];
+  const std::string arg = s.arg_name.empty() ? fmt::format("argument {}", s.arg)
+                                             : fmt::format("argument {} ('{}')", s.arg, s.arg_name);
+  std::string what;
+  if (offset < 0 || offset > extent - s.elem_bytes)
+    what = fmt::format("byte offset {} is outside the buffer's {} bytes", offset, extent);
+  else
+    what = fmt::format("byte offset {} is not a multiple of the element's {} bytes", offset,
+                       s.elem_bytes);
+  return fmt::format("{}: in kernel '{}', program ({}, {}, {}), element [{}] of the {} through {}: "
+                     "{}; TRITIUM_CHECK skipped the access",
+                     s.where, kernel, r[2], r[3], r[4], fmt::join(index, ", "), s.op, arg, what);
+}
+
+} // namespace tritium::ir

@@ -1,0 +1,62 @@
+// TRITIUM_CHECK: compiling a kernel with its accesses checked (ir::insert_bounds_checks) and
+// launching it with the extents and the record the checks report into.
+#include <tritium/error.hpp>
+#include <tritium/ir/printer.hpp>
+#include <tritium/runtime/jit.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace tritium::detail {
+
+bool checks_bounds(const CompileOptions& o) {
+  static const bool from_env = [] {
+    const char* v = std::getenv("TRITIUM_CHECK");
+    return v && *v && std::string_view(v) != "0";
+  }();
+  return o.check_bounds || from_env;
+}
+
+BoundsCheck::~BoundsCheck() {
+  if (record)
+    device.backend().free(record);
+}
+
+std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
+                                          std::string_view kernel) {
+  ir::BoundsChecked checked = ir::insert_bounds_checks(f);
+  ir::verify(*checked.fn);
+  if (checked.unchecked > 0)
+    fmt::print(stderr,
+               "tritium: TRITIUM_CHECK: kernel '{}': {} access{} through pointers that derive "
+               "from no single argument (loaded from memory, made from an integer, or chosen "
+               "between two arguments) {} not checked\n",
+               kernel, checked.unchecked, checked.unchecked == 1 ? "" : "es",
+               checked.unchecked == 1 ? "is" : "are");
+  auto check = std::make_unique<BoundsCheck>();
+  check->function = std::move(checked.fn);
+  check->sites = std::move(checked.sites);
+  check->device = dev;
+  check->record = dev.backend().alloc(sizeof(ir::CheckRecord));
+  return check;
+}
+
+void checked_launch(BoundsCheck& check, CompiledKernel& k, const LaunchGrid& grid,
+                    std::span<ArgSlot> slots, void* stream, std::string_view kernel) {
+  std::lock_guard<std::mutex> lock(check.mutex);
+  Backend& backend = check.device.backend();
+  ir::CheckRecord record{};
+  // Synchronous on the device's own stream, so before a launch on any stream.
+  backend.copy_to_device(check.record, record.data(), sizeof record);
+  slots.back() = reinterpret_cast<uintptr_t>(check.record);
+  k.launch(grid, slots, stream);
+  backend.synchronize_stream(stream ? stream : backend.default_stream());
+  backend.copy_to_host(record.data(), check.record, sizeof record);
+  if (record[0] != 0)
+    throw Error(ir::bounds_failure_message(kernel, check.sites, record));
+}
+
+} // namespace tritium::detail

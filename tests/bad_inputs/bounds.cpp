@@ -1,0 +1,144 @@
+// TRITIUM_CHECK / CompileOptions::check_bounds: an access outside the buffer its pointer came
+// from is skipped and reported (kernel, line, program, element, offset), on every device; the
+// memory around the buffer is left alone, and an in-bounds launch reports nothing.
+#include "common.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace bad_inputs {
+namespace {
+
+tritium::CompileOptions checked() {
+  tritium::CompileOptions o;
+  o.check_bounds = true;
+  return o;
+}
+
+// The buffer under test lies in the middle of a larger allocation, between two guards of
+// `guard` elements, so that a write past it would land in memory the test can read.
+template <class T>
+struct Guarded {
+  Buffer<T> whole;
+  Buffer<T> middle;
+  size_t n, guard;
+  Guarded(Device d, size_t n_, size_t guard_, T fill) : n(n_), guard(guard_) {
+    whole = d.alloc<T>(n + 2 * guard);
+    whole.copy_from_host(std::vector<T>(n + 2 * guard, fill));
+    middle = Buffer<T>::adopt(d, whole.data() + guard, n);
+  }
+  // Whether every guard element still holds `fill`.
+  bool guards_hold(T fill) const {
+    std::vector<T> h = whole.to_host();
+    for (size_t i = 0; i < guard; ++i)
+      if (h[i] != fill || h[guard + n + i] != fill)
+        return false;
+    return true;
+  }
+};
+
+void copy_rows(tl::ptr<float> src, tl::ptr<float> dst, tl::i32 rows, tl::i32 cols,
+               tl::constexpr_<int> BM, tl::constexpr_<int> BN) {
+  auto r = tl::program_id(0) * BM + tl::arange(0, BM);
+  auto c = tl::arange(0, BN);
+  auto offs = r[{tl::_, tl::None}] * cols + c[{tl::None, tl::_}];
+  auto mask = (r[{tl::_, tl::None}] < rows) && (c[{tl::None, tl::_}] < cols);
+  auto v = tl::load(src + offs, mask); // the load's line
+  tl::store(dst + offs, v, mask);      // the store's line
+}
+
+TEST_CASE("bad input: TRITIUM_CHECK reports a read past the buffer and reads nothing there") {
+  auto k = tritium::jit(copy_rows, "copy_rows");
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<float> src(d, 8 * 16, 64, 7.0f), dst(d, 16 * 16, 64, -1.0f);
+    // dst holds 16 rows; src only 8: rows 8..15 of the load are outside src.
+    std::string m = error_of([&] { k[{2}](src.middle, dst.middle, 16, 16, 8, 16); });
+    CHECK(m.find("bounds.cpp:") != std::string::npos);
+    CHECK(m.find("in kernel 'copy_rows', program (1, 0, 0)") != std::string::npos);
+    CHECK(m.find("of the load through argument 0") != std::string::npos);
+    CHECK(m.find("is outside the buffer's 512 bytes; TRITIUM_CHECK skipped the access") !=
+          std::string::npos);
+    // The skipped reads left the other lanes' values: rows 0..7 copied, nothing else touched.
+    std::vector<float> out = dst.middle.to_host();
+    for (int i = 0; i < 8 * 16; ++i)
+      CHECK(out[i] == 7.0f);
+    CHECK(src.guards_hold(7.0f));
+    CHECK(dst.guards_hold(-1.0f));
+    // In bounds, the same kernel reports nothing and copies everything.
+    k[{1}](src.middle, dst.middle, 8, 16, 8, 16);
+  }
+}
+
+TEST_CASE("bad input: TRITIUM_CHECK stops a write past the buffer before it lands") {
+  auto k = tritium::jit(copy_rows, "copy_rows");
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<float> src(d, 16 * 16, 64, 3.0f), dst(d, 8 * 16 + 3, 64, -1.0f);
+    std::string m = error_of([&] { k[{2}](src.middle, dst.middle, 16, 16, 8, 16); });
+    CHECK(m.find("program (1, 0, 0), element [") != std::string::npos);
+    CHECK(m.find("of the store through argument 1") != std::string::npos);
+    CHECK(m.find("outside the buffer's 524 bytes") != std::string::npos);
+    CHECK(dst.guards_hold(-1.0f));
+    std::vector<float> out = dst.middle.to_host();
+    for (size_t i = 0; i < out.size(); ++i)
+      CHECK(out[i] == 3.0f);
+  }
+}
+
+// A pointer advanced inside a loop keeps its argument; an offset before the buffer (negative)
+// is caught as well as one past it.
+void strided_sum(tl::ptr<int32_t> x, tl::ptr<int32_t> out, tl::i32 start, tl::i32 trips,
+                 tl::constexpr_<int> BLOCK) {
+  auto p = x + start + tl::arange(0, BLOCK);
+  auto acc = tl::zeros<int32_t>({BLOCK});
+  for (auto i : tl::range(0, trips)) {
+    (void)i;
+    acc = acc + tl::load(p);
+    p = p + BLOCK;
+  }
+  tl::atomic_add(out + tl::arange(0, BLOCK), acc);
+}
+
+TEST_CASE("bad input: TRITIUM_CHECK follows pointers carried through a loop") {
+  auto k = tritium::jit(strided_sum, "strided_sum");
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<int32_t> x(d, 64, 64, 1), out(d, 16, 64, 0);
+    k[{1}](x.middle, out.middle, 0, 4, 16); // exactly the buffer
+    CHECK(out.middle.to_host()[0] == 4);
+    std::string m = error_of([&] { k[{1}](x.middle, out.middle, 0, 5, 16); });
+    CHECK(m.find("of the load through argument 0: byte offset 2") != std::string::npos);
+    CHECK(m.find("outside the buffer's 256 bytes") != std::string::npos);
+    m = error_of([&] { k[{1}](x.middle, out.middle, -3, 1, 16); });
+    CHECK(m.find("element [") != std::string::npos);
+    CHECK(m.find("byte offset -") != std::string::npos);
+    CHECK(out.guards_hold(0));
+  }
+}
+
+void scalar_store(tl::ptr<int64_t> out, tl::i32 at) {
+  tl::store(out + at, tl::scalar<int64_t>(5));
+}
+
+TEST_CASE("bad input: TRITIUM_CHECK on a scalar access, and off by default") {
+  auto k = tritium::jit(scalar_store, "scalar_store");
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<int64_t> out(d, 4, 8, 0);
+    k.options({});
+    k[{1}](out.middle, 3); // unchecked: in bounds
+    k.options(checked());
+    CHECK_ERROR((k[{1}](out.middle, 4)), "in kernel 'scalar_store', program (0, 0, 0), element [] "
+                                         "of the store through argument 0: byte offset 32 "
+                                         "is outside the buffer's 32 bytes");
+    CHECK(out.guards_hold(0));
+    CHECK(out.middle.to_host()[3] == 5);
+  }
+}
+
+} // namespace
+} // namespace bad_inputs
