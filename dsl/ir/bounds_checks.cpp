@@ -227,9 +227,8 @@ private:
     const auto& shape = p->type.shape;
     const DType elem = p->type.elem.element_of_pointer();
     const int bytes = elem.is_bool() ? 1 : elem.bits() / 8;
-    const int64_t site = static_cast<int64_t>(out_.sites.size());
-    out_.sites.push_back(CheckSite{op.loc.str(), std::string(op_name(op.kind)), arg,
-                                   f_.arg_info[arg].name, shape, bytes});
+    const size_t mi = mask_index(op);
+    Value* mask = op.operands.size() > mi ? op.operands[mi] : nullptr;
 
     // In bounds: 0 <= offset <= extent - bytes, and the address a multiple of the element.
     Value* addr = to_i64(p);
@@ -243,17 +242,78 @@ private:
       ok =
           binary(OpKind::And, ok,
                  cmp(CmpPred::Eq, binary(OpKind::And, addr, i64(bytes - 1, shape)), i64(0, shape)));
-    const size_t mi = mask_index(op);
-    Value* mask = op.operands.size() > mi ? op.operands[mi] : nullptr;
-    Value* not_ok = op1(OpKind::Not, {ok}, ok->type);
-    Value* bad = mask ? binary(OpKind::And, mask, not_ok) : not_ok;
+    CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name,
+                   shape, bytes};
+    Value* in_bounds = ok;
+
+    // An i32 offset that wrapped can land inside the buffer: each addptr of i32 offsets that
+    // leads to the access is recomputed in i64 and compared, element by element.
+    for (Value* q = p; q->def && q->def->kind == OpKind::AddPtr; q = q->def->operand(0)) {
+      Value* narrow = q->def->operand(1);
+      if (narrow->type.elem.kind != ScalarKind::I32)
+        continue;
+      std::unordered_map<const Value*, Value*> memo;
+      Value* exact = wide(narrow, memo);
+      if (!exact)
+        continue; // nothing in it can wrap
+      Value* wrapped = to_i64(narrow);
+      Value* same = cmp(CmpPred::Eq, exact, wrapped);
+      // Reported before the bounds, which a wrapped offset usually breaks too: the cause wins.
+      CheckSite overflow = site;
+      overflow.kind = CheckSite::Kind::Overflow;
+      report(overflow, mask ? binary(OpKind::And, mask, not_(same)) : not_(same), exact, wrapped);
+      ok = binary(OpKind::And, ok, same);
+    }
+    report(site, mask ? binary(OpKind::And, mask, not_(in_bounds)) : not_(in_bounds), offset,
+           splat(extent, shape));
     Value* safe = mask ? binary(OpKind::And, mask, ok) : ok;
     if (mask)
       op.operands[mi] = safe;
     else
       op.operands.push_back(safe);
+  }
 
-    // The first failing element of the launch takes the record.
+  Value* not_(Value* v) { return op1(OpKind::Not, {v}, v->type); }
+
+  // The i64 value of an i32 expression computed without wrapping: additions, subtractions and
+  // multiplications redone in i64 over their leaves (arguments, program ids, aranges, loop
+  // values, anything else), through splats, broadcasts and expand_dims. Null when `v` is a
+  // leaf, which cannot have wrapped here.
+  Value* wide(Value* v, std::unordered_map<const Value*, Value*>& memo) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    Value* out = nullptr;
+    const Op* d = v->def;
+    if (d && v->type.elem.kind == ScalarKind::I32) {
+      switch (d->kind) {
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul: {
+        Value* a = wide(d->operand(0), memo);
+        Value* c = wide(d->operand(1), memo);
+        out = binary(d->kind, a ? a : to_i64(d->operand(0)), c ? c : to_i64(d->operand(1)));
+        break;
+      }
+      case OpKind::Splat:
+      case OpKind::Broadcast:
+      case OpKind::ExpandDims:
+        if (Value* a = wide(d->operand(0), memo))
+          out = op1(d->kind, {a}, v->type.with_elem(ScalarKind::I64), d->attrs);
+        break;
+      default:
+        break;
+      }
+    }
+    memo[v] = out;
+    return out;
+  }
+
+  // The first failing element of the launch (where `bad`) takes the record; `a` and `c` go to
+  // its last two words.
+  void report(const CheckSite& site, Value* bad, Value* a, Value* c) {
+    const auto& shape = bad->type.shape;
+    const int64_t index = static_cast<int64_t>(out_.sites.size());
+    out_.sites.push_back(site);
     Value* slots = splat(record_, shape);
     Value* zero = i64(0, shape);
     Value* old =
@@ -265,14 +325,14 @@ private:
                       slots->type);
       b_.create(OpKind::Store, {at, v, won}, {});
     };
-    put(1, i64(site, shape));
+    put(1, i64(index, shape));
     for (int axis = 0; axis < 3; ++axis)
       put(2 + axis, splat(to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32),
                                      {{"axis", int64_t{axis}}})),
                           shape));
     put(5, flat_index(shape));
-    put(6, offset);
-    put(7, splat(extent, shape));
+    put(6, a);
+    put(7, c);
   }
 
   Function& f_;
@@ -312,7 +372,9 @@ std::string bounds_failure_message(std::string_view kernel, std::span<const Chec
   const std::string arg = s.arg_name.empty() ? fmt::format("argument {}", s.arg)
                                              : fmt::format("argument {} ('{}')", s.arg, s.arg_name);
   std::string what;
-  if (offset < 0 || offset > extent - s.elem_bytes)
+  if (s.kind == CheckSite::Kind::Overflow)
+    what = fmt::format("its i32 element offset overflowed: {} wrapped to {}", r[6], r[7]);
+  else if (offset < 0 || offset > extent - s.elem_bytes)
     what = fmt::format("byte offset {} is outside the buffer's {} bytes", offset, extent);
   else
     what = fmt::format("byte offset {} is not a multiple of the element's {} bytes", offset,
