@@ -242,12 +242,13 @@ private:
       ok =
           binary(OpKind::And, ok,
                  cmp(CmpPred::Eq, binary(OpKind::And, addr, i64(bytes - 1, shape)), i64(0, shape)));
-    CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name,
-                   shape, bytes};
+    CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name, shape,
+                   bytes};
     Value* in_bounds = ok;
-
-    // An i32 offset that wrapped can land inside the buffer: each addptr of i32 offsets that
-    // leads to the access is recomputed in i64 and compared, element by element.
+    // What can fail, the cause first: an i32 offset that wrapped usually breaks the bounds
+    // too, and can land inside the buffer. Each addptr of i32 offsets that leads to the
+    // access is recomputed in i64 and compared, element by element.
+    std::vector<Fault> faults;
     for (Value* q = p; q->def && q->def->kind == OpKind::AddPtr; q = q->def->operand(0)) {
       Value* narrow = q->def->operand(1);
       if (narrow->type.elem.kind != ScalarKind::I32)
@@ -258,14 +259,13 @@ private:
         continue; // nothing in it can wrap
       Value* wrapped = to_i64(narrow);
       Value* same = cmp(CmpPred::Eq, exact, wrapped);
-      // Reported before the bounds, which a wrapped offset usually breaks too: the cause wins.
       CheckSite overflow = site;
       overflow.kind = CheckSite::Kind::Overflow;
-      report(overflow, mask ? binary(OpKind::And, mask, not_(same)) : not_(same), exact, wrapped);
+      faults.push_back({not_(same), add_site(overflow), exact, wrapped});
       ok = binary(OpKind::And, ok, same);
     }
-    report(site, mask ? binary(OpKind::And, mask, not_(in_bounds)) : not_(in_bounds), offset,
-           splat(extent, shape));
+    faults.push_back({not_(in_bounds), add_site(site), offset, splat(extent, shape)});
+    report(faults, mask);
     Value* safe = mask ? binary(OpKind::And, mask, ok) : ok;
     if (mask)
       op.operands[mi] = safe;
@@ -308,12 +308,33 @@ private:
     return out;
   }
 
-  // The first failing element of the launch (where `bad`) takes the record; `a` and `c` go to
-  // its last two words.
-  void report(const CheckSite& site, Value* bad, Value* a, Value* c) {
+  // One way an access can fail, per element: where `bad`, site `site` with words `a`, `c`.
+  struct Fault {
+    Value* bad;
+    int64_t site;
+    Value* a;
+    Value* c;
+  };
+  int64_t add_site(const CheckSite& s) {
+    out_.sites.push_back(s);
+    return static_cast<int64_t>(out_.sites.size()) - 1;
+  }
+
+  // The first failing element of the launch takes the record, under a branch on any failing
+  // element of the program (the common case pays one reduction, not a compare-and-swap per
+  // element). An element that fails several ways reports the first of `faults`.
+  void report(const std::vector<Fault>& faults, Value* mask) {
+    Value* bad = faults.back().bad;
+    for (size_t k = faults.size() - 1; k-- > 0;)
+      bad = binary(OpKind::Or, faults[k].bad, bad);
+    if (mask)
+      bad = binary(OpKind::And, mask, bad);
     const auto& shape = bad->type.shape;
-    const int64_t index = static_cast<int64_t>(out_.sites.size());
-    out_.sites.push_back(site);
+    Op& branch = b_.create(OpKind::If, {any(bad)}, {}, {}, 2);
+    Block& outer = b_.block();
+    b_.set_block(branch.body(1));
+    b_.create(OpKind::Yield, {}, {});
+    b_.set_block(branch.body(0));
     Value* slots = splat(record_, shape);
     Value* zero = i64(0, shape);
     Value* old =
@@ -325,7 +346,16 @@ private:
                       slots->type);
       b_.create(OpKind::Store, {at, v, won}, {});
     };
-    put(1, i64(index, shape));
+    Value* site = i64(faults.back().site, shape);
+    Value* a = faults.back().a;
+    Value* c = faults.back().c;
+    for (size_t k = faults.size() - 1; k-- > 0;) {
+      const Fault& f = faults[k];
+      site = op1(OpKind::Select, {f.bad, i64(f.site, shape), site}, site->type);
+      a = op1(OpKind::Select, {f.bad, f.a, a}, a->type);
+      c = op1(OpKind::Select, {f.bad, f.c, c}, c->type);
+    }
+    put(1, site);
     for (int axis = 0; axis < 3; ++axis)
       put(2 + axis, splat(to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32),
                                      {{"axis", int64_t{axis}}})),
@@ -333,6 +363,30 @@ private:
     put(5, flat_index(shape));
     put(6, a);
     put(7, c);
+    b_.create(OpKind::Yield, {}, {});
+    b_.set_block(outer);
+  }
+
+  // Whether any element of an i1 tile is set, as an i1 scalar (a max over each axis in turn).
+  Value* any(Value* bits) {
+    if (bits->type.is_scalar())
+      return bits;
+    Value* v = op1(OpKind::Cast, {bits}, bits->type.with_elem(ScalarKind::I32));
+    while (!v->type.is_scalar()) {
+      auto shape = v->type.shape;
+      shape.erase(shape.begin());
+      Op& r =
+          b_.create(OpKind::Reduce, {v}, {Type(ScalarKind::I32, shape)}, {{"axis", int64_t{0}}}, 1);
+      Block& outer = b_.block();
+      Block& body = r.body();
+      Value* x = b_.add_block_arg(body, Type(ScalarKind::I32));
+      Value* y = b_.add_block_arg(body, Type(ScalarKind::I32));
+      b_.set_block(body);
+      b_.create(OpKind::Yield, {binary(OpKind::Max, x, y)}, {});
+      b_.set_block(outer);
+      v = r.result();
+    }
+    return cmp(CmpPred::Ne, v, b_.constant_int(0, Type(ScalarKind::I32)));
   }
 
   Function& f_;
@@ -375,7 +429,8 @@ std::string bounds_failure_message(std::string_view kernel, std::span<const Chec
   if (s.kind == CheckSite::Kind::Overflow)
     what = fmt::format("its i32 element offset overflowed: {} wrapped to {}", r[6], r[7]);
   else if (offset < 0 || offset > extent - s.elem_bytes)
-    what = fmt::format("byte offset {} is outside the buffer's {} bytes", offset, extent);
+    what = fmt::format("byte offset {} is outside the buffer's {} bytes{}", offset, extent,
+                       extent == 0 ? " (a null or empty buffer)" : "");
   else
     what = fmt::format("byte offset {} is not a multiple of the element's {} bytes", offset,
                        s.elem_bytes);

@@ -41,6 +41,10 @@ std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
   check->sites = std::move(checked.sites);
   check->device = dev;
   check->record = dev.backend().alloc(sizeof(ir::CheckRecord));
+  // Zeroed once here and again after each failure it reports: a launch that fails nothing
+  // leaves it zero, so a checked launch costs one wait and one small copy back.
+  const ir::CheckRecord zero{};
+  dev.backend().copy_to_device(check->record, zero.data(), sizeof zero);
   return check;
 }
 
@@ -48,15 +52,16 @@ void checked_launch(BoundsCheck& check, CompiledKernel& k, const LaunchGrid& gri
                     std::span<ArgSlot> slots, void* stream, std::string_view kernel) {
   std::lock_guard<std::mutex> lock(check.mutex);
   Backend& backend = check.device.backend();
-  ir::CheckRecord record{};
-  // Synchronous on the device's own stream, so before a launch on any stream.
-  backend.copy_to_device(check.record, record.data(), sizeof record);
   slots.back() = reinterpret_cast<uintptr_t>(check.record);
   k.launch(grid, slots, stream);
   backend.synchronize_stream(stream ? stream : backend.default_stream());
+  ir::CheckRecord record{};
   backend.copy_to_host(record.data(), check.record, sizeof record);
-  if (record[0] != 0)
+  if (record[0] != 0) {
+    const ir::CheckRecord zero{};
+    backend.copy_to_device(check.record, zero.data(), sizeof zero);
     throw Error(ir::bounds_failure_message(kernel, check.sites, record));
+  }
 }
 
 } // namespace tritium::detail

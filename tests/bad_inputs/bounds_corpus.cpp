@@ -292,8 +292,8 @@ void run_typed(Tally& t, Device d, std::mt19937& rng, int id, unsigned family) {
 }
 
 TEST_CASE("TRITIUM_CHECK: 1,000 random kernels with one injected fault each, on every device") {
-  const int cases = std::getenv("TRITIUM_CORPUS_CASES") ? std::atoi(std::getenv("TRITIUM_CORPUS_CASES"))
-                                                        : 1000;
+  const int cases =
+      std::getenv("TRITIUM_CORPUS_CASES") ? std::atoi(std::getenv("TRITIUM_CORPUS_CASES")) : 1000;
   for (Device d : all_devices()) {
     CAPTURE(d.name());
     std::mt19937 rng(20261129);

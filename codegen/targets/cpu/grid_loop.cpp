@@ -25,6 +25,7 @@ llvm::Function* emit_grid_loop(llvm::Function& program, const std::string& symbo
     if (program.hasFnAttribute(a))
       fn->addFnAttr(program.getFnAttribute(a));
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::NullPointerIsValid); // as the program's (lower_kernel.cpp)
   for (unsigned i = 0; i < 3; ++i)
     fn->addParamAttr(i, llvm::Attribute::NoAlias);
   fn->addParamAttr(1, llvm::Attribute::ReadOnly);

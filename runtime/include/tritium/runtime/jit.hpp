@@ -254,9 +254,18 @@ public:
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
     if (k.check) [[unlikely]] {
-      // Raw addresses come without sizes: only offsets before the argument are caught.
-      for (size_t i = 0; i < num_pointers; ++i)
-        slots[num_slots + i] = static_cast<ArgSlot>(std::numeric_limits<int64_t>::max());
+      // Raw addresses come without sizes: only offsets before the argument are caught, and
+      // every access through a null one.
+      size_t at = num_slots;
+      [&]<size_t... I>(std::index_sequence<I...>) {
+        ((detail::is_pointer_param<P>()
+              ? void(slots[at++] = slots[slot_index[I]] == 0
+                                       ? 0
+                                       : static_cast<ArgSlot>(std::numeric_limits<int64_t>::max()))
+              : void()),
+         ...);
+      }
+      (std::index_sequence_for<P...>{});
       return detail::checked_launch(*k.check, *k.kernel, grid, slots_with_extents(slots),
                                     stream.launch_handle(), name_);
     }
