@@ -163,12 +163,27 @@ public:
     block.ops.clear();
     b_.set_block(block);
     for (auto& op : old) {
+      for (Value*& v : op->operands)
+        if (auto it = subst_.find(v); it != subst_.end())
+          v = it->second;
       for (auto& r : op->regions)
         rewrite(*r->block);
       b_.set_block(block);
-      if (is_access(*op))
-        check(*op);
-      block.ops.push_back(std::move(op));
+      Block* into = is_access(*op) ? check(*op) : nullptr;
+      if (!into) {
+        block.ops.push_back(std::move(op));
+        continue;
+      }
+      // The access as it was, on the path where nothing fails.
+      Op& branch = *block.ops.back();
+      op->parent = into;
+      std::vector<Value*> results = op->results;
+      into->ops.push_back(std::move(op));
+      b_.set_block(*into);
+      b_.create(OpKind::Yield, results, {});
+      for (size_t k = 0; k < results.size(); ++k)
+        subst_[results[k]] = branch.result(k);
+      b_.set_block(block);
     }
   }
 
@@ -216,12 +231,14 @@ private:
     return index;
   }
 
-  void check(Op& op) {
+  // Checks `op` (an access) in the block being rebuilt; returns the block where the access
+  // itself goes, or null to leave it where it is.
+  Block* check(Op& op) {
     Value* p = op.operand(0);
     const int arg = origins_.of(p);
     if (arg < 0) {
       ++out_.unchecked;
-      return;
+      return nullptr;
     }
     b_.set_loc(op.loc);
     const auto& shape = p->type.shape;
@@ -265,12 +282,30 @@ private:
       ok = binary(OpKind::And, ok, same);
     }
     faults.push_back({not_(in_bounds), add_site(site), offset, splat(extent, shape)});
-    report(faults, mask);
+
+    // The access splits on whether any element of the program fails: where none does (the
+    // common case) it runs as written, its mask and vector width untouched; else the failing
+    // elements are reported and masked off.
+    Value* bad = faults.back().bad;
+    for (size_t k = faults.size() - 1; k-- > 0;)
+      bad = binary(OpKind::Or, faults[k].bad, bad);
+    if (mask)
+      bad = binary(OpKind::And, mask, bad);
+    std::vector<Type> types;
+    for (const Value* r : op.results)
+      types.push_back(r->type);
+    Op& branch = b_.create(OpKind::If, {any(bad)}, types, {}, 2);
+    b_.set_block(branch.body(0));
+    report(faults, bad);
+    std::vector<Value*> operands = op.operands;
     Value* safe = mask ? binary(OpKind::And, mask, ok) : ok;
     if (mask)
-      op.operands[mi] = safe;
+      operands[mi] = safe;
     else
-      op.operands.push_back(safe);
+      operands.push_back(safe);
+    Op& skipping = b_.create(op.kind, operands, types, op.attrs);
+    b_.create(OpKind::Yield, skipping.results, {});
+    return &branch.body(1);
   }
 
   Value* not_(Value* v) { return op1(OpKind::Not, {v}, v->type); }
@@ -320,21 +355,10 @@ private:
     return static_cast<int64_t>(out_.sites.size()) - 1;
   }
 
-  // The first failing element of the launch takes the record, under a branch on any failing
-  // element of the program (the common case pays one reduction, not a compare-and-swap per
-  // element). An element that fails several ways reports the first of `faults`.
-  void report(const std::vector<Fault>& faults, Value* mask) {
-    Value* bad = faults.back().bad;
-    for (size_t k = faults.size() - 1; k-- > 0;)
-      bad = binary(OpKind::Or, faults[k].bad, bad);
-    if (mask)
-      bad = binary(OpKind::And, mask, bad);
+  // The first failing element of the launch (where `bad`) takes the record; one that fails
+  // several ways reports the first of `faults`.
+  void report(const std::vector<Fault>& faults, Value* bad) {
     const auto& shape = bad->type.shape;
-    Op& branch = b_.create(OpKind::If, {any(bad)}, {}, {}, 2);
-    Block& outer = b_.block();
-    b_.set_block(branch.body(1));
-    b_.create(OpKind::Yield, {}, {});
-    b_.set_block(branch.body(0));
     Value* slots = splat(record_, shape);
     Value* zero = i64(0, shape);
     Value* old =
@@ -363,8 +387,6 @@ private:
     put(5, flat_index(shape));
     put(6, a);
     put(7, c);
-    b_.create(OpKind::Yield, {}, {});
-    b_.set_block(outer);
   }
 
   // Whether any element of an i1 tile is set, as an i1 scalar (a max over each axis in turn).
@@ -395,6 +417,7 @@ private:
   Builder b_;
   std::unordered_map<int, Value*> extent_;
   Value* record_ = nullptr;
+  std::unordered_map<const Value*, Value*> subst_; // an access's results -> its branch's
 };
 
 } // namespace
