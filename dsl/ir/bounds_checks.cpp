@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdint>
+#include <functional>
 #include <unordered_map>
 
 namespace tritium::ir {
@@ -278,10 +280,21 @@ private:
       Value* same = cmp(CmpPred::Eq, exact, wrapped);
       CheckSite overflow = site;
       overflow.kind = CheckSite::Kind::Overflow;
-      faults.push_back({not_(same), add_site(overflow), exact, wrapped});
+      faults.push_back({not_(same), add_site(overflow),
+                        [this, narrow] {
+                          std::unordered_map<const Value*, Value*> again;
+                          return wide(narrow, again);
+                        },
+                        [this, narrow] { return to_i64(narrow); }});
       ok = binary(OpKind::And, ok, same);
     }
-    faults.push_back({not_(in_bounds), add_site(site), offset, splat(extent, shape)});
+    Value* base_arg = f_.args()[arg];
+    faults.push_back({not_(in_bounds), add_site(site),
+                      [this, p, base_arg, shape] {
+                        Value* b = op1(OpKind::Cast, {base_arg}, Type(ScalarKind::I64));
+                        return binary(OpKind::Sub, to_i64(p), splat(b, shape));
+                      },
+                      [this, extent, shape] { return splat(extent, shape); }});
 
     // The access splits on whether any element of the program fails: where none does (the
     // common case) it runs as written, its mask and vector width untouched; else the failing
@@ -344,11 +357,12 @@ private:
   }
 
   // One way an access can fail, per element: where `bad`, site `site` with words `a`, `c`.
+  // `a` and `c` are built inside the reporting branch, so that their (i64) tiles are not
+  // live across the access on the common path.
   struct Fault {
     Value* bad;
     int64_t site;
-    Value* a;
-    Value* c;
+    std::function<Value*()> a, c;
   };
   int64_t add_site(const CheckSite& s) {
     out_.sites.push_back(s);
@@ -359,55 +373,74 @@ private:
   // several ways reports the first of `faults`.
   void report(const std::vector<Fault>& faults, Value* bad) {
     const auto& shape = bad->type.shape;
-    Value* slots = splat(record_, shape);
-    Value* zero = i64(0, shape);
-    Value* old =
-        op1(OpKind::AtomicCas, {slots, zero, i64(1, shape), bad}, Type(ScalarKind::I64, shape),
-            {{"sem", MemSem::Relaxed}, {"scope", MemScope::Gpu}});
-    Value* won = binary(OpKind::And, bad, cmp(CmpPred::Eq, old, zero));
-    auto put = [&](int word, Value* v) {
-      Value* at = op1(OpKind::AddPtr, {slots, b_.constant_int(word, Type(ScalarKind::I32, shape))},
-                      slots->type);
-      b_.create(OpKind::Store, {at, v, won}, {});
-    };
     Value* site = i64(faults.back().site, shape);
-    Value* a = faults.back().a;
-    Value* c = faults.back().c;
+    Value* a = faults.back().a();
+    Value* c = faults.back().c();
     for (size_t k = faults.size() - 1; k-- > 0;) {
       const Fault& f = faults[k];
       site = op1(OpKind::Select, {f.bad, i64(f.site, shape), site}, site->type);
-      a = op1(OpKind::Select, {f.bad, f.a, a}, a->type);
-      c = op1(OpKind::Select, {f.bad, f.c, c}, c->type);
+      a = op1(OpKind::Select, {f.bad, f.a(), a}, a->type);
+      c = op1(OpKind::Select, {f.bad, f.c(), c}, c->type);
     }
+    // The program's first failing element, and its words, as scalars: one compare-and-swap a
+    // program, with nothing to hand back to the other threads (a tile-wide one would return a
+    // tile of old values through shared memory).
+    Value* element = flat_index(shape);
+    if (!shape.empty()) {
+      Value* first = reduce_all(
+          op1(OpKind::Select, {bad, element, i64(INT64_MAX, shape)}, element->type), OpKind::Min);
+      Value* here = cmp(CmpPred::Eq, element, splat(first, shape));
+      auto pick = [&](Value* v) {
+        return reduce_all(op1(OpKind::Select, {here, v, i64(0, shape)}, v->type), OpKind::Add);
+      };
+      site = pick(site);
+      a = pick(a);
+      c = pick(c);
+      element = first;
+    }
+    Value* zero = i64(0, {});
+    Value* old = op1(OpKind::AtomicCas, {record_, zero, i64(1, {})}, Type(ScalarKind::I64),
+                     {{"sem", MemSem::Relaxed}, {"scope", MemScope::Gpu}});
+    Value* won = cmp(CmpPred::Eq, old, zero);
+    auto put = [&](int word, Value* v) {
+      Value* at = op1(OpKind::AddPtr, {record_, b_.constant_int(word, Type(ScalarKind::I32))},
+                      record_->type);
+      b_.create(OpKind::Store, {at, v, won}, {});
+    };
     put(1, site);
     for (int axis = 0; axis < 3; ++axis)
-      put(2 + axis, splat(to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32),
-                                     {{"axis", int64_t{axis}}})),
-                          shape));
-    put(5, flat_index(shape));
+      put(2 + axis,
+          to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{"axis", int64_t{axis}}})));
+    put(5, element);
     put(6, a);
     put(7, c);
   }
 
-  // Whether any element of an i1 tile is set, as an i1 scalar (a max over each axis in turn).
-  Value* any(Value* bits) {
-    if (bits->type.is_scalar())
-      return bits;
-    Value* v = op1(OpKind::Cast, {bits}, bits->type.with_elem(ScalarKind::I32));
+  // A tile combined to a scalar by `combine` (min, max or add), one axis after the other.
+  Value* reduce_all(Value* v, OpKind combine) {
+    const Type scalar = v->type.scalar();
     while (!v->type.is_scalar()) {
       auto shape = v->type.shape;
       shape.erase(shape.begin());
-      Op& r =
-          b_.create(OpKind::Reduce, {v}, {Type(ScalarKind::I32, shape)}, {{"axis", int64_t{0}}}, 1);
+      Op& r = b_.create(OpKind::Reduce, {v}, {Type(scalar.elem, shape)}, {{"axis", int64_t{0}}}, 1);
       Block& outer = b_.block();
       Block& body = r.body();
-      Value* x = b_.add_block_arg(body, Type(ScalarKind::I32));
-      Value* y = b_.add_block_arg(body, Type(ScalarKind::I32));
+      Value* x = b_.add_block_arg(body, scalar);
+      Value* y = b_.add_block_arg(body, scalar);
       b_.set_block(body);
-      b_.create(OpKind::Yield, {binary(OpKind::Max, x, y)}, {});
+      b_.create(OpKind::Yield, {binary(combine, x, y)}, {});
       b_.set_block(outer);
       v = r.result();
     }
+    return v;
+  }
+
+  // Whether any element of an i1 tile is set, as an i1 scalar.
+  Value* any(Value* bits) {
+    if (bits->type.is_scalar())
+      return bits;
+    Value* v =
+        reduce_all(op1(OpKind::Cast, {bits}, bits->type.with_elem(ScalarKind::I32)), OpKind::Max);
     return cmp(CmpPred::Ne, v, b_.constant_int(0, Type(ScalarKind::I32)));
   }
 
