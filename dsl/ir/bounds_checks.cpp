@@ -201,7 +201,8 @@ private:
   }
   Value* binary(OpKind k, Value* a, Value* c) { return op1(k, {a, c}, a->type); }
   Value* cmp(CmpPred p, Value* a, Value* c) {
-    return op1(OpKind::Cmp, {a, c}, Type(ScalarKind::I1, a->type.shape), {{"pred", p}});
+    return op1(OpKind::Cmp, {a, c}, Type(ScalarKind::I1, a->type.shape),
+               {{std::string(EnumAttr<CmpPred>::key), p}});
   }
   Value* to_i64(Value* v) { return op1(OpKind::Cast, {v}, v->type.with_elem(ScalarKind::I64)); }
 
@@ -213,16 +214,16 @@ private:
     int64_t stride = 1;
     for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
       Value* a = op1(OpKind::Arange, {}, Type(ScalarKind::I32, {shape[d]}),
-                     {{"start", int64_t{0}}, {"end", shape[d]}});
+                     {{attr::start, int64_t{0}}, {attr::end, shape[d]}});
       std::vector<int64_t> s{shape[d]};
       for (int e = d - 1; e >= 0; --e) {
         s.insert(s.begin(), 1);
-        a = op1(OpKind::ExpandDims, {a}, a->type.with_shape(s), {{"axis", int64_t{0}}});
+        a = op1(OpKind::ExpandDims, {a}, a->type.with_shape(s), {{attr::axis, int64_t{0}}});
       }
       for (size_t e = d + 1; e < shape.size(); ++e) {
         s.push_back(1);
         a = op1(OpKind::ExpandDims, {a}, a->type.with_shape(s),
-                {{"axis", static_cast<int64_t>(e)}});
+                {{attr::axis, static_cast<int64_t>(e)}});
       }
       if (s != shape)
         a = op1(OpKind::Broadcast, {a}, a->type.with_shape(shape));
@@ -400,7 +401,8 @@ private:
     }
     Value* zero = i64(0, {});
     Value* old = op1(OpKind::AtomicCas, {record_, zero, i64(1, {})}, Type(ScalarKind::I64),
-                     {{"sem", MemSem::Relaxed}, {"scope", MemScope::Gpu}});
+                     {{std::string(EnumAttr<MemSem>::key), MemSem::Relaxed},
+                      {std::string(EnumAttr<MemScope>::key), MemScope::Gpu}});
     Value* won = cmp(CmpPred::Eq, old, zero);
     auto put = [&](int word, Value* v) {
       Value* at = op1(OpKind::AddPtr, {record_, b_.constant_int(word, Type(ScalarKind::I32))},
@@ -410,7 +412,7 @@ private:
     put(1, site);
     for (int axis = 0; axis < 3; ++axis)
       put(2 + axis,
-          to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{"axis", int64_t{axis}}})));
+          to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{attr::axis, int64_t{axis}}})));
     put(5, element);
     put(6, a);
     put(7, c);
@@ -422,7 +424,8 @@ private:
     while (!v->type.is_scalar()) {
       auto shape = v->type.shape;
       shape.erase(shape.begin());
-      Op& r = b_.create(OpKind::Reduce, {v}, {Type(scalar.elem, shape)}, {{"axis", int64_t{0}}}, 1);
+      Op& r =
+          b_.create(OpKind::Reduce, {v}, {Type(scalar.elem, shape)}, {{attr::axis, int64_t{0}}}, 1);
       Block& outer = b_.block();
       Block& body = r.body();
       Value* x = b_.add_block_arg(body, scalar);

@@ -25,7 +25,10 @@ llvm::Function* emit_grid_loop(llvm::Function& program, const std::string& symbo
     if (program.hasFnAttribute(a))
       fn->addFnAttr(program.getFnAttribute(a));
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn->addFnAttr(llvm::Attribute::NullPointerIsValid); // as the program's (lower_kernel.cpp)
+  // A load through a null pointer is not undefined behaviour here: LLVM would delete the
+  // whole kernel, stores included, and the launch would return as if it had run.
+  fn->addFnAttr(llvm::Attribute::NullPointerIsValid);
+  program.addFnAttr(llvm::Attribute::NullPointerIsValid);
   for (unsigned i = 0; i < 3; ++i)
     fn->addParamAttr(i, llvm::Attribute::NoAlias);
   fn->addParamAttr(1, llvm::Attribute::ReadOnly);

@@ -103,9 +103,6 @@ void KernelLowering::run() {
   fn_->addFnAttr("target-cpu", target_.cpu);
   fn_->addFnAttr("target-features", target_.features);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
-  // A load through a null pointer is not undefined behaviour here: LLVM would delete the
-  // whole kernel, stores included, and the launch would return as if it had run.
-  fn_->addFnAttr(llvm::Attribute::NullPointerIsValid);
   narrow_ = target_.f16_convert_bits < target_.vector_bits && narrow_kernel(f_);
   // The host's tuning may prefer narrower vectors than its registers (target.cpp).
   fn_->addFnAttr("prefer-vector-width",

@@ -63,4 +63,12 @@ std::string enum_names() {
   return s;
 }
 
+// The names of integer attributes, for code that builds ops outside the tracer (the enum ones
+// are EnumAttr<E>::key). Issue 37's attribute table will take these over.
+namespace attr {
+inline constexpr const char* axis = "axis";   // program_id, expand_dims, reduce, scan
+inline constexpr const char* start = "start"; // arange
+inline constexpr const char* end = "end";     // arange
+} // namespace attr
+
 } // namespace tritium::ir
