@@ -29,6 +29,8 @@ tsan=${TSAN_BUILD_DIR:-$root/build-tsan}
 fuzz_seconds=${FUZZ_SECONDS:-20}
 asan_tests=${ASAN_TESTS:-bad_inputs fuzz ir runtime interpreter cpu}
 random_kernels=${ASAN_RANDOM_KERNELS:-100}
+# The bounds-check corpus (tests/bad_inputs/bounds_corpus.cpp): a slice of its 1,000 kernels.
+corpus_cases=${ASAN_CORPUS_CASES:-100}
 
 # -O1: the usual level for sanitizers, and compiles the template-heavy tests far faster than
 # -O3; the time the tests take is spent in LLVM and JIT-compiled kernels, not instrumented.
@@ -78,7 +80,8 @@ else
     # test_cpu: the random-kernel slice only (its other cases are the same code on fixed
     # kernels); the emulator's slice runs below.
     [ "$t" = cpu ] && args=("--test-case=random kernels*")
-    (cd "$asan/tests" && TRITIUM_RANDOM_KERNELS=$random_kernels "./test_$t" "${args[@]}" \
+    (cd "$asan/tests" && TRITIUM_RANDOM_KERNELS=$random_kernels TRITIUM_CORPUS_CASES=$corpus_cases \
+      "./test_$t" "${args[@]}" \
       > "$asan/test_$t.log" 2>&1) &
     pids+=($!)
     if [ ${#pids[@]} -ge "$jobs" ]; then
