@@ -205,6 +205,11 @@ private:
                {{std::string(EnumAttr<CmpPred>::key), p}});
   }
   Value* to_i64(Value* v) { return op1(OpKind::Cast, {v}, v->type.with_elem(ScalarKind::I64)); }
+  // Each pointer's distance in bytes from argument `arg`, as i64.
+  Value* byte_offset(Value* p, int arg) {
+    Value* base = op1(OpKind::Cast, {f_.args()[arg]}, Type(ScalarKind::I64));
+    return binary(OpKind::Sub, to_i64(p), splat(base, p->type.shape));
+  }
 
   // The row-major index of each element of a tile of `shape`, as i64.
   Value* flat_index(const std::vector<int64_t>& shape) {
@@ -227,7 +232,9 @@ private:
       }
       if (s != shape)
         a = op1(OpKind::Broadcast, {a}, a->type.with_shape(shape));
-      Value* term = binary(OpKind::Mul, to_i64(a), i64(stride, shape));
+      Value* term = to_i64(a);
+      if (stride > 1)
+        term = binary(OpKind::Mul, term, i64(stride, shape));
       index = index ? binary(OpKind::Add, index, term) : term;
       stride *= shape[d];
     }
@@ -251,17 +258,15 @@ private:
     Value* mask = op.operands.size() > mi ? op.operands[mi] : nullptr;
 
     // In bounds: 0 <= offset <= extent - bytes, and the address a multiple of the element.
-    Value* addr = to_i64(p);
-    Value* base = op1(OpKind::Cast, {f_.args()[arg]}, Type(ScalarKind::I64));
-    Value* offset = binary(OpKind::Sub, addr, splat(base, shape));
+    Value* offset = byte_offset(p, arg);
     Value* extent = extent_.at(arg);
     Value* limit = binary(OpKind::Sub, extent, i64(bytes, {}));
     Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
                        cmp(CmpPred::Le, offset, splat(limit, shape)));
     if (bytes > 1)
-      ok =
-          binary(OpKind::And, ok,
-                 cmp(CmpPred::Eq, binary(OpKind::And, addr, i64(bytes - 1, shape)), i64(0, shape)));
+      ok = binary(
+          OpKind::And, ok,
+          cmp(CmpPred::Eq, binary(OpKind::And, to_i64(p), i64(bytes - 1, shape)), i64(0, shape)));
     CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name, shape,
                    bytes};
     Value* in_bounds = ok;
@@ -289,12 +294,8 @@ private:
                         [this, narrow] { return to_i64(narrow); }});
       ok = binary(OpKind::And, ok, same);
     }
-    Value* base_arg = f_.args()[arg];
     faults.push_back({not_(in_bounds), add_site(site),
-                      [this, p, base_arg, shape] {
-                        Value* b = op1(OpKind::Cast, {base_arg}, Type(ScalarKind::I64));
-                        return binary(OpKind::Sub, to_i64(p), splat(b, shape));
-                      },
+                      [this, p, arg] { return byte_offset(p, arg); },
                       [this, extent, shape] { return splat(extent, shape); }});
 
     // The access splits on whether any element of the program fails: where none does (the

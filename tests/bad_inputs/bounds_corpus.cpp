@@ -88,27 +88,11 @@ tritium::JitFunction<P...>& checked(tritium::JitFunction<P...>& k) {
   return k;
 }
 
-// A buffer of n elements between two guards, on device d.
+// A buffer of n elements between guards of 99s, itself zero, on device d.
 template <class T>
-struct Guarded {
-  Buffer<T> whole, middle;
-  size_t n;
-  Guarded(Device d, size_t n_) : n(n_) {
-    whole = d.alloc<T>(n + 2 * kGuard);
-    std::vector<T> h(n + 2 * kGuard, T(0));
-    for (size_t i = 0; i < kGuard; ++i)
-      h[i] = h[kGuard + n + i] = T(99);
-    whole.copy_from_host(h);
-    middle = Buffer<T>::adopt(d, whole.data() + kGuard, n);
-  }
-  bool guards_hold() const {
-    std::vector<T> h = whole.to_host();
-    for (size_t i = 0; i < kGuard; ++i)
-      if (!(h[i] == T(99)) || !(h[kGuard + n + i] == T(99)))
-        return false;
-    return true;
-  }
-};
+Guarded<T> guarded(Device d, size_t n) {
+  return Guarded<T>(d, n, kGuard, T(99), T(0));
+}
 
 struct Tally {
   int cases = 0, reported = 0, false_reports = 0, wrong_words = 0, corrupted = 0;
@@ -168,7 +152,8 @@ void run_one_d(Tally& t, Device d, std::mt19937& rng, int id) {
     op = 1; // atomics take 32- and 64-bit elements
   const int n = 1 + static_cast<int>(rng() % 300);
   const int32_t shift = fault(rng);
-  Guarded<T> x(d, n), y(d, n);
+  auto x = guarded<T>(d, n);
+  auto y = guarded<T>(d, n);
   const tritium::LaunchGrid grid{tritium::cdiv(n, block)};
   const char* ops[] = {"load", "store", "atomic_rmw", "load"};
   run_case(
@@ -190,7 +175,8 @@ void run_two_d(Tally& t, Device d, std::mt19937& rng, int id) {
   const int rows = 1 + static_cast<int>(rng() % 40), cols = 1 + static_cast<int>(rng() % 70);
   int32_t sr = 0, sc = 0;
   (rng() % 2 ? sr : sc) = fault(rng);
-  Guarded<T> x(d, static_cast<size_t>(rows) * cols), y(d, static_cast<size_t>(rows) * cols);
+  auto x = guarded<T>(d, static_cast<size_t>(rows) * cols);
+  auto y = guarded<T>(d, static_cast<size_t>(rows) * cols);
   const tritium::LaunchGrid grid{tritium::cdiv(rows, bm), tritium::cdiv(cols, bn)};
   run_case(
       t, [&] { k[grid](x.middle, y.middle, rows, cols, 0, 0, bm, bn, op); },
@@ -209,7 +195,8 @@ void run_carried(Tally& t, Device d, std::mt19937& rng, int id) {
   auto& k = checked(k0);
   const int block = 16 << (rng() % 3);
   const int trips = 1 + static_cast<int>(rng() % 6);
-  Guarded<T> x(d, static_cast<size_t>(block) * trips), out(d, block);
+  auto x = guarded<T>(d, static_cast<size_t>(block) * trips);
+  auto out = guarded<T>(d, block);
   int32_t start = 0, faulty_trips = trips;
   if (rng() % 2)
     faulty_trips = trips + 1 + static_cast<int32_t>(rng() % 3);
@@ -237,7 +224,7 @@ void run_product(Tally& t, Device d, std::mt19937& rng, int id) {
   const int32_t r = static_cast<int32_t>(rng() % (n + 40));
   const int32_t c = static_cast<int32_t>(static_cast<uint32_t>(r) - static_cast<uint32_t>(wrapped));
   const int32_t clean_c = static_cast<int32_t>(rng() % (n - block + 1));
-  Guarded<float> x(d, n);
+  auto x = guarded<float>(d, n);
   run_case(
       t, [&] { k[{1}](x.middle, 1, 1, clean_c - 1, block); },
       [&] { k[{1}](x.middle, a, b, c, block); },
@@ -252,7 +239,7 @@ void run_misaligned(Tally& t, Device d, std::mt19937& rng, int id) {
   auto& k = checked(k0);
   const int block = 16 << (rng() % 3);
   const size_t n = 4 * static_cast<size_t>(block) + 8;
-  Guarded<uint8_t> x(d, n);
+  auto x = guarded<uint8_t>(d, n);
   const int32_t aligned = 4 * static_cast<int32_t>(rng() % 3);
   const int32_t off = aligned + 1 + static_cast<int32_t>(rng() % 3) - (rng() % 2 ? 4 : 0);
   run_case(
@@ -268,7 +255,7 @@ void run_scalar(Tally& t, Device d, std::mt19937& rng, int id) {
   auto& k = checked(k0);
   const int n = 1 + static_cast<int>(rng() % 50);
   const int32_t at = rng() % 2 ? n + static_cast<int32_t>(rng() % 10) : fault(rng) % n - n;
-  Guarded<T> x(d, n);
+  auto x = guarded<T>(d, n);
   run_case(
       t, [&] { k[{1}](x.middle, n - 1); }, [&] { k[{1}](x.middle, at); },
       {"in kernel 'corpus_scalar'", "element [] of the store through argument 0",

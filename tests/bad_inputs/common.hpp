@@ -53,6 +53,34 @@ inline std::vector<Device> all_devices() {
   return out;
 }
 
+// A buffer of n elements in the middle of a larger allocation, between two guards of `guard`
+// elements holding `guard_fill` (the buffer holds `fill`), so that an access outside it would
+// land in memory the test can read back.
+template <class T>
+struct Guarded {
+  Buffer<T> whole, middle;
+  size_t n, guard;
+  T guard_fill;
+  Guarded(Device d, size_t n_, size_t guard_, T guard_fill_, T fill)
+      : n(n_), guard(guard_), guard_fill(guard_fill_) {
+    whole = d.alloc<T>(n + 2 * guard);
+    std::vector<T> h(n + 2 * guard, fill);
+    for (size_t i = 0; i < guard; ++i)
+      h[i] = h[guard + n + i] = guard_fill;
+    whole.copy_from_host(h);
+    middle = Buffer<T>::adopt(d, whole.data() + guard, n);
+  }
+  Guarded(Device d, size_t n_, size_t guard_, T fill) : Guarded(d, n_, guard_, fill, fill) {}
+  // Whether every guard element still holds its value.
+  bool guards_hold() const {
+    std::vector<T> h = whole.to_host();
+    for (size_t i = 0; i < guard; ++i)
+      if (!(h[i] == guard_fill) || !(h[guard + n + i] == guard_fill))
+        return false;
+    return true;
+  }
+};
+
 // The message of the tritium::Error `f` throws ("" and a failed check when it throws none).
 inline std::string error_of(const std::function<void()>& f) {
   try {

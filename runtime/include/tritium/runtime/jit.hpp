@@ -152,7 +152,8 @@ class JitFunction {
 public:
   using Fn = void (*)(P...);
 
-  JitFunction(Fn fn, std::string name) : fn_(fn), name_(std::move(name)) {}
+  JitFunction(Fn fn, std::string name)
+      : fn_(fn), name_(std::move(name)), options_word_(options_word(options_)) {}
 
   // kernel[grid](args…) launches on the device's own stream; kernel[grid].on(stream)(args…)
   // on `stream`, which must belong to the device of the buffer arguments.
@@ -181,6 +182,7 @@ public:
   JitFunction& options(CompileOptions o) {
     detail::check_options(o, name_);
     options_ = o;
+    options_word_ = options_word(o);
     return *this;
   }
   const CompileOptions& options() const { return options_; }
@@ -249,7 +251,7 @@ public:
     (std::index_sequence_for<P...>{});
     key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
     key[N + 1] = static_cast<uint64_t>(options_.num_warps);
-    key[N + 2] = options_word(options_);
+    key[N + 2] = options_word_;
     Compiled& k = lookup(key, slots, dev);
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
       return;
@@ -274,7 +276,8 @@ public:
   }
 
 private:
-  // The options other than num_warps, in the specialization key's last word.
+  // The options other than num_warps, in the specialization key's last word (computed when
+  // the options are set: TRITIUM_CHECK is read there, not on every launch).
   static uint64_t options_word(const CompileOptions& o) {
     return static_cast<uint64_t>(static_cast<uint32_t>(o.num_stages)) |
            (o.enable_fp_fusion ? 0 : uint64_t{1} << 32) |
@@ -355,7 +358,7 @@ private:
       dev = default_device();
     key[N] = reinterpret_cast<uintptr_t>(&dev.backend());
     key[N + 1] = static_cast<uint64_t>(options_.num_warps);
-    key[N + 2] = options_word(options_);
+    key[N + 2] = options_word_;
   }
 
   // A constexpr_ value is compiled into the kernel: it must be the value the caller passed.
@@ -503,6 +506,7 @@ private:
   Fn fn_;
   std::string name_;
   CompileOptions options_;
+  uint64_t options_word_;
   mutable std::mutex mutex_;
   struct Compiled {
     std::unique_ptr<CompiledKernel> kernel;
