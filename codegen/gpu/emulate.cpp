@@ -10,6 +10,7 @@
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
+#include <tritium/float_format.hpp>
 #include <tritium/ir/printer.hpp>
 
 #include <fmt/format.h>
@@ -525,6 +526,11 @@ public:
     auto m = lower_to_llvm(*g, ti, *ctx, warps_, options.enable_fp_fusion, &shared_bytes_,
                            &scratch_bytes_);
     add_entry(*m, *m->getFunction(f.name));
+    // fp8 parameters arrive as the code of the slot's double, as the CUDA launch packs them
+    // (runtime/core/kernel_params.hpp); add_entry passes the slot's low bits.
+    for (size_t i = 0; i < f.args().size(); ++i)
+      if (f.args()[i]->type.elem.is_storage_float())
+        storage_params_.push_back({i, f.args()[i]->type.elem.kind});
     {
       llvm::raw_string_ostream os(ll_);
       m->print(os, nullptr);
@@ -579,9 +585,16 @@ public:
     // The global scratch (compile.hpp): one part per program, after the kernel's arguments.
     std::vector<ArgSlot> with_scratch;
     std::vector<uint8_t> scratch;
+    if (!storage_params_.empty()) {
+      with_scratch.assign(slots.begin(), slots.end());
+      for (auto [i, kind] : storage_params_)
+        with_scratch[i] = encode_float(std::bit_cast<double>(slots[i]), *float_format(kind));
+      slots = with_scratch;
+    }
     if (scratch_bytes_ > 0) {
       scratch.resize(static_cast<size_t>(grid.x * grid.y * grid.z * scratch_bytes_) + 128);
-      with_scratch.assign(slots.begin(), slots.end());
+      if (with_scratch.empty())
+        with_scratch.assign(slots.begin(), slots.end());
       with_scratch.push_back(
           static_cast<ArgSlot>((reinterpret_cast<uintptr_t>(scratch.data()) + 127) / 128 * 128));
       slots = with_scratch;
@@ -616,6 +629,7 @@ private:
   int matrix_version_;
   int shared_bytes_ = 0;
   int scratch_bytes_ = 0; // global scratch per program (TMA maps): one more, last parameter
+  std::vector<std::pair<size_t, ir::ScalarKind>> storage_params_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::string jit_errors_, ir_, ll_;
   void (*entry_)(const uint64_t*) = nullptr;

@@ -1,5 +1,7 @@
 #include "llvm/scalar.hpp"
 
+#include "llvm/narrow_float.hpp"
+
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
 
@@ -53,8 +55,9 @@ llvm::Type* Emitter::type(DType t) {
     return b_.getDoubleTy();
   case ScalarKind::Ptr:
     return b_.getPtrTy(target_.global_address_space());
+  default: // storage floats: their code
+    return b_.getIntNTy(static_cast<unsigned>(t.bits()));
   }
-  return nullptr;
 }
 
 llvm::Type* Emitter::memory_type(DType t) {
@@ -108,8 +111,11 @@ Value* Emitter::from_bits(Value* bits, DType t) {
   }
 }
 
-// f32 -> f16/bf16 with round to nearest even; the value stays in a float register.
+// f32 -> f16/bf16 with round to nearest even; the value stays in a float register. A storage
+// float's register is its code.
 Value* Emitter::round_from_float(Value* f, DType t) {
+  if (t.is_storage_float())
+    return encode(f, t);
   if (t.kind == ScalarKind::F16)
     return b_.CreateFPExt(b_.CreateFPTrunc(f, b_.getHalfTy()), b_.getFloatTy());
   if (t.kind == ScalarKind::BF16) {
@@ -143,6 +149,20 @@ Value* Emitter::round_from_double(Value* d, DType t) {
   return round_from_float(rto, t);
 }
 
+Value* Emitter::encode(Value* f, DType t) {
+  if (Value* v = target_.convert_pair({f, f}, DType(ScalarKind::F32), t))
+    return b_.CreateExtractElement(v, uint64_t{0});
+  return encode_float(b_, f, *float_format(t.kind));
+}
+
+Value* Emitter::decode(Value* code, DType t) {
+  if (!t.is_storage_float())
+    return code;
+  if (Value* v = target_.convert_pair({code, code}, t, DType(ScalarKind::F32)))
+    return b_.CreateExtractElement(v, uint64_t{0});
+  return decode_float(b_, code, *float_format(t.kind));
+}
+
 Value* Emitter::round(Value* r, DType t) {
   return in_f32(t) ? round_from_float(r, t) : r;
 }
@@ -154,6 +174,10 @@ Value* Emitter::zero(DType t) {
 Value* Emitter::constant(const ir::Op& op, DType t) {
   const ir::AttrValue& a = op.attrs.at("value");
   const auto* as_int = std::get_if<int64_t>(&a);
+  if (t.is_storage_float()) {
+    double v = as_int ? static_cast<double>(*as_int) : std::get<double>(a);
+    return llvm::ConstantInt::get(type(t), tritium::encode_float(v, *float_format(t.kind)));
+  }
   if (t.is_float()) {
     double v = as_int ? static_cast<double>(*as_int) : std::get<double>(a);
     switch (t.kind) { // the value rounded to t (exact in every register type)
@@ -203,6 +227,11 @@ Value* Emitter::divide(bool rem, bool is_unsigned, Value* a, Value* y) {
 Value* Emitter::binary(ir::BinaryOp k, DType t, Value* a, Value* y) {
   using ir::BinaryOp;
   using I = llvm::Intrinsic::ID;
+  // A storage float computes in f32 and rounds once: the exact result of add, sub, mul of two
+  // fp8 values fits f32's significand or lies far from a tie, so this is the interpreter's
+  // single rounding from the exact value.
+  if (t.is_storage_float())
+    return encode(binary(k, DType(ScalarKind::F32), decode(a, t), decode(y, t)), t);
   if (t.is_float()) {
     switch (k) {
     case BinaryOp::Add:
@@ -277,6 +306,8 @@ Value* Emitter::binary(ir::BinaryOp k, DType t, Value* a, Value* y) {
 }
 
 Value* Emitter::compare(ir::CmpPred pred, DType t, Value* a, Value* y) {
+  if (t.is_storage_float())
+    return compare(pred, DType(ScalarKind::F32), decode(a, t), decode(y, t));
   using P = llvm::CmpInst::Predicate;
   const bool f = t.is_float(), u = t.is_unsigned() || t.is_ptr();
   P p = P::ICMP_EQ;
@@ -304,6 +335,8 @@ Value* Emitter::compare(ir::CmpPred pred, DType t, Value* a, Value* y) {
 }
 
 Value* Emitter::unary(const ir::Op& op, DType t, Value* a) {
+  if (t.is_storage_float()) // through f32: fnuz formats have no -0 to flip a sign bit into
+    return encode(unary(op, DType(ScalarKind::F32), decode(a, t)), t);
   using ir::UnaryOp;
   const UnaryOp k = ir::as<UnaryOp>(op.kind);
   if (!t.is_float()) {
@@ -341,6 +374,14 @@ Value* Emitter::unary(const ir::Op& op, DType t, Value* a) {
 }
 
 Value* Emitter::fma(DType t, Value* a, Value* x, Value* c) {
+  if (t.is_storage_float()) {
+    a = decode(a, t), x = decode(x, t), c = decode(c, t);
+    auto* d = b_.getDoubleTy();
+    Value* r =
+        b_.CreateIntrinsic(llvm::Intrinsic::fma, {d},
+                           {b_.CreateFPExt(a, d), b_.CreateFPExt(x, d), b_.CreateFPExt(c, d)});
+    return round_from_double(r, t);
+  }
   if (!in_f32(t))
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, x, c});
   // f16/bf16 in f32 registers: the exact product and sum in double, rounded once to t.
@@ -353,6 +394,25 @@ Value* Emitter::fma(DType t, Value* a, Value* x, Value* c) {
 Value* Emitter::convert(Value* a, DType from, DType to) {
   if (from == to)
     return a;
+  if (from.is_storage_float()) { // every fp8 value is an f32 exactly
+    a = decode(a, from);
+    from = DType(ScalarKind::F32);
+    if (from == to)
+      return a;
+  }
+  if (to.is_storage_float()) {
+    if (from.kind == ScalarKind::F64)
+      return round_from_double(a, to);
+    if (from.is_float()) // f16, bf16 and f32 hold their values in f32 exactly: one rounding
+      return encode(a->getType()->isFloatTy() ? a : b_.CreateFPExt(a, b_.getFloatTy()), to);
+    if (from.is_ptr()) {
+      a = b_.CreatePtrToInt(a, b_.getInt64Ty());
+      from = DType(ScalarKind::U64);
+    }
+    return round_from_double(from.is_unsigned() ? b_.CreateUIToFP(a, b_.getDoubleTy())
+                                                : b_.CreateSIToFP(a, b_.getDoubleTy()),
+                             to);
+  }
   llvm::Type* tt = type(to);
   if (to.is_bool()) {
     if (from.is_float())
@@ -431,7 +491,13 @@ Value* Emitter::elementwise(const ir::Op& op, const std::vector<Value*>& a) {
   case ir::OpCategory::Unary:
     return unary(op, t, a[0]);
   case ir::OpCategory::Math:
-  case ir::OpCategory::Extern:              // the C function named by the op's symbol
+  case ir::OpCategory::Extern: // the C function named by the op's symbol
+    if (t.is_storage_float()) {
+      std::vector<Value*> f;
+      for (Value* v : a)
+        f.push_back(decode(v, t));
+      return encode(target_.math(op.kind, DType(ScalarKind::F32), f, op), t);
+    }
     return target_.math(op.kind, t, a, op); // the target's library or expansion
 
   case ir::OpCategory::Ternary:

@@ -21,6 +21,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 
+#include <array>
 #include <vector>
 
 namespace tritium::scalar {
@@ -39,6 +40,13 @@ public:
   // `bits` (an integer), hidden from the optimizer where a backend cannot select what folding
   // through it would make (see Emitter::bitcast).
   virtual llvm::Value* opaque_bits(llvm::Value* bits) { return bits; }
+  // Two lanes converted by one instruction where the target has one for this pair of types
+  // (f32 <-> fp8: NVIDIA's cvt.rn.satfinite.e4m3x2.f32, AMD gfx942's v_cvt_pk_fp8_f32), as a
+  // <2 x register type of `to`>, rounding exactly as narrow_float.hpp; null: the software path.
+  virtual llvm::Value* convert_pair(std::array<llvm::Value*, 2> lanes, ir::DType from,
+                                    ir::DType to) {
+    return nullptr;
+  }
 };
 
 class Emitter {
@@ -77,6 +85,9 @@ public:
 
 private:
   bool in_f32(ir::DType t) const; // a narrow float held in an f32 register
+  // A storage float's code from an f32 value (rounded once), and its f32 value from the code.
+  llvm::Value* encode(llvm::Value* f, ir::DType t);
+  llvm::Value* decode(llvm::Value* code, ir::DType t);
   // The result of an IEEE op computed in the register type, rounded to t.
   llvm::Value* round(llvm::Value* r, ir::DType t);
   llvm::Value* divide(bool rem, bool is_unsigned, llvm::Value* a, llvm::Value* y);

@@ -14,21 +14,10 @@ struct KindInfo {
   int bits;
 };
 
-constexpr std::array<KindInfo, 14> kinds{{
-    {ScalarKind::I1, "i1", 1},
-    {ScalarKind::I8, "i8", 8},
-    {ScalarKind::I16, "i16", 16},
-    {ScalarKind::I32, "i32", 32},
-    {ScalarKind::I64, "i64", 64},
-    {ScalarKind::U8, "u8", 8},
-    {ScalarKind::U16, "u16", 16},
-    {ScalarKind::U32, "u32", 32},
-    {ScalarKind::U64, "u64", 64},
-    {ScalarKind::F16, "f16", 16},
-    {ScalarKind::BF16, "bf16", 16},
-    {ScalarKind::F32, "f32", 32},
-    {ScalarKind::F64, "f64", 64},
-    {ScalarKind::Ptr, "ptr", 64},
+constexpr std::array<KindInfo, kNumScalarKinds> kinds{{
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code)                          \
+  {ScalarKind::Kind, ir_name, bits},
+#include <tritium/ir/dtypes.def>
 }};
 
 const KindInfo& info(ScalarKind k) {

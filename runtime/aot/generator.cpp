@@ -176,9 +176,13 @@ void write_bytes(std::ostream& os, const std::string& name, const void* data, si
 }
 
 const char* param_name(Param p) {
-  static const char* names[] = {"Pointer", "I1",  "I8",  "I16",  "I32", "I64", "U8",       "U16",
-                                "U32",     "U64", "F16", "BF16", "F32", "F64", "Constexpr"};
-  return names[static_cast<int>(p)];
+  static const char* names[] = {
+      "Pointer",
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code) #Kind,
+#include <tritium/ir/dtypes.def>
+  };
+  // Ptr, the table's last row, has no Param of its own: its place is Constexpr's.
+  return p == Param::Constexpr ? "Constexpr" : names[static_cast<int>(p)];
 }
 const char* assume_name(Assume a) {
   return a == Assume::Div16 ? "Div16" : a == Assume::One ? "One" : "None";

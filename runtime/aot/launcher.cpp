@@ -158,17 +158,11 @@ std::string built_targets(const Variant& v) {
 }
 
 std::vector<ir::DType> runtime_types(const Kernel& k) {
-  static constexpr ir::ScalarKind kinds[] = {
-      ir::ScalarKind::Ptr, ir::ScalarKind::I1,  ir::ScalarKind::I8,  ir::ScalarKind::I16,
-      ir::ScalarKind::I32, ir::ScalarKind::I64, ir::ScalarKind::U8,  ir::ScalarKind::U16,
-      ir::ScalarKind::U32, ir::ScalarKind::U64, ir::ScalarKind::F16, ir::ScalarKind::BF16,
-      ir::ScalarKind::F32, ir::ScalarKind::F64};
   std::vector<ir::DType> out;
   for (size_t i = 0; i < k.num_params; ++i)
     if (k.params[i] != Param::Constexpr)
-      out.push_back(k.params[i] == Param::Pointer
-                        ? ir::DType::pointer_to(ir::ScalarKind::I8)
-                        : ir::DType(kinds[static_cast<int>(k.params[i])]));
+      out.push_back(k.params[i] == Param::Pointer ? ir::DType::pointer_to(ir::ScalarKind::I8)
+                                                  : ir::DType(param_scalar_kind(k.params[i])));
   return out;
 }
 

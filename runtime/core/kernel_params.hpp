@@ -9,7 +9,7 @@
 #pragma once
 
 #include <tritium/error.hpp>
-#include <tritium/float16.hpp>
+#include <tritium/float_format.hpp>
 #include <tritium/ir/types.hpp>
 #include <tritium/runtime/backend.hpp>
 
@@ -25,27 +25,24 @@ static_assert(std::endian::native == std::endian::little,
               "integer kernel arguments are passed from the low bytes of their 64-bit slots");
 
 // How one launch slot becomes a kernel parameter.
-enum class ParamKind : uint8_t {
-  InPlace, // integers of any width and pointers: the slot's own low bytes
-  F16,
-  BF16,
-  F32,
-  F64,
+struct ParamKind {
+  enum How : uint8_t {
+    InPlace, // integers of any width and pointers: the slot's own low bytes
+    F32,
+    F64,
+    Narrow, // f16, bf16, fp8: the code of the slot's double in `kind`'s format
+  } how = InPlace;
+  ir::ScalarKind kind = ir::ScalarKind::I64;
 };
 
 inline ParamKind param_kind(ir::DType t) {
-  switch (t.kind) {
-  case ir::ScalarKind::F16:
-    return ParamKind::F16;
-  case ir::ScalarKind::BF16:
-    return ParamKind::BF16;
-  case ir::ScalarKind::F32:
-    return ParamKind::F32;
-  case ir::ScalarKind::F64:
-    return ParamKind::F64;
-  default:
-    return ParamKind::InPlace;
-  }
+  if (t.kind == ir::ScalarKind::F32)
+    return {ParamKind::F32, t.kind};
+  if (t.kind == ir::ScalarKind::F64)
+    return {ParamKind::F64, t.kind};
+  if (t.is_float())
+    return {ParamKind::Narrow, t.kind};
+  return {ParamKind::InPlace, t.kind};
 }
 
 // The most parameters a kernel may take (Triton's kernels rarely pass 30).
@@ -61,7 +58,7 @@ public:
       throw Error("kernel '" + kernel + "': launched with " + std::to_string(args.size()) +
                   " arguments for " + std::to_string(kinds.size()) + " parameters");
     for (size_t i = 0; i < kinds.size(); ++i) {
-      switch (kinds[i]) {
+      switch (kinds[i].how) {
       case ParamKind::InPlace:
       case ParamKind::F64: // the slot already holds the double's bits
         ptrs_[i] = const_cast<ArgSlot*>(&args[i]);
@@ -70,12 +67,8 @@ public:
         scratch_[i] = std::bit_cast<uint32_t>(static_cast<float>(std::bit_cast<double>(args[i])));
         ptrs_[i] = &scratch_[i];
         break;
-      case ParamKind::F16:
-        scratch_[i] = double_to_f16_bits(std::bit_cast<double>(args[i]));
-        ptrs_[i] = &scratch_[i];
-        break;
-      case ParamKind::BF16:
-        scratch_[i] = double_to_bf16_bits(std::bit_cast<double>(args[i]));
+      case ParamKind::Narrow:
+        scratch_[i] = encode_float(std::bit_cast<double>(args[i]), *float_format(kinds[i].kind));
         ptrs_[i] = &scratch_[i];
         break;
       }

@@ -4,6 +4,7 @@
 // allocated, so an out-of-bounds load or store is an error naming the kernel's source line.
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
+#include <tritium/float_format.hpp>
 #include <tritium/ir/extern_math.hpp>
 #include <tritium/ir/printer.hpp>
 #include <tritium/ir/reduce_order.hpp>
@@ -62,6 +63,8 @@ Scalar float_scalar(double v) {
 
 // Wraps or rounds a raw value to the representation of type t.
 Scalar normalize(Scalar s, DType t) {
+  if (t.is_storage_float()) // the value an fp8 register holds: its code's
+    return float_scalar(storage_float_to_double(t.kind, double_to_storage_float(t.kind, s.f)));
   switch (t.kind) {
   case ScalarKind::I1:
     return int_scalar(s.i & 1);
@@ -89,11 +92,20 @@ Scalar normalize(Scalar s, DType t) {
     return float_scalar(static_cast<float>(s.f));
   case ScalarKind::F64:
     return s;
+  default: // storage floats, above
+    return s;
   }
-  return s;
 }
 
 uint64_t to_bits(Scalar s, DType t) {
+  if (t.is_storage_float()) {
+    // A value already of t: only e5m2's infinity is special, stored as itself (a load and a
+    // where keep it; arithmetic and casts saturate it in normalize).
+    const FloatFormat& f = *float_format(t.kind);
+    if (std::isinf(s.f) && f.specials == FloatSpecials::Ieee)
+      return (s.f < 0 ? f.sign_bit() : 0) | (f.max_finite_code() + 1);
+    return encode_float(s.f, f);
+  }
   switch (t.kind) {
   case ScalarKind::F16:
     return double_to_f16_bits(s.f);
@@ -112,6 +124,8 @@ uint64_t to_bits(Scalar s, DType t) {
 }
 
 Scalar from_bits(uint64_t bits, DType t) {
+  if (t.is_storage_float())
+    return float_scalar(storage_float_to_double(t.kind, static_cast<uint32_t>(bits)));
   switch (t.kind) {
   case ScalarKind::F16:
     return float_scalar(f16_bits_to_float(static_cast<uint16_t>(bits)));

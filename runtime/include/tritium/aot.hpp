@@ -53,21 +53,34 @@ void synchronize(std::string_view device, void* stream = nullptr);
 // (sign- or zero-extended), or a floating-point value as the bits of a double.
 enum class Param : uint8_t {
   Pointer,
-  I1,
-  I8,
-  I16,
-  I32,
-  I64,
-  U8,
-  U16,
-  U32,
-  U64,
-  F16,
-  BF16,
-  F32,
-  F64,
+// Then one per scalar kind of ir/dtypes.def, in its order (integers first), Ptr excepted.
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code)                          \
+  TRITIUM_PARAM_##family(Kind)
+#define TRITIUM_PARAM_Bool(K) K,
+#define TRITIUM_PARAM_Signed(K) K,
+#define TRITIUM_PARAM_Unsigned(K) K,
+#define TRITIUM_PARAM_Float(K) K,
+#define TRITIUM_PARAM_Storage(K) K,
+#define TRITIUM_PARAM_Pointer(K)
+#include <tritium/ir/dtypes.def>
+#undef TRITIUM_PARAM_Bool
+#undef TRITIUM_PARAM_Signed
+#undef TRITIUM_PARAM_Unsigned
+#undef TRITIUM_PARAM_Float
+#undef TRITIUM_PARAM_Storage
+#undef TRITIUM_PARAM_Pointer
   Constexpr
 };
+// The scalar kind of a parameter that is neither Pointer nor Constexpr, and back.
+constexpr ir::ScalarKind param_scalar_kind(Param p) {
+  return static_cast<ir::ScalarKind>(static_cast<int>(p) - 1);
+}
+constexpr Param scalar_param(ir::ScalarKind k) {
+  return static_cast<Param>(static_cast<int>(k) + 1);
+}
+static_assert(param_scalar_kind(Param::I1) == ir::ScalarKind::I1 &&
+              param_scalar_kind(static_cast<Param>(static_cast<int>(Param::Constexpr) - 1)) ==
+                  static_cast<ir::ScalarKind>(static_cast<int>(ir::ScalarKind::Ptr) - 1));
 // What a built specialization assumes of a runtime parameter (Triton's specialization).
 enum class Assume : uint8_t {
   None,

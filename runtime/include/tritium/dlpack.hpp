@@ -11,6 +11,7 @@
 // (kDLCUDA, kDLCUDAManaged, kDLROCM). Anything else is a tritium::Error saying what.
 #pragma once
 
+#include <tritium/lang/dtypes.hpp>
 #include <tritium/runtime/device.hpp>
 
 #include <dlpack/dlpack.h>
@@ -25,6 +26,15 @@ namespace tritium {
 namespace detail {
 // DLPack 0.8 added kDLBool; older producers send bool as an 8-bit unsigned integer.
 inline constexpr uint8_t kDLPackBool = 6;
+// Each scalar kind's DLPack type code (DLPack 1.1 numbers the fp8 formats; the dlpack.h of
+// Debian 12 predates them), from ir/dtypes.def.
+inline constexpr int kDLPackCode[] = {
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code) dlpack_code,
+#include <tritium/ir/dtypes.def>
+};
+inline constexpr const char* kDLPackFloat8Names[] = {
+    "float8_e3m4",     "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"};
 
 inline std::string dlpack_device_name(DLDevice d) {
   switch (d.device_type) {
@@ -54,6 +64,9 @@ inline std::string dlpack_dtype_name(DLDataType t) {
                      : t.code == kDLPackBool ? "bool"
                                              : "code ";
   std::string s = code;
+  if (t.code >= 7 && t.code <= 13)
+    return kDLPackFloat8Names[t.code - 7] +
+           std::string(t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
   if (std::string_view(code) == "code ")
     s += std::to_string(t.code);
   s += std::to_string(t.bits);
@@ -75,6 +88,9 @@ DLDataType dlpack_dtype() {
     t.code = kDLFloat;
   else if constexpr (std::is_same_v<T, bfloat16>)
     t.code = kDLBfloat;
+  else if constexpr (lang::StorageFloatElement<T>)
+    t.code =
+        static_cast<uint8_t>(detail::kDLPackCode[static_cast<int>(lang::dtype_traits<T>::kind)]);
   else if constexpr (std::is_floating_point_v<T>)
     t.code = kDLFloat;
   else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)

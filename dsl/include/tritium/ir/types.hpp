@@ -9,24 +9,29 @@
 
 namespace tritium::ir {
 
-// Scalar kinds. Unsigned kinds exist because Triton has uint8…uint64; they share the
-// storage of their signed twins and differ in division, shifts, comparisons and casts.
+// Scalar kinds, one per row of dtypes.def. Unsigned kinds exist because Triton has uint8…uint64;
+// they share the storage of their signed twins and differ in division, shifts, comparisons and
+// casts.
 enum class ScalarKind : uint8_t {
-  I1,
-  I8,
-  I16,
-  I32,
-  I64,
-  U8,
-  U16,
-  U32,
-  U64,
-  F16,
-  BF16,
-  F32,
-  F64,
-  Ptr,
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code) Kind,
+#include <tritium/ir/dtypes.def>
 };
+inline constexpr int kNumScalarKinds = 0
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code) +1
+#include <tritium/ir/dtypes.def>
+    ;
+
+// What a kind is (dtypes.def's family column).
+enum class DTypeFamily : uint8_t { Bool, Signed, Unsigned, Float, Storage, Pointer };
+constexpr DTypeFamily family(ScalarKind k) {
+  switch (k) {
+#define TRITIUM_DTYPE(Kind, ir_name, bits, fam, cpp_type, dlpack_code)                             \
+  case ScalarKind::Kind:                                                                           \
+    return DTypeFamily::fam;
+#include <tritium/ir/dtypes.def>
+  }
+  return DTypeFamily::Pointer;
+}
 
 // An element type: a scalar kind, or a pointer to one (global address space).
 struct DType {
@@ -42,15 +47,17 @@ struct DType {
   }
 
   constexpr bool is_ptr() const { return kind == ScalarKind::Ptr; }
+  // Floats, storage floats (fp8) included: what Triton's is_floating() answers.
   constexpr bool is_float() const {
-    return kind == ScalarKind::F16 || kind == ScalarKind::BF16 || kind == ScalarKind::F32 ||
-           kind == ScalarKind::F64;
+    return family(kind) == DTypeFamily::Float || family(kind) == DTypeFamily::Storage;
   }
+  // A float with no register type of its own (fp8): registers and memory hold its bits, and
+  // every op decodes to f32, computes there and encodes (dtypes.def).
+  constexpr bool is_storage_float() const { return family(kind) == DTypeFamily::Storage; }
   constexpr bool is_int() const { return !is_ptr() && !is_float(); } // includes i1
   constexpr bool is_bool() const { return kind == ScalarKind::I1; }
   constexpr bool is_unsigned() const {
-    return kind == ScalarKind::U8 || kind == ScalarKind::U16 || kind == ScalarKind::U32 ||
-           kind == ScalarKind::U64 || kind == ScalarKind::I1;
+    return family(kind) == DTypeFamily::Unsigned || family(kind) == DTypeFamily::Bool;
   }
   constexpr bool is_signed_int() const { return is_int() && !is_unsigned(); }
   int bits() const;                 // storage width; pointers are 64

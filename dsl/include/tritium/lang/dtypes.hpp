@@ -1,9 +1,11 @@
 // Element types as C++ types, and Triton's type-promotion rules evaluated at compile time.
 //
 // An element type is one of: bool (i1), int8_t … int64_t, uint8_t … uint64_t, tritium::half
-// (f16), tritium::bfloat16 (bf16), float, double, or tritium::pointer<E> for one of those.
+// (f16), tritium::bfloat16 (bf16), float, double, the fp8 formats tritium::float8e4nv,
+// float8e5, float8e4b8, float8e5b16 (ir/dtypes.def), or tritium::pointer<E> for one of those.
 // Promotion (docs/language.md, "Type promotion"):
-//   * float beats int; among floats the wider wins; f16 with bf16 gives f32;
+//   * float beats int; among floats the wider wins; f16 with bf16 gives f32, two different
+//     fp8 formats f16;
 //   * between ints the wider wins; at equal width unsigned wins (as Triton and C);
 //   * bool promotes to the other operand's type.
 #pragma once
@@ -28,29 +30,32 @@ namespace lang {
 template <class T>
 struct dtype_traits; // specialized for every element type below
 
-#define TRITIUM_DTYPE(T, K, IS_FLOAT, IS_INT, BITS)                                                \
+// One specialization per row of ir/dtypes.def (Ptr has its own, below).
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code)                          \
+  TRITIUM_DTYPE_##family(Kind, bits, cpp_type)
+#define TRITIUM_DTYPE_Bool(K, B, CPP) TRITIUM_ELEMENT(K, B, CPP)
+#define TRITIUM_DTYPE_Signed(K, B, CPP) TRITIUM_ELEMENT(K, B, CPP)
+#define TRITIUM_DTYPE_Unsigned(K, B, CPP) TRITIUM_ELEMENT(K, B, CPP)
+#define TRITIUM_DTYPE_Float(K, B, CPP) TRITIUM_ELEMENT(K, B, CPP)
+#define TRITIUM_DTYPE_Storage(K, B, CPP) TRITIUM_ELEMENT(K, B, CPP)
+#define TRITIUM_DTYPE_Pointer(K, B, CPP)
+#define TRITIUM_ELEMENT(K, B, CPP)                                                                 \
   template <>                                                                                      \
-  struct dtype_traits<T> {                                                                         \
+  struct dtype_traits<CPP> {                                                                       \
     static constexpr ir::ScalarKind kind = ir::ScalarKind::K;                                      \
-    static constexpr bool is_float = IS_FLOAT;                                                     \
-    static constexpr bool is_int = IS_INT;                                                         \
-    static constexpr int bits = BITS;                                                              \
+    static constexpr bool is_float = ir::DType(kind).is_float();                                   \
+    static constexpr bool is_int = ir::DType(kind).is_int();                                       \
+    static constexpr int bits = B;                                                                 \
     static ir::DType dtype() { return ir::DType(kind); }                                           \
   };
-TRITIUM_DTYPE(bool, I1, false, true, 1)
-TRITIUM_DTYPE(int8_t, I8, false, true, 8)
-TRITIUM_DTYPE(int16_t, I16, false, true, 16)
-TRITIUM_DTYPE(int32_t, I32, false, true, 32)
-TRITIUM_DTYPE(int64_t, I64, false, true, 64)
-TRITIUM_DTYPE(uint8_t, U8, false, true, 8)
-TRITIUM_DTYPE(uint16_t, U16, false, true, 16)
-TRITIUM_DTYPE(uint32_t, U32, false, true, 32)
-TRITIUM_DTYPE(uint64_t, U64, false, true, 64)
-TRITIUM_DTYPE(half, F16, true, false, 16)
-TRITIUM_DTYPE(bfloat16, BF16, true, false, 16)
-TRITIUM_DTYPE(float, F32, true, false, 32)
-TRITIUM_DTYPE(double, F64, true, false, 64)
-#undef TRITIUM_DTYPE
+#include <tritium/ir/dtypes.def>
+#undef TRITIUM_ELEMENT
+#undef TRITIUM_DTYPE_Bool
+#undef TRITIUM_DTYPE_Signed
+#undef TRITIUM_DTYPE_Unsigned
+#undef TRITIUM_DTYPE_Float
+#undef TRITIUM_DTYPE_Storage
+#undef TRITIUM_DTYPE_Pointer
 
 template <class E>
 struct dtype_traits<pointer<E>> {
@@ -72,6 +77,10 @@ template <class T>
 concept FloatElement = Element<T> && dtype_traits<T>::is_float;
 template <class T>
 concept IntElement = Element<T> && dtype_traits<T>::is_int;
+// An fp8 element (ir/dtypes.def's storage floats).
+template <class T>
+concept StorageFloatElement = FloatElement<T> && ir::DType(dtype_traits<T>::kind)
+.is_storage_float();
 
 template <class T>
 struct is_pointer_element : std::false_type {};
@@ -101,6 +110,8 @@ struct promote_impl {
     else if constexpr (TA::is_float && TB::is_float) {
       if constexpr (TA::bits == 16 && TB::bits == 16)
         return std::type_identity<float>{}; // f16 with bf16
+      else if constexpr (TA::bits == 8 && TB::bits == 8)
+        return std::type_identity<half>{}; // two different fp8 formats, as Triton
       else if constexpr (TA::bits >= TB::bits)
         return std::type_identity<A>{};
       else

@@ -387,6 +387,10 @@ using u32 = basic_tensor<uint32_t>;
 using u64 = basic_tensor<uint64_t>;
 using f16 = basic_tensor<half>;
 using bf16 = basic_tensor<bfloat16>;
+using f8e4nv = basic_tensor<float8e4nv>;
+using f8e5 = basic_tensor<float8e5>;
+using f8e4b8 = basic_tensor<float8e4b8>;
+using f8e5b16 = basic_tensor<float8e5b16>;
 using f32 = basic_tensor<float>;
 using f64 = basic_tensor<double>;
 

@@ -35,11 +35,10 @@ namespace tritium::aot {
 
 namespace detail {
 
-// The C++ spelling of a parameter's type in the generated launcher.
 template <class T>
-constexpr const char* cpp_name() {
-  if constexpr (std::is_same_v<T, bool>)
-    return "bool";
+constexpr const char* cpp_name_builtin() {
+  if constexpr (false)
+    return nullptr;
   else if constexpr (std::is_same_v<T, half>)
     return "tritium::half";
   else if constexpr (std::is_same_v<T, bfloat16>)
@@ -74,39 +73,27 @@ constexpr const char* cpp_name() {
     return nullptr; // pointers to pointers and the like: void*
 }
 
+// Each scalar kind's element type as ir/dtypes.def spells it.
+inline constexpr const char* kElementSpelling[] = {
+#define TRITIUM_DTYPE(Kind, ir_name, bits, family, cpp_type, dlpack_code) #cpp_type,
+#include <tritium/ir/dtypes.def>
+};
+
+// The C++ spelling of a parameter's type in the generated launcher.
+template <class T>
+constexpr const char* cpp_name() {
+  if constexpr (std::is_same_v<T, bool>)
+    return "bool";
+  else if constexpr (lang::StorageFloatElement<T>)
+    return kElementSpelling[static_cast<int>(lang::dtype_traits<T>::kind)];
+  else
+    return cpp_name_builtin<T>();
+}
+
 template <class E>
 constexpr Param param_of() {
   constexpr ir::ScalarKind k = lang::dtype_traits<E>::kind;
-  switch (k) {
-  case ir::ScalarKind::I1:
-    return Param::I1;
-  case ir::ScalarKind::I8:
-    return Param::I8;
-  case ir::ScalarKind::I16:
-    return Param::I16;
-  case ir::ScalarKind::I32:
-    return Param::I32;
-  case ir::ScalarKind::I64:
-    return Param::I64;
-  case ir::ScalarKind::U8:
-    return Param::U8;
-  case ir::ScalarKind::U16:
-    return Param::U16;
-  case ir::ScalarKind::U32:
-    return Param::U32;
-  case ir::ScalarKind::U64:
-    return Param::U64;
-  case ir::ScalarKind::F16:
-    return Param::F16;
-  case ir::ScalarKind::BF16:
-    return Param::BF16;
-  case ir::ScalarKind::F32:
-    return Param::F32;
-  case ir::ScalarKind::F64:
-    return Param::F64;
-  default:
-    return Param::Pointer;
-  }
+  return k == ir::ScalarKind::Ptr ? Param::Pointer : scalar_param(k);
 }
 
 } // namespace detail
@@ -168,8 +155,8 @@ private:
         g.cpp_type = n ? std::string(n) + "*" : std::string("void*");
       } else {
         g.param = detail::param_of<E>();
-        // f16 and bf16 scalars are passed as float, as tritium::jit takes them.
-        g.cpp_type = lang::dtype_traits<E>::is_float && lang::dtype_traits<E>::bits == 16
+        // f16, bf16 and fp8 scalars are passed as float, as tritium::jit takes them.
+        g.cpp_type = lang::dtype_traits<E>::is_float && lang::dtype_traits<E>::bits < 32
                          ? "float"
                          : detail::cpp_name<E>();
       }
