@@ -34,12 +34,15 @@ void Lowering::elementwise(const ir::Op& op) {
   // same rounding) and 16-bit float arithmetic (mul.f16x2, as Triton emits: each lane rounds
   // as the scalar op does, in half the instructions, and registers that arrive in pairs are not
   // unpacked).
+  // fp8 conversions come in pairs too (cvt.rn.satfinite.e4m3x2.f32, cvt.rn.f16x2.e4m3x2).
   const DType from = op.operand(0)->type.elem, to = op.result()->type.elem;
   const bool half = to.kind == ScalarKind::F16 || to.kind == ScalarKind::BF16;
-  const bool pairs = op.kind == OpKind::Cast ? from.kind == ScalarKind::F32
-                                             : op.kind == OpKind::Add || op.kind == OpKind::Sub ||
-                                                   op.kind == OpKind::Mul || op.kind == OpKind::Fma;
-  if (half && pairs && run == 1 && n % 2 == 0) {
+  const bool pairs = op.kind == OpKind::Cast
+                         ? (half && from.kind == ScalarKind::F32) || from.is_storage_float() ||
+                               to.is_storage_float()
+                         : half && (op.kind == OpKind::Add || op.kind == OpKind::Sub ||
+                                    op.kind == OpKind::Mul || op.kind == OpKind::Fma);
+  if (pairs && run == 1 && n % 2 == 0) {
     for (int i = 0; i < n; i += 2) {
       std::vector<std::array<LV*, 2>> lanes;
       for (const ir::Value* v : op.operands) {
@@ -47,7 +50,7 @@ void Lowering::elementwise(const ir::Op& op) {
         const bool one = v->type.is_scalar();
         lanes.push_back({x[one ? 0 : i], x[one ? 0 : i + 1]});
       }
-      LV* v = ti_.pair(b_, op.kind, lanes, type(to));
+      LV* v = ti_.pair(b_, op.kind, lanes, from, to);
       if (!v) {
         r.clear();
         break;

@@ -151,14 +151,16 @@ public:
   virtual llvm::Value* math(llvm::IRBuilder<>& b, ir::OpKind kind, std::vector<llvm::Value*> args,
                             const ir::Op& op) = 0;
 
-  // Two lanes of `kind` computed by one instruction, as a <2 x half_type> (f16 or bf16):
-  // operand k's lanes are lanes[k]. Cast: two f32 values rounded to nearest-even (NVIDIA's
-  // cvt.rn.f16x2.f32); Add, Sub, Mul, Fma: 16-bit arithmetic rounded per lane as the scalar
-  // op is (mul.f16x2). Null where the target has no such instruction, or forms them itself
-  // (AMD's SLP vectorizer): the lowering then computes lane by lane.
+  // Two lanes of `kind` computed by one instruction, as a <2 x register type of `to`>: operand
+  // k's lanes are lanes[k] (registers of `from`). Cast: two f32 values rounded to nearest-even
+  // f16/bf16 (NVIDIA's cvt.rn.f16x2.f32), and fp8 to and from f32 and f16 with exactly the
+  // rounding of narrow_float.hpp (cvt.rn.satfinite.e4m3x2.f32, v_cvt_pk_fp8_f32); Add, Sub,
+  // Mul, Fma on f16/bf16: 16-bit arithmetic rounded per lane as the scalar op is (mul.f16x2).
+  // Null where the target has no such instruction, or forms them itself (AMD's SLP
+  // vectorizer): the lowering then computes lane by lane.
   virtual llvm::Value* pair(llvm::IRBuilder<>& b, ir::OpKind kind,
-                            const std::vector<std::array<llvm::Value*, 2>>& lanes,
-                            llvm::Type* half_type) {
+                            const std::vector<std::array<llvm::Value*, 2>>& lanes, ir::DType from,
+                            ir::DType to) {
     return nullptr;
   }
 

@@ -149,18 +149,14 @@ Value* Emitter::round_from_double(Value* d, DType t) {
   return round_from_float(rto, t);
 }
 
+// The software conversions; the GPU lowering takes the hardware's pairs of lanes first
+// (TargetInfo::pair) where a cast converts two at a time.
 Value* Emitter::encode(Value* f, DType t) {
-  if (Value* v = target_.convert_pair({f, f}, DType(ScalarKind::F32), t))
-    return b_.CreateExtractElement(v, uint64_t{0});
   return encode_float(b_, f, *float_format(t.kind));
 }
 
 Value* Emitter::decode(Value* code, DType t) {
-  if (!t.is_storage_float())
-    return code;
-  if (Value* v = target_.convert_pair({code, code}, t, DType(ScalarKind::F32)))
-    return b_.CreateExtractElement(v, uint64_t{0});
-  return decode_float(b_, code, *float_format(t.kind));
+  return t.is_storage_float() ? decode_float(b_, code, *float_format(t.kind)) : code;
 }
 
 Value* Emitter::round(Value* r, DType t) {

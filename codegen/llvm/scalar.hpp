@@ -21,7 +21,6 @@
 
 #include <llvm/IR/IRBuilder.h>
 
-#include <array>
 #include <vector>
 
 namespace tritium::scalar {
@@ -40,13 +39,6 @@ public:
   // `bits` (an integer), hidden from the optimizer where a backend cannot select what folding
   // through it would make (see Emitter::bitcast).
   virtual llvm::Value* opaque_bits(llvm::Value* bits) { return bits; }
-  // Two lanes converted by one instruction where the target has one for this pair of types
-  // (f32 <-> fp8: NVIDIA's cvt.rn.satfinite.e4m3x2.f32, AMD gfx942's v_cvt_pk_fp8_f32), as a
-  // <2 x register type of `to`>, rounding exactly as narrow_float.hpp; null: the software path.
-  virtual llvm::Value* convert_pair(std::array<llvm::Value*, 2> lanes, ir::DType from,
-                                    ir::DType to) {
-    return nullptr;
-  }
 };
 
 class Emitter {

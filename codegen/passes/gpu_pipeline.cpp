@@ -8,6 +8,7 @@ namespace tritium::gpu {
 
 std::span<const GpuPass> gpu_passes() {
   static constexpr GpuPass passes[] = {
+      {"widen_dot_operands", widen_dot_operands},
       {"combine", [](ir::Function& f, const GpuFeatures&) { combine(f); }},
       {"canonicalize_pointers", canonicalize_pointers},
       {"assign_layouts", assign_layouts},

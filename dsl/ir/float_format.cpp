@@ -89,4 +89,10 @@ uint32_t encode_float(double d, const FloatFormat& f) {
   return (negative ? f.sign_bit() : 0) | r;
 }
 
+uint32_t code_of(double value, const FloatFormat& f) {
+  if (std::isinf(value) && f.specials == FloatSpecials::Ieee)
+    return (value < 0 ? f.sign_bit() : 0) | (f.max_finite_code() + 1);
+  return encode_float(value, f);
+}
+
 } // namespace tritium

@@ -414,7 +414,8 @@ private:
       check(a.shape[r - 1] == b.shape[r - 2], op, "inner dimensions differ");
       check(c.shape[r - 2] == a.shape[r - 2] && c.shape[r - 1] == b.shape[r - 1], op,
             "accumulator shape must be M x N");
-      check(a.elem == b.elem, op, "a and b must share an element type");
+      check(a.elem == b.elem || (a.elem.is_storage_float() && b.elem.is_storage_float()), op,
+            "a and b must share an element type (or both be fp8)");
       check(like(op.result()->type, c), op, "result has the accumulator's type");
       (void)op.enum_attr<InputPrecision>(InputPrecision::Ieee);
       return;

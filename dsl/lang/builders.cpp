@@ -661,10 +661,11 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, con
                           "N={} K={}",
                           m, n, k));
   DType ea = a->type.elem, eb = b->type.elem, ec = acc->type.elem;
-  if (!(ea == eb))
+  // Two fp8 formats may meet, as in Triton (e4m3 activations with e5m2 gradients).
+  if (!(ea == eb) && !(ea.is_storage_float() && eb.is_storage_float()))
     fail(loc, fmt::format("dot's operands must share an element type, got {} and {}",
                           ir::to_string(ea), ir::to_string(eb)));
-  bool ok = false;
+  bool ok = ea.is_storage_float() && ec.kind == ScalarKind::F32;
   switch (ea.kind) {
   case ScalarKind::F16:
   case ScalarKind::BF16:
@@ -685,7 +686,7 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, con
   }
   if (!ok)
     fail(loc, fmt::format("dot of {} operands cannot accumulate in {} (f16/bf16 -> f32 or the "
-                          "same type, f32 -> f32, f64 -> f64, i8 -> i32)",
+                          "same type, fp8 -> f32, f32 -> f32, f64 -> f64, i8 -> i32)",
                           ir::to_string(ea), ir::to_string(ec)));
   auto precision = enum_option<ir::InputPrecision>("input_precision", input_precision, loc);
   return create1(OpKind::Dot, {a, b, acc}, acc->type, loc, {{"input_precision", precision}});

@@ -63,8 +63,8 @@ Scalar float_scalar(double v) {
 
 // Wraps or rounds a raw value to the representation of type t.
 Scalar normalize(Scalar s, DType t) {
-  if (t.is_storage_float()) // the value an fp8 register holds: its code's
-    return float_scalar(storage_float_to_double(t.kind, double_to_storage_float(t.kind, s.f)));
+  if (const FloatFormat* f = float_format(t.kind)) // f16, bf16, fp8: rounded to the format
+    return float_scalar(decode_float(encode_float(s.f, *f), *f));
   switch (t.kind) {
   case ScalarKind::I1:
     return int_scalar(s.i & 1);
@@ -84,33 +84,17 @@ Scalar normalize(Scalar s, DType t) {
   case ScalarKind::U64:
   case ScalarKind::Ptr:
     return s;
-  case ScalarKind::F16:
-    return float_scalar(f16_bits_to_float(double_to_f16_bits(s.f)));
-  case ScalarKind::BF16:
-    return float_scalar(bf16_bits_to_float(double_to_bf16_bits(s.f)));
   case ScalarKind::F32:
     return float_scalar(static_cast<float>(s.f));
-  case ScalarKind::F64:
-    return s;
-  default: // storage floats, above
+  default: // f64; the narrow floats, above
     return s;
   }
 }
 
 uint64_t to_bits(Scalar s, DType t) {
-  if (t.is_storage_float()) {
-    // A value already of t: only e5m2's infinity is special, stored as itself (a load and a
-    // where keep it; arithmetic and casts saturate it in normalize).
-    const FloatFormat& f = *float_format(t.kind);
-    if (std::isinf(s.f) && f.specials == FloatSpecials::Ieee)
-      return (s.f < 0 ? f.sign_bit() : 0) | (f.max_finite_code() + 1);
-    return encode_float(s.f, f);
-  }
+  if (const FloatFormat* f = float_format(t.kind))
+    return code_of(s.f, *f);
   switch (t.kind) {
-  case ScalarKind::F16:
-    return double_to_f16_bits(s.f);
-  case ScalarKind::BF16:
-    return double_to_bf16_bits(s.f);
   case ScalarKind::F32:
     return std::bit_cast<uint32_t>(static_cast<float>(s.f));
   case ScalarKind::F64:
@@ -124,13 +108,9 @@ uint64_t to_bits(Scalar s, DType t) {
 }
 
 Scalar from_bits(uint64_t bits, DType t) {
-  if (t.is_storage_float())
-    return float_scalar(storage_float_to_double(t.kind, static_cast<uint32_t>(bits)));
+  if (const FloatFormat* f = float_format(t.kind))
+    return float_scalar(decode_float(static_cast<uint32_t>(bits), *f));
   switch (t.kind) {
-  case ScalarKind::F16:
-    return float_scalar(f16_bits_to_float(static_cast<uint16_t>(bits)));
-  case ScalarKind::BF16:
-    return float_scalar(bf16_bits_to_float(static_cast<uint16_t>(bits)));
   case ScalarKind::F32:
     return float_scalar(std::bit_cast<float>(static_cast<uint32_t>(bits)));
   case ScalarKind::F64:

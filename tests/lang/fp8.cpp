@@ -308,3 +308,57 @@ TEST_CASE("fp8 promotion follows Triton") {
 }
 
 } // namespace
+
+namespace {
+
+// c = a @ b over fp8 operands (possibly of two formats), f32 accumulation: on every device,
+// against float64 sums of the decoded values (every product is exact in f32, and the sums of
+// these small integers times powers of two are too).
+template <class A, class B>
+void fp8_dot_kernel(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::constexpr_<int> M,
+                    tl::constexpr_<int> N, tl::constexpr_<int> K) {
+  auto m = tl::arange(0, M), n = tl::arange(0, N), k = tl::arange(0, K);
+  auto x = tl::load(a + m[{tl::_, tl::None}] * K + k[{tl::None, tl::_}]);
+  auto y = tl::load(b + k[{tl::_, tl::None}] * N + n[{tl::None, tl::_}]);
+  tl::store(c + m[{tl::_, tl::None}] * N + n[{tl::None, tl::_}], tl::dot(x, y));
+}
+
+template <class A, class B>
+void check_fp8_dot(Device dev) {
+  constexpr int M = 32, N = 32, K = 64;
+  std::vector<A> a;
+  std::vector<B> b;
+  for (int i = 0; i < M * K; ++i) // small integers and halves: exact in every format
+    a.push_back(A(static_cast<float>((i * 7 % 13) - 6) * 0.5f));
+  for (int i = 0; i < K * N; ++i)
+    b.push_back(B(static_cast<float>((i * 5 % 11) - 5)));
+  auto k = tritium::jit(&fp8_dot_kernel<A, B>, "fp8_dot");
+  auto da = dev.from_host(a);
+  auto db = dev.from_host(b);
+  auto dc = dev.alloc<float>(M * N);
+  launch(k, {1}, da, db, dc, M, N, K);
+  auto got = dc.to_host();
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double want = 0;
+      for (int t = 0; t < K; ++t)
+        want += static_cast<double>(static_cast<float>(a[i * K + t])) *
+                static_cast<float>(b[t * N + j]);
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(got[i * N + j] == want);
+    }
+}
+
+TEST_CASE("fp8 dot accumulates in f32, one format or two, on every device") {
+  for (Device dev : devices_and_emulator()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    check_fp8_dot<float8e4nv, float8e4nv>(dev);
+    check_fp8_dot<float8e5, float8e5>(dev);
+    check_fp8_dot<float8e4nv, float8e5>(dev);
+    check_fp8_dot<float8e4b8, float8e5b16>(dev);
+  }
+}
+
+} // namespace

@@ -11,6 +11,7 @@
 #include "gpu/target_info.hpp"
 
 #include <tritium/error.hpp>
+#include <tritium/float_format.hpp>
 
 #include <fmt/format.h>
 
@@ -345,6 +346,47 @@ public:
         llvm::Intrinsic::amdgcn_raw_ptr_buffer_store, {bt},
         {v, resource(b, base), masked_offset(b, byte_offset, mask), b.getInt32(0), b.getInt32(0)});
     return true;
+  }
+
+  // CDNA3's fp8 conversions (gfx940-942: the fnuz formats, fp8 = e4m3fnuz, bf8 = e5m2fnuz),
+  // two lanes in the low word. The hardware rounds to nearest even; out of range it gives NaN
+  // rather than Triton's saturation (dtypes.def), so finite overflow and infinities are
+  // clamped to the largest finite first (NaN compares false and passes through).
+  llvm::Value* pair(llvm::IRBuilder<>& b, ir::OpKind kind,
+                    const std::vector<std::array<llvm::Value*, 2>>& lanes, ir::DType from,
+                    ir::DType to) override {
+    using ir::ScalarKind;
+    if (kind != ir::OpKind::Cast || model_.family != Family::Cdna3)
+      return nullptr;
+    auto fnuz = [](ir::DType t) {
+      return t.kind == ScalarKind::F8E4B8 || t.kind == ScalarKind::F8E5B16;
+    };
+    if (fnuz(to) && from.kind == ScalarKind::F32) {
+      const FloatFormat& f = *float_format(to.kind);
+      auto* max = llvm::ConstantFP::get(b.getFloatTy(), decode_float(f.max_finite_code(), f));
+      std::array<llvm::Value*, 2> x;
+      for (int i = 0; i < 2; ++i) {
+        llvm::Value* v = lanes[0][i];
+        llvm::Value* big = b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v), max);
+        x[i] = b.CreateSelect(big, b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, max, v), v);
+      }
+      auto id = to.kind == ScalarKind::F8E4B8 ? llvm::Intrinsic::amdgcn_cvt_pk_fp8_f32
+                                              : llvm::Intrinsic::amdgcn_cvt_pk_bf8_f32;
+      llvm::Value* w = b.CreateIntrinsic(id, {}, {x[0], x[1], b.getInt32(0), b.getFalse()});
+      return b.CreateBitCast(b.CreateTrunc(w, b.getInt16Ty()),
+                             llvm::FixedVectorType::get(b.getInt8Ty(), 2));
+    }
+    if (fnuz(from) && to.kind == ScalarKind::F32) {
+      auto* i8x2 = llvm::FixedVectorType::get(b.getInt8Ty(), 2);
+      llvm::Value* v =
+          b.CreateInsertElement(llvm::PoisonValue::get(i8x2), lanes[0][0], uint64_t{0});
+      v = b.CreateInsertElement(v, lanes[0][1], uint64_t{1});
+      llvm::Value* w = b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty());
+      auto id = from.kind == ScalarKind::F8E4B8 ? llvm::Intrinsic::amdgcn_cvt_pk_f32_fp8
+                                                : llvm::Intrinsic::amdgcn_cvt_pk_f32_bf8;
+      return b.CreateIntrinsic(id, {}, {w, b.getFalse()});
+    }
+    return nullptr;
   }
 
   llvm::SyncScope::ID sync_scope(llvm::LLVMContext& ctx, ir::MemScope scope) override {

@@ -49,7 +49,7 @@ void KernelLowering::lower_dot(const ir::Op& op) {
       dst.strides.erase(dst.strides.begin());
     }
     loop_nest(dst.shape, [&](const std::vector<llvm::Value*>& idx) {
-      llvm::Value* x = from_scratch(b.CreateLoad(src.ty, element_ptr(src, idx)), in);
+      llvm::Value* x = from_scratch(b.CreateLoad(src.ty, element_ptr(src, idx)), v->type.elem);
       if (tf32) {
         llvm::Value* u = b.CreateBitCast(x, b.getInt32Ty());
         llvm::Value* special =
@@ -59,10 +59,8 @@ void KernelLowering::lower_dot(const ir::Op& op) {
             b.getInt32(~0x1fffu));
         x = b.CreateBitCast(b.CreateSelect(special, u, r), b.getFloatTy());
       }
-      if (float_path)
-        x = x->getType() == acc_ty        ? x
-            : acc.kind == ScalarKind::F64 ? b.CreateFPExt(x, acc_ty)
-                                          : b.CreateFPTrunc(x, acc_ty);
+      if (float_path) // (an fp8 code decoded: exact in f32, as f16 and bf16 are)
+        x = scalar_.convert(x, v->type.elem, acc);
       else
         x = in.is_unsigned() ? b.CreateZExtOrTrunc(x, acc_ty) : b.CreateSExtOrTrunc(x, acc_ty);
       b.CreateStore(x, element_ptr(dst, idx));

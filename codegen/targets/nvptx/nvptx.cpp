@@ -50,6 +50,56 @@ std::string find_libdevice() {
   return {};
 }
 
+// sm_89's fp8 conversions, two lanes each (PTX 7.8): f32 or f16x2 to e4m3x2 / e5m2x2 with
+// .satfinite (NaN to 0x7f, past the largest finite to it: Triton's rule, dtypes.def's
+// Saturate), and back to f16x2 (exact; to f32 through it, exact too). The first lane is the
+// low byte or half, as a <2 x ...> bitcast lays it out. The fnuz formats have none here.
+llvm::Value* fp8_pair(llvm::IRBuilder<>& b, std::array<llvm::Value*, 2> lanes, ir::DType from,
+                      ir::DType to) {
+  auto ptx_name = [](ir::DType t) -> const char* {
+    return t.kind == ir::ScalarKind::F8E4NV ? "e4m3"
+           : t.kind == ir::ScalarKind::F8E5 ? "e5m2"
+                                            : nullptr;
+  };
+  auto* i8x2 = llvm::FixedVectorType::get(b.getInt8Ty(), 2);
+  auto* f16x2 = llvm::FixedVectorType::get(b.getHalfTy(), 2);
+  auto pack = [&](llvm::VectorType* vt, llvm::Type* word) {
+    llvm::Value* v = llvm::PoisonValue::get(vt);
+    v = b.CreateInsertElement(v, lanes[0], uint64_t{0});
+    return b.CreateBitCast(b.CreateInsertElement(v, lanes[1], uint64_t{1}), word);
+  };
+  if (to.is_storage_float()) {
+    const char* f8 = ptx_name(to);
+    if (!f8)
+      return nullptr;
+    llvm::CallInst* r;
+    if (from.kind == ir::ScalarKind::F32) {
+      auto* f32 = b.getFloatTy();
+      auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(b.getInt16Ty(), {f32, f32}, false),
+                                      fmt::format("cvt.rn.satfinite.{}x2.f32 $0, $2, $1;", f8),
+                                      "=h,f,f", false);
+      r = b.CreateCall(fn, {lanes[0], lanes[1]});
+    } else if (from.kind == ir::ScalarKind::F16) {
+      auto* fn = llvm::InlineAsm::get(
+          llvm::FunctionType::get(b.getInt16Ty(), {b.getInt32Ty()}, false),
+          fmt::format("cvt.rn.satfinite.{}x2.f16x2 $0, $1;", f8), "=h,r", false);
+      r = b.CreateCall(fn, {pack(f16x2, b.getInt32Ty())});
+    } else {
+      return nullptr;
+    }
+    return b.CreateBitCast(r, i8x2);
+  }
+  const char* f8 = ptx_name(from);
+  if (!f8 || (to.kind != ir::ScalarKind::F16 && to.kind != ir::ScalarKind::F32))
+    return nullptr;
+  auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(b.getInt32Ty(), {b.getInt16Ty()}, false),
+                                  fmt::format("cvt.rn.f16x2.{}x2 $0, $1;", f8), "=r,h", false);
+  llvm::Value* h = b.CreateBitCast(b.CreateCall(fn, {pack(i8x2, b.getInt16Ty())}), f16x2);
+  return to.kind == ir::ScalarKind::F16
+             ? h
+             : b.CreateFPExt(h, llvm::FixedVectorType::get(b.getFloatTy(), 2));
+}
+
 class NvptxTarget final : public TargetInfo {
 public:
   explicit NvptxTarget(const GpuTarget& t) : model_(arch_of(t.arch)), arch_(model_.name) {
@@ -546,11 +596,17 @@ public:
   }
 
   llvm::Value* pair(llvm::IRBuilder<>& b, ir::OpKind kind,
-                    const std::vector<std::array<llvm::Value*, 2>>& lanes,
-                    llvm::Type* half_type) override {
+                    const std::vector<std::array<llvm::Value*, 2>>& lanes, ir::DType from,
+                    ir::DType to) override {
+    if (kind == ir::OpKind::Cast && (from.is_storage_float() || to.is_storage_float()))
+      return model_.sm() >= 89 && model_.ptx_version >= 78 ? fp8_pair(b, lanes[0], from, to)
+                                                           : nullptr;
+    if (to.kind != ir::ScalarKind::F16 && to.kind != ir::ScalarKind::BF16)
+      return nullptr;
+    const bool bf16 = to.kind == ir::ScalarKind::BF16;
+    auto* half_type = bf16 ? b.getBFloatTy() : b.getHalfTy();
     auto* v2 = llvm::FixedVectorType::get(half_type, 2);
-    if (kind == ir::OpKind::Cast) {
-      bool bf16 = half_type->isBFloatTy(); // (sm_80 and later, as every target here)
+    if (kind == ir::OpKind::Cast) { // (sm_80 and later, as every target here)
       auto* f32 = b.getFloatTy();
       // cvt.rn.f16x2.f32 d, a, b puts a in the upper half and b in the lower.
       auto* fn = llvm::InlineAsm::get(

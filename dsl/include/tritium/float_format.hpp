@@ -62,5 +62,9 @@ const FloatFormat* float_format(ir::ScalarKind kind);
 double decode_float(uint32_t code, const FloatFormat& f);
 // `d` rounded once to nearest even, overflow and NaN by the format's rules.
 uint32_t encode_float(double d, const FloatFormat& f);
+// The code of a value already of the format (a store of what a register holds): encode_float,
+// except that an IEEE format's infinity is itself even where the format saturates (an e5m2
+// infinity loaded and stored again stays one; arithmetic and casts saturate it).
+uint32_t code_of(double value, const FloatFormat& f);
 
 } // namespace tritium
