@@ -2,7 +2,7 @@
 // bench/compare/gemm.py (Triton's kernel of the same source, cuBLAS through PyTorch) in the
 // same GPU command.
 //
-//   bench_gemm [--dtype f16|bf16] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
+//   bench_gemm [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
 //              [--autotune] [--descriptor] [--reps N] [--warmup N] [--only WORKLOAD]
 //              [--csv FILE]
 //
@@ -59,9 +59,10 @@ std::pair<tl::i32, tl::i32> grouped_pid(const tl::i32& M, const tl::i32& N, int 
 }
 
 // examples/02_fused_gemm_bias_relu.cpp's kernel (Triton's matmul tutorial with grouped
-// ordering), for fp16 or bf16 operands; EPILOGUE adds the bias and applies the ReLU.
-template <class T>
-void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, tl::ptr<T> c_ptr,
+// ordering), for fp16, bf16 or fp8 operands (C in O: fp8 gives f16, as torch._scaled_mm is
+// asked here); EPILOGUE adds the bias and applies the ReLU.
+template <class T, class O>
+void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, tl::ptr<O> c_ptr,
                    tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
                    tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
                    tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
@@ -87,14 +88,14 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
   auto offs_cm = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
   auto offs_cn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
   auto c_ptrs = c_ptr + stride_cm * offs_cm[{_, None}] + stride_cn * offs_cn[{None, _}];
-  tl::store(c_ptrs, acc.to<tl::element_of_t<T>>(),
+  tl::store(c_ptrs, acc.to<tl::element_of_t<O>>(),
             (offs_cm[{_, None}] < M) && (offs_cn[{None, _}] < N));
 }
 
 // The same through tensor descriptors: A [M, K], B [K, N], C [M, N], row-major.
-template <class T>
+template <class T, class O>
 void matmul_desc_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr,
-                        tl::ptr<T> c_ptr, tl::i32 M, tl::i32 N, tl::i32 K,
+                        tl::ptr<O> c_ptr, tl::i32 M, tl::i32 N, tl::i32 K,
                         tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
                         tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
                         tl::constexpr_<bool> EPILOGUE) {
@@ -112,7 +113,7 @@ void matmul_desc_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_
     auto offs_bn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
     acc = tl::maximum(acc + tl::load(bias_ptr + offs_bn, offs_bn < N, 0.f)[{None, _}], 0.f);
   }
-  c_desc.store({pid_m * BLOCK_M, pid_n * BLOCK_N}, acc.to<tl::element_of_t<T>>());
+  c_desc.store({pid_m * BLOCK_M, pid_n * BLOCK_N}, acc.to<tl::element_of_t<O>>());
 }
 
 struct Config {
@@ -157,13 +158,16 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, i
     v = dist(rng);
   auto a = dev.from_host(ha), b = dev.from_host(hb);
   auto bias = dev.from_host(hbias);
-  auto c = dev.alloc<H>(size_t(s.m) * s.n);
-  using T = std::conditional_t<std::is_same_v<H, tritium::half>, tl::f16, tl::bf16>;
+  constexpr bool fp8 = std::is_same_v<H, tritium::float8e4nv>;
+  using OH = std::conditional_t<fp8, tritium::half, H>;
+  auto c = dev.alloc<OH>(size_t(s.m) * s.n);
+  using T = tl::tensor<H>;
+  using O = tl::tensor<OH>;
   static auto kernel = [] {
     if constexpr (DESC)
-      return tritium::jit(matmul_desc_kernel<T>, "matmul_desc_kernel");
+      return tritium::jit(matmul_desc_kernel<T, O>, "matmul_desc_kernel");
     else
-      return tritium::jit(matmul_kernel<T>, "matmul_kernel");
+      return tritium::jit(matmul_kernel<T, O>, "matmul_kernel");
   }();
   // The launch arguments after the pointers (the descriptor kernel takes no strides).
   auto launch_with = [&a, &b, &bias, &c, s, epilogue](auto& k, int grid, int bm, int bn, int bk) {
@@ -179,9 +183,9 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, i
       configs.push_back(to_tuned(c));
     static auto tuned = [&] {
       if constexpr (DESC)
-        return tritium::autotune(matmul_desc_kernel<T>, "matmul_desc_kernel", configs);
+        return tritium::autotune(matmul_desc_kernel<T, O>, "matmul_desc_kernel", configs);
       else
-        return tritium::autotune(matmul_kernel<T>, "matmul_kernel", configs);
+        return tritium::autotune(matmul_kernel<T, O>, "matmul_kernel", configs);
     }();
     const std::string key = fmt::format("{}x{}x{} epilogue={}", s.m, s.k, s.n, epilogue);
     auto go = [launch_with, s](auto& k, const tritium::Config& t) {
@@ -201,7 +205,7 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, i
   launch();
   dev.synchronize();
   // A sample of entries against a double reference.
-  std::vector<H> got = c.to_host();
+  std::vector<OH> got = c.to_host();
   double max_err = 0, max_ref = 1e-30;
   for (int t = 0; t < 256; ++t) {
     size_t i = rng() % s.m, j = rng() % s.n;
@@ -213,7 +217,7 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, i
     max_ref = std::max(max_ref, std::fabs(acc));
     max_err = std::max(max_err, std::fabs(double(float(got[i * s.n + j])) - acc));
   }
-  const double bound = std::is_same_v<H, tritium::half> ? 4e-3 : 2e-2;
+  const double bound = std::is_same_v<OH, tritium::half> ? 4e-3 : 2e-2;
   *ok = max_err / max_ref <= bound;
   // Device time as Triton's do_bench measures it (events around each call, caches cleared
   // before it, median); host time: one call and its synchronization, median of 21.
@@ -303,8 +307,8 @@ int main(int argc, char** argv) {
     }
     if (!only.empty() && only != "gemm" && only != "gemm_bias_relu")
       throw tritium::Error(fmt::format("--only {}: expected gemm or gemm_bias_relu", only));
-    if (dtype != "f16" && dtype != "bf16")
-      throw tritium::Error(fmt::format("--dtype {}: expected f16 or bf16", dtype));
+    if (dtype != "f16" && dtype != "bf16" && dtype != "f8e4nv")
+      throw tritium::Error(fmt::format("--dtype {}: expected f16, bf16 or f8e4nv", dtype));
     auto dev = tritium::default_device();
     FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
     fmt::print("workload,peer,us,tflops,host_us\n");
@@ -327,10 +331,12 @@ int main(int argc, char** argv) {
             return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, reps, warmup, &ok,
                                                            &host, &chosen, tune);
           };
-          double us = dtype == "f16" ? (descriptor ? go(tritium::half{}, std::true_type{})
-                                                   : go(tritium::half{}, std::false_type{}))
-                                     : (descriptor ? go(tritium::bfloat16{}, std::true_type{})
-                                                   : go(tritium::bfloat16{}, std::false_type{}));
+          auto by_dtype = [&](auto h) {
+            return descriptor ? go(h, std::true_type{}) : go(h, std::false_type{});
+          };
+          double us = dtype == "f16"    ? by_dtype(tritium::half{})
+                      : dtype == "bf16" ? by_dtype(tritium::bfloat16{})
+                                        : by_dtype(tritium::float8e4nv{});
           double tflops = 2.0 * s.m * s.n * s.k / (us * 1e-6) / 1e12;
           std::string line = fmt::format(
               "{} {} {}x{}x{},tritium {}{},{:.1f},{:.1f},{:.1f}{}", epi ? "gemm_bias_relu" : "gemm",

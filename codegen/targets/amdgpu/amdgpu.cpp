@@ -376,7 +376,7 @@ public:
       return b.CreateBitCast(b.CreateTrunc(w, b.getInt16Ty()),
                              llvm::FixedVectorType::get(b.getInt8Ty(), 2));
     }
-    if (fnuz(from) && to.kind == ScalarKind::F32) {
+    if (fnuz(from) && (to.kind == ScalarKind::F32 || to.kind == ScalarKind::F16)) {
       auto* i8x2 = llvm::FixedVectorType::get(b.getInt8Ty(), 2);
       llvm::Value* v =
           b.CreateInsertElement(llvm::PoisonValue::get(i8x2), lanes[0][0], uint64_t{0});
@@ -384,7 +384,10 @@ public:
       llvm::Value* w = b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty());
       auto id = from.kind == ScalarKind::F8E4B8 ? llvm::Intrinsic::amdgcn_cvt_pk_f32_fp8
                                                 : llvm::Intrinsic::amdgcn_cvt_pk_f32_bf8;
-      return b.CreateIntrinsic(id, {}, {w, b.getFalse()});
+      llvm::Value* f = b.CreateIntrinsic(id, {}, {w, b.getFalse()});
+      return to.kind == ScalarKind::F32 // f16 holds every fnuz value: the truncation is exact
+                 ? f
+                 : b.CreateFPTrunc(f, llvm::FixedVectorType::get(b.getHalfTy(), 2));
     }
     return nullptr;
   }
