@@ -790,6 +790,52 @@ def _(shape):
 
 
 # ---------------------------------------------------------------------------------------------
+# fp8_per_token_quant
+
+
+@triton.jit
+def fp8_per_token_quant_kernel(x_ptr, q_ptr, scale_ptr, H, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < H
+    x = tl.load(x_ptr + row * H + cols, mask=mask, other=0.0).to(tl.float32)
+    absmax = tl.maximum(tl.max(tl.abs(x)), 1e-10)
+    tl.store(q_ptr + row * H + cols, (x * (448.0 / absmax)).to(tl.float8e4nv), mask=mask)
+    tl.store(scale_ptr + row, absmax / 448.0)
+
+
+@twin("fp8_per_token_quant")
+def _(shape):
+    s = sizes(shape)
+    T, H = s["t"], s["h"]
+    ranges = torch.exp(torch.rand(T, 1, device="cuda") * 6 - 3)
+    x = ((torch.rand(T, H, device="cuda") * 2 - 1) * ranges).half()
+    q = empty(T, H, dtype=torch.float8_e4m3fn)
+    scale = empty(T, dtype=torch.float32)
+    block = next_pow2(H)
+    args = (x, q, scale, H)
+
+    def reference():
+        absmax = x.double().abs().amax(1).clamp(min=1e-10)
+        return x.double() * (448 / absmax[:, None]), absmax / 448
+
+    def torch_quant():  # vLLM's reference: scale, divide, clamp to the e4m3 range, convert
+        absmax = x.float().abs().amax(1, keepdim=True).clamp(min=1e-10)
+        return (x.float() * (448 / absmax)).clamp(-448, 448).to(torch.float8_e4m3fn), absmax / 448
+
+    def verify():
+        ref_q, ref_s = reference()
+        check("scales", scale, ref_s, 0, 1e-6)
+        check("q", q.float(), ref_q, 2.0**-10, 0.0626)  # e4m3's 3 mantissa bits
+
+    return Case(
+        triton=lambda: fp8_per_token_quant_kernel[(T, )](
+            *args, BLOCK=block, num_warps=min(max(block // 256, 1), 16)), torch=torch_quant,
+        tritium=[Launch("fp8_per_token_quant_kernel", (T, ), args)], outputs=[q, scale],
+        verify=verify, bytes=3 * T * H + 4 * T)
+
+
+# ---------------------------------------------------------------------------------------------
 # embedding_bag
 
 
