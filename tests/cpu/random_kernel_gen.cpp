@@ -15,10 +15,10 @@ using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
-const std::vector<ScalarKind> kKinds = {ScalarKind::I1,   ScalarKind::I8,  ScalarKind::I16,
-                                        ScalarKind::I32,  ScalarKind::I64, ScalarKind::U8,
-                                        ScalarKind::U32,  ScalarKind::U64, ScalarKind::F16,
-                                        ScalarKind::BF16, ScalarKind::F32, ScalarKind::F64};
+const std::vector<ScalarKind> kKinds = {
+    ScalarKind::I1,  ScalarKind::I8,  ScalarKind::I16,    ScalarKind::I32,    ScalarKind::I64,
+    ScalarKind::U8,  ScalarKind::U32, ScalarKind::U64,    ScalarKind::F16,    ScalarKind::BF16,
+    ScalarKind::F32, ScalarKind::F64, ScalarKind::F8E4NV, ScalarKind::F8E5B16};
 
 class Gen {
 public:
@@ -425,10 +425,11 @@ private:
     if (r < 2 || shape_[r - 2] != shape_[r - 1])
       return binary(x);
     static const std::pair<ScalarKind, ScalarKind> kinds[] = {
-        {ScalarKind::F32, ScalarKind::F32},  {ScalarKind::F16, ScalarKind::F32},
-        {ScalarKind::BF16, ScalarKind::F32}, {ScalarKind::I8, ScalarKind::I32},
-        {ScalarKind::F64, ScalarKind::F64},  {ScalarKind::F16, ScalarKind::F16}};
-    auto [in, acc] = kinds[pick(6)];
+        {ScalarKind::F32, ScalarKind::F32},   {ScalarKind::F16, ScalarKind::F32},
+        {ScalarKind::BF16, ScalarKind::F32},  {ScalarKind::I8, ScalarKind::I32},
+        {ScalarKind::F64, ScalarKind::F64},   {ScalarKind::F16, ScalarKind::F16},
+        {ScalarKind::F8E4NV, ScalarKind::F32}};
+    auto [in, acc] = kinds[pick(static_cast<int>(std::size(kinds)))];
     Value* a = cast(dot_operand(x, acc), in);
     Value* c = cast(dot_operand(any_tensor(), acc), in);
     Value* z = cast(dot_operand(any_tensor(), acc), acc);
