@@ -112,6 +112,27 @@ inline zoo::Outcome outcome(const Check& c, double bytes, double flops, std::str
   return o;
 }
 
+// Two checks of one case: ok when both are, the worse one's ratio, both notes.
+inline zoo::Outcome both(zoo::Outcome o, const zoo::Outcome& p) {
+  o.ok = o.ok && p.ok;
+  o.worst = std::max(o.worst, p.worst);
+  if (!p.note.empty())
+    o.note = o.note.empty() ? p.note : o.note + "; " + p.note;
+  return o;
+}
+
+// Activations of T tokens x H for the quantization entries: each row in its own range
+// e^U(-3, 3), as outlier tokens have, and row 1 all zeros.
+inline std::vector<half> token_rows(int T, int H, Rng& rng) {
+  std::vector<half> x(size_t(T) * H);
+  for (int t = 0; t < T; ++t) {
+    double range = t == 1 ? 0 : std::exp(rng.uniform(-3, 3));
+    for (int i = 0; i < H; ++i)
+      x[size_t(t) * H + i] = half(float(rng.uniform(-range, range)));
+  }
+  return x;
+}
+
 // Which of n outputs the float64 reference recomputes: all of them when there are few, else
 // `limit` picked at random (the full shapes' references would take minutes on the host).
 inline std::vector<size_t> sample(size_t n, size_t limit, Rng& rng) {
