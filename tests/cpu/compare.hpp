@@ -4,6 +4,7 @@
 #pragma once
 
 #include <tritium/float16.hpp>
+#include <tritium/float_format.hpp>
 #include <tritium/ir/types.hpp>
 
 #include <fmt/format.h>
@@ -24,6 +25,8 @@ inline size_t storage_bytes(ir::DType t) {
 }
 
 inline double as_double(const uint8_t* p, ir::DType t) {
+  if (t.is_storage_float()) // an fp8 code
+    return decode_float(*p, *float_format(t.kind));
   switch (t.kind) {
   case ir::ScalarKind::F16: {
     uint16_t u;
