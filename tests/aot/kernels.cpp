@@ -11,6 +11,14 @@ void scale_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::f32 s, tl::i32 n,
   tl::store(out + offs, s * tl::load(x + offs, mask), mask);
 }
 
+// q = x * s rounded to fp8 e4m3 (saturating): fp8 pointers and an fp8 scalar parameter.
+void fp8_scale_kernel(tl::ptr<float> x, tl::ptr<tritium::float8e4nv> q, tl::f8e4nv s, tl::i32 n,
+                      tl::constexpr_<int> BLOCK) {
+  auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
+  auto mask = offs < n;
+  tl::store(q + offs, (tl::load(x + offs, mask) * s).to<tritium::float8e4nv>(), mask);
+}
+
 namespace more {
 // out[i] = ±value (f16), over a 2-D grid of programs: every parameter kind but pointers to f32.
 void fill_kernel(tl::ptr<tl::f16> out, tl::f64 value, tl::i64 n, tl::constexpr_<bool> NEGATE,

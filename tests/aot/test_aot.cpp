@@ -83,6 +83,29 @@ TEST_CASE("aot: i64, f64, bool and f16 parameters arrive intact over a 2-D grid"
   }
 }
 
+TEST_CASE("aot: fp8 pointers and an fp8 scalar parameter arrive as the JIT passes them") {
+  for (const std::string& dev : aot_devices()) {
+    CAPTURE(dev);
+    auto d = tritium::device(dev);
+    const int n = 700;
+    std::vector<float> hx(n);
+    for (int i = 0; i < n; ++i)
+      hx[i] = 0.37f * static_cast<float>(i - 350);
+    auto x = d.from_host(hx);
+    auto q = d.alloc<tritium::float8e4nv>(n);
+    // 1.3 arrives rounded to e4m3 (1.25), as the JIT packs an fp8 argument.
+    std::string_view ran = test_aot_kernels::fp8_scale_kernel(
+        {.grid = {(n + 255) / 256}, .device = dev}, x.data(), q.data(), 1.3f, n, 256);
+    CHECK(ran.starts_with("fp8_scale_kernel(_, _, _, _, 256)")); // built, not the JIT
+    d.synchronize();
+    auto got = q.to_host();
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+      bad += got[i].bits != tritium::float8e4nv(hx[i] * 1.25f).bits;
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("aot: a specialization not built goes to the JIT, on any device") {
   auto devices = tritium::testing::test_devices();
   try {
