@@ -370,20 +370,13 @@ Value* Emitter::unary(const ir::Op& op, DType t, Value* a) {
 }
 
 Value* Emitter::fma(DType t, Value* a, Value* x, Value* c) {
-  if (t.is_storage_float()) {
-    a = decode(a, t), x = decode(x, t), c = decode(c, t);
-    auto* d = b_.getDoubleTy();
-    Value* r =
-        b_.CreateIntrinsic(llvm::Intrinsic::fma, {d},
-                           {b_.CreateFPExt(a, d), b_.CreateFPExt(x, d), b_.CreateFPExt(c, d)});
-    return round_from_double(r, t);
-  }
-  if (!in_f32(t))
+  if (!in_f32(t) && !t.is_storage_float())
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, x, c});
-  // f16/bf16 in f32 registers: the exact product and sum in double, rounded once to t.
+  // f16/bf16 in f32 registers, and fp8 decoded: the exact product and sum in double, rounded
+  // once to t.
   auto* d = b_.getDoubleTy();
-  Value* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {d},
-                                {b_.CreateFPExt(a, d), b_.CreateFPExt(x, d), b_.CreateFPExt(c, d)});
+  auto wide = [&](Value* v) { return b_.CreateFPExt(decode(v, t), d); };
+  Value* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {d}, {wide(a), wide(x), wide(c)});
   return round_from_double(r, t);
 }
 

@@ -720,18 +720,24 @@ basic_tensor<E> cumprod(const basic_tensor<E>& x, int axis = 0, bool reverse = f
 }
 
 // --- linear algebra ------------------------------------------------------------------------
+// Both operands of one element type, or two fp8 formats (e4m3 with e5m2, as Triton allows).
+template <class A, class B>
+concept DotOperands = std::same_as<A, B> ||(StorageFloatElement<A>&& StorageFloatElement<B>);
+
 // acc + a @ b. f16/bf16 operands accumulate in f32, fp8 in f32, i8 in i32, f32 in f32 ("ieee"
 // or "tf32").
-template <Element E, Element Acc>
-basic_tensor<Acc> dot(const basic_tensor<E>& a, const basic_tensor<E>& b,
-                      const basic_tensor<Acc>& acc, std::string_view input_precision = "ieee",
-                      Loc loc = Loc::current()) {
+template <Element A, Element B, Element Acc>
+requires DotOperands<A, B> basic_tensor<Acc> dot(const basic_tensor<A>& a, const basic_tensor<B>& b,
+                                                 const basic_tensor<Acc>& acc,
+                                                 std::string_view input_precision = "ieee",
+                                                 Loc loc = Loc::current()) {
   return basic_tensor<Acc>(detail::dot(a.use(loc), b.use(loc), acc.use(loc), input_precision, loc));
 }
-template <Element E>
-auto dot(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::current()) {
-  using Acc = std::conditional_t<dtype_traits<E>::is_int, int32_t,
-                                 std::conditional_t<std::same_as<E, double>, double, float>>;
+template <Element A, Element B>
+requires DotOperands<A, B>
+auto dot(const basic_tensor<A>& a, const basic_tensor<B>& b, Loc loc = Loc::current()) {
+  using Acc = std::conditional_t<dtype_traits<A>::is_int, int32_t,
+                                 std::conditional_t<std::same_as<A, double>, double, float>>;
   ir::Value* av = a.use(loc);
   ir::Value* bv = b.use(loc);
   Shape s = av->type.shape;
@@ -740,32 +746,10 @@ auto dot(const basic_tensor<E>& a, const basic_tensor<E>& b, Loc loc = Loc::curr
   return dot(a, b, zeros<Acc>(s, loc), "ieee", loc);
 }
 
-// Two fp8 formats (e4m3 with e5m2), as Triton allows: f32 accumulation.
-template <StorageFloatElement A, StorageFloatElement B>
-requires(!std::same_as<A, B>) basic_tensor<float> dot(const basic_tensor<A>& a,
-                                                      const basic_tensor<B>& b,
-                                                      const basic_tensor<float>& acc,
-                                                      std::string_view input_precision = "ieee",
-                                                      Loc loc = Loc::current()) {
-  return basic_tensor<float>(
-      detail::dot(a.use(loc), b.use(loc), acc.use(loc), input_precision, loc));
-}
-template <StorageFloatElement A, StorageFloatElement B>
-requires(!std::same_as<A, B>) basic_tensor<float> dot(const basic_tensor<A>& a,
-                                                      const basic_tensor<B>& b,
-                                                      Loc loc = Loc::current()) {
-  ir::Value* av = a.use(loc);
-  ir::Value* bv = b.use(loc);
-  Shape s = av->type.shape;
-  if (s.size() >= 2 && bv->type.rank() >= 2)
-    s.back() = bv->type.shape.back();
-  return dot(a, b, zeros<float>(s, loc), "ieee", loc);
-}
-
 // Operands of two dtypes: stopped here, with the fix, instead of "no matching function".
 template <Element A, Element B, class... Rest>
-requires(!std::same_as<A, B> && !(StorageFloatElement<A> && StorageFloatElement<B>))
-    basic_tensor<float> dot(const basic_tensor<A>&, const basic_tensor<B>&, Rest&&...) {
+requires(!DotOperands<A, B>) basic_tensor<float> dot(const basic_tensor<A>&, const basic_tensor<B>&,
+                                                     Rest&&...) {
   static_assert(std::same_as<A, B>,
                 "tl::dot: both operands must have the same dtype. Convert one first, e.g. "
                 "tl::dot(a.to<tl::f16>(), b) for int8 weights dequantized to fp16 (i8 x i8 "

@@ -37,9 +37,7 @@ namespace detail {
 
 template <class T>
 constexpr const char* cpp_name_builtin() {
-  if constexpr (false)
-    return nullptr;
-  else if constexpr (std::is_same_v<T, half>)
+  if constexpr (std::is_same_v<T, half>)
     return "tritium::half";
   else if constexpr (std::is_same_v<T, bfloat16>)
     return "tritium::bfloat16";
