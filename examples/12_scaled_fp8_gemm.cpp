@@ -1,8 +1,10 @@
 // Tutorial 12: a scaled fp8 GEMM, as LLM inference runs its linear layers (W8A8).
 //
 // Weights are stored in fp8 (float8e4nv: e4m3, 3 mantissa bits, largest value 448) with one
-// scale per output channel, computed once offline; activations arrive in fp16 and are quantized
-// per token by a small prologue kernel just before the GEMM. You will learn:
+// scale per output channel, computed once offline, laid out as a linear layer keeps them (W is
+// N x K, row-major: B = Wᵀ has K contiguous, the order fp8 matrix instructions read); activations
+// arrive in fp16 and are quantized per token by a small prologue kernel just before the GEMM. You
+// will learn:
 //   * fp8 element types: tritium::float8e4nv buffers, tl::f8e4nv tensors, x.to<float8e4nv>()
 //     rounding to nearest even and saturating at +-448 (Triton's rule);
 //   * dynamic per-token quantization (one program per row, a block reduction for max|x|), or a
@@ -14,8 +16,9 @@
 // Usage: 12_scaled_fp8_gemm [--full | --small]
 //   The interpreter runs the small shapes only; other devices also 1024^3, GPUs 4096^3 too.
 //
-// (On NVIDIA GPUs the fp8 dot currently reads its operands as f16 on the f16 matrix unit:
-// correct, at the f16 rate; bench/RESULTS.md has the numbers.)
+// (On sm_90a the dot runs on wgmma's fp8 form, which reads both operands with K contiguous; a
+// row-major B, or another GPU, reads them as f16 on the f16 matrix unit: correct, at the f16
+// rate. bench/RESULTS.md has the numbers.)
 
 #include <tritium/tritium.hpp>
 
@@ -54,9 +57,10 @@ void quantize_kernel(tl::ptr<tl::f16> x_ptr, tl::ptr<float8e4nv> q_ptr, tl::ptr<
   }
 }
 
-// C = act((A @ B) * a_scale * b_scale + bias) with A (M x K) and B (K x N) in fp8, accumulated
-// in f32. ROWWISE: a_scale has M entries (per token) and b_scale N (per channel); otherwise
-// each is one per-tensor value. ACT: 0 none, 1 ReLU, 2 SiLU.
+// C = act((A @ B) * a_scale * b_scale + bias) with A (M x K, row-major) and B (K x N, stored
+// as W = Bᵀ: N x K row-major) in fp8, accumulated in f32. ROWWISE: a_scale has M entries (per
+// token) and b_scale N (per channel); otherwise each is one per-tensor value. ACT: 0 none, 1 ReLU,
+// 2 SiLU.
 void scaled_fp8_matmul_kernel(tl::ptr<float8e4nv> a_ptr, tl::ptr<float8e4nv> b_ptr,
                               tl::ptr<float> a_scale_ptr, tl::ptr<float> b_scale_ptr,
                               tl::ptr<float> bias_ptr, tl::ptr<tl::f16> c_ptr, tl::i32 M, tl::i32 N,
@@ -69,7 +73,7 @@ void scaled_fp8_matmul_kernel(tl::ptr<float8e4nv> a_ptr, tl::ptr<float8e4nv> b_p
   auto offs_k = tl::arange(0, BLOCK_K);
   // Rows past M and columns past N wrap around: they compute values the store never writes.
   auto a_ptrs = a_ptr + ((offs_m % M)[{_, None}] * K + offs_k[{None, _}]);
-  auto b_ptrs = b_ptr + (offs_k[{_, None}] * N + (offs_n % N)[{None, _}]);
+  auto b_ptrs = b_ptr + (offs_k[{_, None}] + (offs_n % N)[{None, _}] * K);
   auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
   for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
     auto k_remaining = K - k * BLOCK_K;
@@ -77,7 +81,7 @@ void scaled_fp8_matmul_kernel(tl::ptr<float8e4nv> a_ptr, tl::ptr<float8e4nv> b_p
     auto b = tl::load(b_ptrs, offs_k[{_, None}] < k_remaining, 0.0);
     acc = tl::dot(a, b, acc); // fp8 x fp8 -> f32
     a_ptrs += BLOCK_K;
-    b_ptrs += BLOCK_K * N;
+    b_ptrs += BLOCK_K;
   }
   // The scales factor out of the sum over K: applied once, to the f32 accumulator.
   if (ROWWISE) {
@@ -100,21 +104,21 @@ struct Shape {
   int M, K, N;
 };
 
-// Weights quantized offline: per output channel (column of B), or one scale for the tensor.
+// Weights (N x K) quantized offline: per output channel (row of W), or one scale for the tensor.
 void quantize_weights(const std::vector<float>& w, int K, int N, bool rowwise,
                       std::vector<float8e4nv>& q, std::vector<float>& scale) {
   scale.assign(rowwise ? N : 1, 0.f);
-  for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n) {
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k) {
       float& s = scale[rowwise ? n : 0];
-      s = std::max(s, std::fabs(w[size_t(k) * N + n]));
+      s = std::max(s, std::fabs(w[size_t(n) * K + k]));
     }
   for (float& s : scale)
     s = std::max(s, 1e-10f) / kFp8Max;
   q.resize(w.size());
-  for (int k = 0; k < K; ++k)
-    for (int n = 0; n < N; ++n)
-      q[size_t(k) * N + n] = float8e4nv(w[size_t(k) * N + n] / scale[rowwise ? n : 0]);
+  for (int n = 0; n < N; ++n)
+    for (int k = 0; k < K; ++k)
+      q[size_t(n) * K + k] = float8e4nv(w[size_t(n) * K + k] / scale[rowwise ? n : 0]);
 }
 
 bool run_shape(const tritium::Device& dev, Shape s, bool rowwise, int act) {
@@ -122,7 +126,7 @@ bool run_shape(const tritium::Device& dev, Shape s, bool rowwise, int act) {
   std::mt19937 rng(M * 7 + N * 3 + K + rowwise);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<half> hx(size_t(M) * K);
-  std::vector<float> hw(size_t(K) * N), hbias(N);
+  std::vector<float> hw(size_t(N) * K), hbias(N); // W: N x K
   for (int m = 0; m < M; ++m) { // tokens of different magnitudes, as activations have
     const float range = std::exp(2.f * dist(rng));
     for (int k = 0; k < K; ++k)
@@ -204,8 +208,8 @@ bool run_shape(const tritium::Device& dev, Shape s, bool rowwise, int act) {
     size_t i = idx / N, j = idx % N;
     double acc = 0, exact = 0;
     for (int k = 0; k < K; ++k) {
-      acc += double(float(gxq[i * K + k])) * double(float(hwq[size_t(k) * N + j]));
-      exact += double(float(hx[i * K + k])) * hw[size_t(k) * N + j];
+      acc += double(float(gxq[i * K + k])) * double(float(hwq[size_t(j) * K + k]));
+      exact += double(float(hx[i * K + k])) * hw[size_t(j) * K + k];
     }
     const double ref = activate(acc * gxs[rowwise ? i : 0] * hws[rowwise ? j : 0] + hbias[j]);
     max_ref = std::max(max_ref, std::fabs(ref));

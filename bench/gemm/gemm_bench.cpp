@@ -3,9 +3,12 @@
 // same GPU command.
 //
 //   bench_gemm [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
-//              [--autotune] [--descriptor] [--reps N] [--warmup N] [--only WORKLOAD]
-//              [--csv FILE]
+//              [--autotune] [--descriptor] [--b-major k|n] [--reps N] [--warmup N]
+//              [--only WORKLOAD] [--csv FILE]
 //
+// --b-major: B row-major (n: N contiguous) or column-major (k: K contiguous, as Triton's fp8
+// tutorial, torch._scaled_mm and cuBLASLt take fp8 B, and what wgmma's fp8 form reads); the
+// default is k for f8e4nv, n otherwise.
 // --descriptor: the kernel reads A and B through tensor descriptors (tl::make_tensor_descriptor)
 // instead of pointers, and stores C through one; on sm_90a their loads are TMA copies. Its
 // Triton peer is gemm.py --descriptor, the same source.
@@ -131,12 +134,20 @@ Config default_config(Shape s) {
   return {128, 128, 64, 8, 3};
 }
 
-// examples/02's list.
-std::vector<Config> tuning_configs() {
-  // examples/02's list (with its two narrow tiles for the smallest shapes).
-  return {{128, 256, 64, 8, 4}, {256, 128, 64, 8, 4}, {128, 128, 64, 8, 4}, {128, 128, 64, 4, 4},
-          {128, 64, 64, 4, 4},  {64, 128, 64, 4, 4},  {64, 64, 64, 4, 3},   {128, 128, 32, 4, 3},
-          {64, 32, 64, 4, 4},   {64, 16, 64, 4, 4}};
+// examples/02's list (with its two narrow tiles for the smallest shapes); for fp8 also the
+// tiles of 128 K Triton's matmul tutorial adds for fp8 (gemm.py offers its peer the same).
+std::vector<Config> tuning_configs(bool fp8) {
+  std::vector<Config> c{{128, 256, 64, 8, 4}, {256, 128, 64, 8, 4}, {128, 128, 64, 8, 4},
+                        {128, 128, 64, 4, 4}, {128, 64, 64, 4, 4},  {64, 128, 64, 4, 4},
+                        {64, 64, 64, 4, 3},   {128, 128, 32, 4, 3}, {64, 32, 64, 4, 4},
+                        {64, 16, 64, 4, 4}};
+  if (fp8)
+    c.insert(c.end(), {{128, 256, 128, 8, 3},
+                       {256, 128, 128, 8, 3},
+                       {256, 64, 128, 4, 4},
+                       {64, 256, 128, 4, 4},
+                       {128, 128, 128, 4, 4}});
+  return c;
 }
 
 tritium::Config to_tuned(const Config& c) {
@@ -144,8 +155,9 @@ tritium::Config to_tuned(const Config& c) {
 }
 
 template <class H, bool DESC>
-double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, int warmup, bool* ok,
-           double* host_us, std::string* chosen, const std::vector<Config>* tune = nullptr) {
+double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_major, int reps,
+           int warmup, bool* ok, double* host_us, std::string* chosen,
+           const std::vector<Config>* tune = nullptr) {
   std::mt19937 rng(s.m + 3 * s.n + 7 * s.k);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<H> ha(size_t(s.m) * s.k), hb(size_t(s.k) * s.n);
@@ -170,11 +182,14 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, i
       return tritium::jit(matmul_kernel<T, O>, "matmul_kernel");
   }();
   // The launch arguments after the pointers (the descriptor kernel takes no strides).
-  auto launch_with = [&a, &b, &bias, &c, s, epilogue](auto& k, int grid, int bm, int bn, int bk) {
+  // B's strides along K and N (hb is [K, N] row-major, or [N, K] when K-major).
+  const int sbk = b_k_major ? 1 : s.n, sbn = b_k_major ? s.k : 1;
+  auto launch_with = [&a, &b, &bias, &c, s, epilogue, sbk, sbn](auto& k, int grid, int bm, int bn,
+                                                                int bk) {
     if constexpr (DESC)
       k[{grid}](a, b, bias, c, s.m, s.n, s.k, bm, bn, bk, 8, epilogue);
     else
-      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, s.n, 1, s.n, 1, bm, bn, bk, 8, epilogue);
+      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, sbk, sbn, s.n, 1, bm, bn, bk, 8, epilogue);
   };
   std::function<void()> launch;
   if (tune) {
@@ -211,7 +226,7 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, int reps, i
     size_t i = rng() % s.m, j = rng() % s.n;
     double acc = 0;
     for (int k = 0; k < s.k; ++k)
-      acc += double(float(ha[i * s.k + k])) * double(float(hb[size_t(k) * s.n + j]));
+      acc += double(float(ha[i * s.k + k])) * double(float(hb[size_t(k) * sbk + size_t(j) * sbn]));
     if (epilogue)
       acc = std::max(acc + hbias[j], 0.0);
     max_ref = std::max(max_ref, std::fabs(acc));
@@ -277,6 +292,7 @@ int main(int argc, char** argv) {
     int reps = -1, warmup = -1; // tritium::bench's budget
     std::string only;
     bool autotune = false, descriptor = false;
+    std::string b_major;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
       auto value = [&]() -> std::string {
@@ -294,6 +310,8 @@ int main(int argc, char** argv) {
         autotune = true;
       else if (a == "--descriptor")
         descriptor = true;
+      else if (a == "--b-major")
+        b_major = value();
       else if (a == "--reps")
         reps = std::max(1, std::atoi(value().c_str()));
       else if (a == "--warmup")
@@ -309,6 +327,13 @@ int main(int argc, char** argv) {
       throw tritium::Error(fmt::format("--only {}: expected gemm or gemm_bias_relu", only));
     if (dtype != "f16" && dtype != "bf16" && dtype != "f8e4nv")
       throw tritium::Error(fmt::format("--dtype {}: expected f16, bf16 or f8e4nv", dtype));
+    if (b_major.empty())
+      b_major = dtype == "f8e4nv" ? "k" : "n";
+    if (b_major != "k" && b_major != "n")
+      throw tritium::Error(fmt::format("--b-major {}: expected k or n", b_major));
+    if (descriptor && b_major == "k")
+      throw tritium::Error("--descriptor reads a row-major B: add --b-major n");
+    const bool b_k_major = b_major == "k";
     auto dev = tritium::default_device();
     FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
     fmt::print("workload,peer,us,tflops,host_us\n");
@@ -319,7 +344,8 @@ int main(int argc, char** argv) {
           continue;
         std::vector<Config> list =
             configs.empty() ? std::vector<Config>{default_config(s)} : configs;
-        const std::vector<Config> tune_list = configs.empty() ? tuning_configs() : configs;
+        const std::vector<Config> tune_list =
+            configs.empty() ? tuning_configs(dtype == "f8e4nv") : configs;
         if (autotune)
           list = {list.front()}; // one line: the autotuner's choice
         for (Config cfg : list) {
@@ -328,8 +354,8 @@ int main(int argc, char** argv) {
           double host = 0;
           const std::vector<Config>* tune = autotune ? &tune_list : nullptr;
           auto go = [&](auto h, auto desc) {
-            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, reps, warmup, &ok,
-                                                           &host, &chosen, tune);
+            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, b_k_major, reps,
+                                                           warmup, &ok, &host, &chosen, tune);
           };
           auto by_dtype = [&](auto h) {
             return descriptor ? go(h, std::true_type{}) : go(h, std::false_type{});
@@ -339,8 +365,9 @@ int main(int argc, char** argv) {
                                         : by_dtype(tritium::float8e4nv{});
           double tflops = 2.0 * s.m * s.n * s.k / (us * 1e-6) / 1e12;
           std::string line = fmt::format(
-              "{} {} {}x{}x{},tritium {}{},{:.1f},{:.1f},{:.1f}{}", epi ? "gemm_bias_relu" : "gemm",
-              dtype, s.m, s.k, s.n, descriptor ? "descriptor " : "",
+              "{} {} {}x{}x{},tritium {}{}{},{:.1f},{:.1f},{:.1f}{}",
+              epi ? "gemm_bias_relu" : "gemm", dtype, s.m, s.k, s.n,
+              descriptor ? "descriptor " : "", b_k_major ? "B k-major " : "",
               (autotune ? "autotuned " : "") + chosen, us, tflops, host, ok ? "" : ",WRONG");
           fmt::print("{}\n", line);
           if (out)

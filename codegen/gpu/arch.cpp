@@ -25,12 +25,17 @@ constexpr int KiB = 1024;
 constexpr KindSet nvidia_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
                                   ScalarKind::I8, ScalarKind::U8};
 constexpr KindSet half_operands{ScalarKind::F16, ScalarKind::BF16};
+// sm_90a's wgmma also multiplies the two OCP fp8 formats, either with either (k32).
+constexpr KindSet hopper_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
+                                  ScalarKind::I8,  ScalarKind::U8,   ScalarKind::F8E4NV,
+                                  ScalarKind::F8E5};
 
 constexpr Feature ampere = Feature::AsyncCopy | Feature::Ldmatrix;
 
 // NVIDIA: 64K registers per SM and at most 255 per thread on every target here.
 constexpr Arch nvidia(std::string_view name, Family f, int shared_kib, int threads, int sm,
-                      MatrixUnit unit, Feature features, int ptx) {
+                      MatrixUnit unit, Feature features, int ptx,
+                      KindSet operands = nvidia_operands) {
   return {name,
           Vendor::Nvidia,
           f,
@@ -39,7 +44,7 @@ constexpr Arch nvidia(std::string_view name, Family f, int shared_kib, int threa
           65536,
           255,
           threads,
-          {unit, 1, nvidia_operands},
+          {unit, 1, operands},
           features,
           {sm / 10, sm % 10, 0},
           ptx};
@@ -87,7 +92,7 @@ constexpr std::array archs{
     nvidia("sm_90", Hopper, 227, 2048, 90, MatrixUnit::MmaSync, ampere, 78),
     // 8.3: the first PTX with tensormap.replace (TMA maps built on the device).
     nvidia("sm_90a", Hopper, 227, 2048, 90, MatrixUnit::Wgmma,
-           ampere | Feature::Wgmma | Feature::Tma, 83),
+           ampere | Feature::Wgmma | Feature::Tma, 83, hopper_operands),
     cdna("gfx908", Cdna1, 10, 1, KindSet{ScalarKind::F16}, {9, 0, 8}),
     cdna("gfx90a", Cdna2, 8, 2, half_operands, {9, 0, 10}),
     cdna("gfx940", Cdna3, 8, 3, half_operands, {9, 4, 0}),

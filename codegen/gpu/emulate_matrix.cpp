@@ -2,6 +2,7 @@
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
+#include <tritium/float_format.hpp>
 
 #include <fmt/format.h>
 
@@ -16,7 +17,7 @@ namespace {
 
 using ir::ScalarKind;
 
-enum class In : int32_t { F16, BF16, TF32, S8, U8 };
+enum class In : int32_t { F16, BF16, TF32, S8, U8, E4M3, E5M2 };
 enum class Acc : int32_t { F32, F16, I32 };
 
 struct Kind {
@@ -25,15 +26,42 @@ struct Kind {
   Acc acc;
   bool wide;   // MFMA 32x32 (else 16x16)
   int version; // the unit's generation (WMMA v2's fragments are not v1's)
+  In b_in;     // b's type where it differs (wgmma's e4m3 x e5m2)
 };
 
 Kind decode(int32_t code) {
-  return {static_cast<MatrixUnit>(code >> 8 & 0xf), static_cast<In>(code >> 4 & 0xf),
-          static_cast<Acc>(code & 0xf), (code >> 12 & 1) != 0, code >> 16 & 0xff};
+  return {static_cast<MatrixUnit>(code >> 8 & 0xf),
+          static_cast<In>(code >> 4 & 0xf),
+          static_cast<Acc>(code & 0xf),
+          (code >> 12 & 1) != 0,
+          code >> 16 & 0xff,
+          static_cast<In>(code >> 24 & 0xf)};
 }
 
 int in_bits(In in) {
-  return in == In::TF32 ? 32 : in == In::S8 || in == In::U8 ? 8 : 16;
+  return in == In::TF32 ? 32 : in == In::F16 || in == In::BF16 ? 16 : 8;
+}
+
+In in_of(const MmaInstr& instr, ir::DType t) {
+  switch (t.kind) {
+  case ScalarKind::F16:
+    return In::F16;
+  case ScalarKind::BF16:
+    return In::BF16;
+  case ScalarKind::I8:
+    return In::S8;
+  case ScalarKind::U8:
+    return In::U8;
+  case ScalarKind::F8E4NV:
+    return In::E4M3;
+  case ScalarKind::F8E5:
+    return In::E5M2;
+  default:
+    if (instr.tf32)
+      return In::TF32;
+    throw Error(
+        fmt::format("GPU emulation: no matrix instruction multiplies {}", ir::to_string(t)));
+  }
 }
 
 // One instruction's geometry and its fragments: element e of lane l of a is a[row][k] at
@@ -133,6 +161,10 @@ double element(const uint32_t* words, int e, int bits, In in) {
     return static_cast<int8_t>(v);
   case In::U8:
     return static_cast<uint8_t>(v);
+  case In::E4M3:
+    return decode_float(v, *float_format(ScalarKind::F8E4NV));
+  case In::E5M2:
+    return decode_float(v, *float_format(ScalarKind::F8E5));
   }
   return 0;
 }
@@ -144,15 +176,12 @@ int c_words(const Geometry& g, Acc acc) {
 } // namespace
 
 int32_t mma_kind(const MmaInstr& instr) {
-  In in = instr.tf32                         ? In::TF32
-          : instr.a.kind == ScalarKind::F16  ? In::F16
-          : instr.a.kind == ScalarKind::BF16 ? In::BF16
-          : instr.a.kind == ScalarKind::I8   ? In::S8
-                                             : In::U8;
+  const In in = instr.tf32 ? In::TF32 : in_of(instr, instr.a);
+  const In b_in = instr.tf32 ? In::TF32 : in_of(instr, instr.b);
   Acc acc = instr.acc.kind == ScalarKind::F32   ? Acc::F32
             : instr.acc.kind == ScalarKind::F16 ? Acc::F16
                                                 : Acc::I32;
-  return instr.version << 16 | (instr.m == 32 ? 1 << 12 : 0) |
+  return static_cast<int32_t>(b_in) << 24 | instr.version << 16 | (instr.m == 32 ? 1 << 12 : 0) |
          static_cast<int32_t>(instr.unit) << 8 | static_cast<int32_t>(in) << 4 |
          static_cast<int32_t>(acc);
 }
@@ -240,9 +269,9 @@ size_t canonical_byte(const EmuSmemMatrix& m, int mn, int k, int eb) {
 }
 
 double smem_element(const uint8_t* smem, size_t byte, In in) {
-  uint16_t v;
-  std::memcpy(&v, smem + byte, 2);
-  return in == In::BF16 ? bf16_bits_to_float(v) : f16_bits_to_float(v);
+  uint32_t v = 0;
+  std::memcpy(&v, smem + byte, static_cast<size_t>(in_bits(in) / 8));
+  return element(&v, 0, in_bits(in), in);
 }
 
 } // namespace
@@ -250,18 +279,20 @@ double smem_element(const uint8_t* smem, size_t byte, In in) {
 void emulate_wgmma(int32_t code, int n, const EmuSmemMatrix& a, const EmuSmemMatrix& b,
                    const uint8_t* smem, int warp, int lane, const float* c, float* d) {
   const Kind k = decode(code);
-  if (k.in != In::F16 && k.in != In::BF16)
-    throw Error("GPU emulation: wgmma of other than f16/bf16 operands");
+  if (k.in == In::TF32 || k.in == In::S8 || k.in == In::U8)
+    throw Error("GPU emulation: wgmma of other than f16/bf16/fp8 operands");
+  // 32 bytes of K per instruction: k16 for 16-bit operands, k32 for fp8.
+  const int ea = in_bits(k.in) / 8, eb = in_bits(k.b_in) / 8, kn = 32 / ea;
   // d[i]: row 16 * warp + lane / 4 (+ 8 for i % 4 >= 2), column 8 * (i / 4) + 2 * (lane % 4)
   // + i % 2.
   for (int i = 0; i < n / 2; ++i) {
     const int row = 16 * warp + lane / 4 + 8 * ((i / 2) % 2);
     const int col = 8 * (i / 4) + 2 * (lane % 4) + i % 2;
     float acc = c[i];
-    for (int kk = 0; kk < 16; ++kk)
-      acc = std::fmaf(static_cast<float>(smem_element(smem, canonical_byte(a, row, kk, 2), k.in)),
-                      static_cast<float>(smem_element(smem, canonical_byte(b, col, kk, 2), k.in)),
-                      acc);
+    for (int kk = 0; kk < kn; ++kk)
+      acc = std::fmaf(
+          static_cast<float>(smem_element(smem, canonical_byte(a, row, kk, ea), k.in)),
+          static_cast<float>(smem_element(smem, canonical_byte(b, col, kk, eb), k.b_in)), acc);
     d[i] = acc;
   }
 }

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tritium::gpu {
 
@@ -32,5 +33,13 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, ir::DType a_type, ir::
                                          ir::DType acc_type, const std::string& input_precision,
                                          int64_t m, int64_t n, int64_t k, int version = 1,
                                          int instr_m = 0);
+
+// wgmma's conditions beyond the element types (16-bit operands or fp8, f32 accumulation, whole
+// warpgroups, tiles of 64 rows per warpgroup and 32, 64, 128 or 256 columns or a multiple of
+// 64), and the warps' split over the tile ({4 * gm, gn} into `warps`); nullopt where wgmma
+// cannot take the dot. (A 32-column tile, attention's BLOCK_N = 32, fell back to mma.sync and
+// its transposed operand to registers: 6x slower.)
+std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, int num_warps,
+                                    std::vector<int>& warps);
 
 } // namespace tritium::gpu

@@ -9,7 +9,6 @@
 #include "passes/rewrite.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <unordered_set>
 
 namespace tritium::gpu {
@@ -52,45 +51,6 @@ bool from_dot(const ir::Value* v, int depth = 0) {
     if (from_dot(o, depth + 1))
       return true;
   return false;
-}
-
-// wgmma's conditions beyond the element types: whole warpgroups, tiles of 64 rows per
-// warpgroup and 32, 64, 128 or 256 columns (or a multiple of 64), K in steps of 16, f32
-// accumulation. (A 32-column tile, attention's BLOCK_N = 32, fell back to mma.sync and its
-// transposed operand to registers: 6x slower.)
-//
-// The warpgroups split the tile into gm x gn blocks. Each wgmma reads its 64 x 16 slice of a
-// and its 16 x n slice of b from shared memory, so a block of Mw x Nw re-reads b once per 64
-// rows and a once per 256 columns: the split that reads least is chosen (rows first on a tie,
-// as Triton does). 128 x 256 on 8 warps was 2 x 128-column blocks, 8 m64n128k16 per 64 of K;
-// it is now 64-row blocks, 4 m64n256k16: 17 % less shared-memory traffic, the pipe that bound
-// the GEMM (Nsight Compute on an H200: shared pipe 79 %, Triton's kernel 86 % at 8 % less
-// time).
-std::optional<MmaInstr> wgmma_instr(const MmaInstr& in, int64_t m, int64_t n, int num_warps,
-                                    std::vector<int>& warps) {
-  if (in.acc.kind != ir::ScalarKind::F32 || in.tf32 || in.a.bits() != 16 || num_warps % 4 ||
-      m % 64 || (n % 64 && n != 32))
-    return std::nullopt;
-  const int groups = num_warps / 4;
-  int best_gm = 0;
-  int64_t best_reads = 0;
-  for (int gm = groups; gm >= 1; gm /= 2) {
-    const int gn = groups / gm;
-    const int64_t mw = m / gm, nw = n / gn;
-    if (m % gm || n % gn || mw % 64 || (nw % 64 && nw != 32))
-      continue;
-    const int64_t instr_n = std::min<int64_t>(256, nw);
-    const int64_t reads = (mw / 64) * (nw / instr_n) * (64 * 16 + 16 * instr_n);
-    if (!best_gm || reads < best_reads)
-      best_gm = static_cast<int>(gm), best_reads = reads;
-  }
-  if (!best_gm)
-    return std::nullopt; // more warpgroups than tiles
-  const int gm = best_gm, gn = groups / gm;
-  MmaInstr w = in;
-  w.n = static_cast<int>(std::min<int64_t>(256, n / gn));
-  warps = {4 * gm, gn};
-  return w;
 }
 
 // Whether another dot of the same block is computed from this one's result or feeds its
@@ -183,7 +143,8 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
       // An a computed from another dot's result (attention's P = exp2(...) as f16) is read
       // from registers (wgmma's a in registers, the accumulator's fragments renamed in place)
       // instead of being stored to shared memory and fenced in every iteration.
-      if (i == 0 && from_dot(v)) {
+      // (16-bit a only: an fp8 a's register fragments are not wired.)
+      if (i == 0 && v->type.elem.bits() == 16 && from_dot(v)) {
         dot.operands[0] =
             convert_to(f, blk, at, v, dot_operand_layout(0, mma, instr->k_width), dot.loc);
         continue;

@@ -8,11 +8,11 @@ namespace tritium::gpu {
 
 std::span<const GpuPass> gpu_passes() {
   static constexpr GpuPass passes[] = {
-      {"widen_dot_operands", widen_dot_operands},
       {"combine", [](ir::Function& f, const GpuFeatures&) { combine(f); }},
       {"canonicalize_pointers", canonicalize_pointers},
       {"assign_layouts", assign_layouts},
       {"coalesce", coalesce},
+      {"widen_dot_operands", widen_dot_operands},
       {"accelerate_matmul", [](ir::Function& f, const GpuFeatures& t) { accelerate_matmul(f, t); }},
       {"propagate_mma_layout",
        [](ir::Function& f, const GpuFeatures&) { propagate_mma_layout(f); }},

@@ -68,7 +68,8 @@ void combine(ir::Function& f);
 // canonicalize_pointers.cpp: with buffer instructions, a loop carrying pointers base + o into a
 // buffer under 2 GiB carries the 32-bit offsets o instead (and rebuilds base + o in the body).
 void canonicalize_pointers(ir::Function& f, const GpuFeatures& target);
-// widen_dot_operands.cpp: fp8 dot operands read as f16 (exact), for the f16 matrix units.
+// widen_dot_operands.cpp: fp8 dot operands read as f16 (exact) where the target's fp8 matrix
+// instruction cannot take the dot as laid out (after coalesce).
 void widen_dot_operands(ir::Function& f, const GpuFeatures& target);
 // Whether the scalar pointer `p` is a range32 kernel argument moved by scalar offsets (in-bounds
 // accesses from it are less than 2^31 bytes away; the scalar offsets are not checked for sign,

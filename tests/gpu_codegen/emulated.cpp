@@ -7,6 +7,7 @@
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
+#include <tritium/float_format.hpp>
 #include <tritium/ir/printer.hpp>
 
 #include <doctest/doctest.h>
@@ -520,6 +521,39 @@ TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+Re
                       buffer(random_floats(N, -1, 1, 3)), buffer(std::vector<uint16_t>(M * N)),
                       scalar(M), scalar(N), scalar(K)},
                      warps, u.warp_size, 0, 0, u.unit, u.version);
+}
+
+std::vector<uint8_t> fp8_codes(size_t n, ir::ScalarKind kind, unsigned seed) {
+  auto f = random_floats(n, -2, 2, seed);
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(encode_float(f[i], *float_format(kind)));
+  return v;
+}
+
+TEST_CASE("emulated matrix instructions: fp8 GEMM on wgmma's e4m3 x e5m2 when both operands "
+          "are K-major as loaded, widened to f16 otherwise") {
+  // M and N of any value (72 bytes between B's rows when it is row-major); K a multiple of 16,
+  // so that the columns of a column-major B start 16-byte aligned.
+  lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     int_arg(1),    int_arg(1),
+                       int_arg(16), const_arg(64), const_arg(64), const_arg(64), const_arg(0)};
+  const int M = 100, N = 72, K = 160;
+  for (int b_rows : {0, 1}) {
+    CAPTURE(b_rows);
+    s[9] = const_arg(b_rows);
+    auto f = lang::trace(gpu_test::fp8_gemm<float8e4nv, float8e5>, "fp8_gemm", s);
+    const std::string ir = wgmma_ir(*f);
+    CHECK(ir.find("#mma<wgmma") != std::string::npos);
+    // The ring holds fp8 tiles either way; only a row-major B is read as f16.
+    CHECK(ir.find("x64x64xf8e5") != std::string::npos);
+    CHECK((ir.find("tensor<64x64xf16") != std::string::npos) == (b_rows == 1));
+    for (const Unit& u : kUnits)
+      differential(*f, {2, 2},
+                   {buffer(fp8_codes(M * K, ir::ScalarKind::F8E4NV, 1)),
+                    buffer(fp8_codes(K * N, ir::ScalarKind::F8E5, 2)),
+                    buffer(std::vector<float>(M * N)), scalar(M), scalar(N), scalar(K)},
+                   4, u.warp_size, 0, 0, u.unit, u.version);
+  }
 }
 
 TEST_CASE("emulated matrix instructions: int8 weights dequantized into the dot, their loads "

@@ -197,6 +197,30 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
   tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(out), mask);
 }
 
+// An fp8 GEMM as Triton's tutorial writes it for fp8: A row-major, B column-major (K
+// contiguous in both, what wgmma's 8-bit form reads) or, with B_ROWS, row-major.
+template <class A, class B>
+void fp8_gemm(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::i32 M, tl::i32 N, tl::i32 K,
+              tl::constexpr_<int> BM, tl::constexpr_<int> BN, tl::constexpr_<int> BK,
+              tl::constexpr_<int> B_ROWS) {
+  auto rm = tl::program_id(0) * BM + tl::arange(0, BM);
+  auto rn = tl::program_id(1) * BN + tl::arange(0, BN);
+  auto rk = tl::arange(0, BK);
+  auto acc = tl::zeros<float>({BM, BN});
+  for (auto k : tl::range(0, K, BK)) {
+    auto kk = rk + k;
+    auto a_mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(kk, 0) < K);
+    auto b_mask = (tl::expand_dims(kk, 1) < K) & (tl::expand_dims(rn, 0) < N);
+    auto x = tl::load(a + tl::expand_dims(rm, 1) * K + tl::expand_dims(kk, 0), a_mask);
+    auto b_offs = tl::expand_dims(kk, 1) + tl::expand_dims(rn, 0) * K;
+    if (B_ROWS)
+      b_offs = tl::expand_dims(kk, 1) * N + tl::expand_dims(rn, 0);
+    acc = tl::dot(x, tl::load(b + b_offs, b_mask), acc);
+  }
+  auto mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N);
+  tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), acc, mask);
+}
+
 // Weight-only quantization: int8 weights and per-column scales dequantized to f16 on their way
 // into the dot (the load of b feeds the dot through a cast and a multiply).
 inline void gemm_int8_weights(tl::ptr<tl::f16> a, tl::ptr<int8_t> b, tl::ptr<tl::f16> scale,

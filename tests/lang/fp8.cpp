@@ -315,18 +315,22 @@ namespace {
 // c = a @ b over fp8 operands (possibly of two formats), f32 accumulation: on every device,
 // against float64 sums of the decoded values (every product is exact in f32, and the sums of
 // these small integers times powers of two are too).
+// B_K_MAJOR: b holds B column-major (K contiguous), the order sm_90a's fp8 wgmma reads (at
+// 64 x 64 tiles on 4 warps the dot runs on it there; elsewhere, and for a row-major B, the
+// operands are read as f16).
 template <class A, class B>
 void fp8_dot_kernel(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::constexpr_<int> M,
-                    tl::constexpr_<int> N, tl::constexpr_<int> K) {
+                    tl::constexpr_<int> N, tl::constexpr_<int> K, tl::constexpr_<int> B_K_MAJOR) {
   auto m = tl::arange(0, M), n = tl::arange(0, N), k = tl::arange(0, K);
   auto x = tl::load(a + m[{tl::_, tl::None}] * K + k[{tl::None, tl::_}]);
-  auto y = tl::load(b + k[{tl::_, tl::None}] * N + n[{tl::None, tl::_}]);
-  tl::store(c + m[{tl::_, tl::None}] * N + n[{tl::None, tl::_}], tl::dot(x, y));
+  auto b_offs = k[{tl::_, tl::None}] * N + n[{tl::None, tl::_}];
+  if (B_K_MAJOR)
+    b_offs = k[{tl::_, tl::None}] + n[{tl::None, tl::_}] * K;
+  tl::store(c + m[{tl::_, tl::None}] * N + n[{tl::None, tl::_}], tl::dot(x, tl::load(b + b_offs)));
 }
 
-template <class A, class B>
+template <class A, class B, int M = 32, int N = 32, int K = 64, int B_K_MAJOR = 0>
 void check_fp8_dot(Device dev) {
-  constexpr int M = 32, N = 32, K = 64;
   std::vector<A> a;
   std::vector<B> b;
   for (int i = 0; i < M * K; ++i) // small integers and halves: exact in every format
@@ -337,14 +341,14 @@ void check_fp8_dot(Device dev) {
   auto da = dev.from_host(a);
   auto db = dev.from_host(b);
   auto dc = dev.alloc<float>(M * N);
-  launch(k, {1}, da, db, dc, M, N, K);
+  launch(k, {1}, da, db, dc, M, N, K, B_K_MAJOR);
   auto got = dc.to_host();
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double want = 0;
       for (int t = 0; t < K; ++t)
         want += static_cast<double>(static_cast<float>(a[i * K + t])) *
-                static_cast<float>(b[t * N + j]);
+                static_cast<float>(b[B_K_MAJOR ? j * K + t : t * N + j]);
       CAPTURE(i);
       CAPTURE(j);
       CHECK(got[i * N + j] == want);
@@ -359,6 +363,8 @@ TEST_CASE("fp8 dot accumulates in f32, one format or two, on every device") {
     check_fp8_dot<float8e5, float8e5>(dev);
     check_fp8_dot<float8e4nv, float8e5>(dev);
     check_fp8_dot<float8e4b8, float8e5b16>(dev);
+    check_fp8_dot<float8e4nv, float8e4nv, 64, 64, 128, 1>(dev);
+    check_fp8_dot<float8e5, float8e4nv, 64, 128, 64, 1>(dev);
   }
 }
 

@@ -56,11 +56,6 @@ std::string find_libdevice() {
 // low byte or half, as a <2 x ...> bitcast lays it out. The fnuz formats have none here.
 llvm::Value* fp8_pair(llvm::IRBuilder<>& b, std::array<llvm::Value*, 2> lanes, ir::DType from,
                       ir::DType to) {
-  auto ptx_name = [](ir::DType t) -> const char* {
-    return t.kind == ir::ScalarKind::F8E4NV ? "e4m3"
-           : t.kind == ir::ScalarKind::F8E5 ? "e5m2"
-                                            : nullptr;
-  };
   auto* i8x2 = llvm::FixedVectorType::get(b.getInt8Ty(), 2);
   auto* f16x2 = llvm::FixedVectorType::get(b.getHalfTy(), 2);
   auto pack = [&](llvm::VectorType* vt, llvm::Type* word) {
@@ -69,7 +64,7 @@ llvm::Value* fp8_pair(llvm::IRBuilder<>& b, std::array<llvm::Value*, 2> lanes, i
     return b.CreateBitCast(b.CreateInsertElement(v, lanes[1], uint64_t{1}), word);
   };
   if (to.is_storage_float()) {
-    const char* f8 = ptx_name(to);
+    const char* f8 = ptx_type(to);
     if (!f8)
       return nullptr;
     llvm::CallInst* r;
@@ -89,7 +84,7 @@ llvm::Value* fp8_pair(llvm::IRBuilder<>& b, std::array<llvm::Value*, 2> lanes, i
     }
     return b.CreateBitCast(r, i8x2);
   }
-  const char* f8 = ptx_name(from);
+  const char* f8 = from.is_storage_float() ? ptx_type(from) : nullptr;
   if (!f8 || (to.kind != ir::ScalarKind::F16 && to.kind != ir::ScalarKind::F32))
     return nullptr;
   auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(b.getInt32Ty(), {b.getInt16Ty()}, false),
@@ -284,10 +279,13 @@ public:
     if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32)
       throw Error("NVPTX: wgmma accumulator of the wrong shape (internal)");
     const int na = static_cast<int>(a.size());
-    const char* t = in.a.kind == ir::ScalarKind::BF16 ? "bf16" : "f16";
+    // 8-bit operands have no transposed form: both K-major (widen_dot_operands saw to it).
+    const bool half = in.a.bits() == 16;
+    if (!half && (na != 1 || !bm.k_major || trans_a != ", 0"))
+      throw Error("NVPTX: fp8 wgmma needs both operands K-major in shared memory (internal)");
     std::string text = fmt::format("{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
-                                   "wgmma.mma_async.sync.aligned.m64n{}k16.f32.{}.{} {{",
-                                   regs + na + 1, in.n, t, t);
+                                   "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{}.{} {{",
+                                   regs + na + 1, in.n, in.k, ptx_type(in.a), ptx_type(in.b));
     std::string cons;
     for (int i = 0; i < regs; ++i) {
       text += fmt::format("{}${}", i ? ", " : "", i);
@@ -298,8 +296,8 @@ public:
       a_text += fmt::format("{}${}", i ? ", " : "", regs + i);
     if (na > 1)
       a_text = "{" + a_text + "}";
-    text += fmt::format("}}, {}, ${}, p, 1, 1{}, {};\n}}", a_text, regs + na, trans_a,
-                        bm.k_major ? 0 : 1);
+    const std::string trans = half ? fmt::format("{}, {}", trans_a, bm.k_major ? 0 : 1) : "";
+    text += fmt::format("}}, {}, ${}, p, 1, 1{};\n}}", a_text, regs + na, trans);
     cons += na > 1 ? "r,r,r,r,l,r" : "l,l,r";
     for (int i = 0; i < regs; ++i)
       cons += fmt::format(",{}", i);

@@ -14,6 +14,21 @@ const char* ptx_scope(ir::MemScope scope) {
   return scope == ir::MemScope::Cta ? "cta" : scope == ir::MemScope::Sys ? "sys" : "gpu";
 }
 
+const char* ptx_type(ir::DType t) {
+  switch (t.kind) {
+  case ir::ScalarKind::F16:
+    return "f16";
+  case ir::ScalarKind::BF16:
+    return "bf16";
+  case ir::ScalarKind::F8E4NV:
+    return "e4m3";
+  case ir::ScalarKind::F8E5:
+    return "e5m2";
+  default:
+    return nullptr;
+  }
+}
+
 std::string ptx_reg_list(int first, int n) {
   std::string s;
   for (int i = 0; i < n; ++i)

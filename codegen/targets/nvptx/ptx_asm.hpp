@@ -3,6 +3,7 @@
 #pragma once
 
 #include <tritium/ir/attrs.hpp>
+#include <tritium/ir/types.hpp>
 
 #include <llvm/IR/IRBuilder.h>
 
@@ -12,6 +13,10 @@ namespace tritium::gpu {
 
 // PTX's name of a memory scope: "cta", "gpu", "sys".
 const char* ptx_scope(ir::MemScope scope);
+
+// PTX's name of a 16- or 8-bit float type in conversions and matrix instructions: "f16",
+// "bf16", "e4m3", "e5m2"; null for the others (the fnuz fp8 formats have none).
+const char* ptx_type(ir::DType t);
 
 // "{$first, ..., $first+n-1}" (or "$first" alone): an inline-asm operand list.
 std::string ptx_reg_list(int first, int n);
