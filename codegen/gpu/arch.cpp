@@ -25,6 +25,10 @@ constexpr int KiB = 1024;
 constexpr KindSet nvidia_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
                                   ScalarKind::I8, ScalarKind::U8};
 constexpr KindSet half_operands{ScalarKind::F16, ScalarKind::BF16};
+// CDNA3's MFMA also multiplies its fp8 formats (the fnuz ones: e4m3fnuz, e5m2fnuz), either with
+// either (v_mfma_f32_{32x32x16,16x16x32}_{fp8,bf8}_{fp8,bf8}).
+constexpr KindSet cdna3_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F8E4B8,
+                                 ScalarKind::F8E5B16};
 // sm_90a's wgmma also multiplies the two OCP fp8 formats, either with either (k32).
 constexpr KindSet hopper_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
                                   ScalarKind::I8,  ScalarKind::U8,   ScalarKind::F8E4NV,
@@ -95,9 +99,9 @@ constexpr std::array archs{
            ampere | Feature::Wgmma | Feature::Tma, 83, hopper_operands),
     cdna("gfx908", Cdna1, 10, 1, KindSet{ScalarKind::F16}, {9, 0, 8}),
     cdna("gfx90a", Cdna2, 8, 2, half_operands, {9, 0, 10}),
-    cdna("gfx940", Cdna3, 8, 3, half_operands, {9, 4, 0}),
-    cdna("gfx941", Cdna3, 8, 3, half_operands, {9, 4, 1}),
-    cdna("gfx942", Cdna3, 8, 3, half_operands, {9, 4, 2}),
+    cdna("gfx940", Cdna3, 8, 3, cdna3_operands, {9, 4, 0}),
+    cdna("gfx941", Cdna3, 8, 3, cdna3_operands, {9, 4, 1}),
+    cdna("gfx942", Cdna3, 8, 3, cdna3_operands, {9, 4, 2}),
     rdna("gfx1100", Rdna3, 1, Feature::BufferOps, {11, 0, 0}),
     rdna("gfx1101", Rdna3, 1, Feature::BufferOps, {11, 0, 1}),
     rdna("gfx1102", Rdna3, 1, Feature::BufferOps, {11, 0, 2}),

@@ -17,7 +17,7 @@ namespace {
 
 using ir::ScalarKind;
 
-enum class In : int32_t { F16, BF16, TF32, S8, U8, E4M3, E5M2 };
+enum class In : int32_t { F16, BF16, TF32, S8, U8, E4M3, E5M2, E4M3Fnuz, E5M2Fnuz };
 enum class Acc : int32_t { F32, F16, I32 };
 
 struct Kind {
@@ -56,6 +56,10 @@ In in_of(const MmaInstr& instr, ir::DType t) {
     return In::E4M3;
   case ScalarKind::F8E5:
     return In::E5M2;
+  case ScalarKind::F8E4B8:
+    return In::E4M3Fnuz;
+  case ScalarKind::F8E5B16:
+    return In::E5M2Fnuz;
   default:
     if (instr.tf32)
       return In::TF32;
@@ -87,14 +91,14 @@ std::pair<int, int> nv_b(int l, int e, const Geometry& g) {
 std::pair<int, int> nv_c(int l, int e, const Geometry&) {
   return {l / 4 + 8 * (e >> 1), 2 * (l % 4) + (e & 1)};
 }
-// AMD MFMA: a lane holds 4 consecutive K of one row (a) / column (b); lanes above the tile's
-// width take the next K. 32x32: acc[i] at row 8 * (i / 4) + 4 * (lane / 32) + i % 4;
+// AMD MFMA: a lane holds 4 consecutive K of one row (a) / column (b), 8 for fp8; lanes above
+// the tile's width take the next K. 32x32: acc[i] at row 8 * (i / 4) + 4 * (lane / 32) + i % 4;
 // 16x16: row 4 * (lane / 16) + i.
 std::pair<int, int> mfma_a(int l, int e, const Geometry& g) {
-  return {l % g.m, 4 * (l / g.m) + e};
+  return {l % g.m, g.a_elems * (l / g.m) + e};
 }
 std::pair<int, int> mfma_b(int l, int e, const Geometry& g) {
-  return {4 * (l / g.n) + e, l % g.n};
+  return {g.b_elems * (l / g.n) + e, l % g.n};
 }
 std::pair<int, int> mfma_c(int l, int e, const Geometry& g) {
   if (g.m == 32)
@@ -132,10 +136,12 @@ Geometry geometry(const Kind& k) {
     int kw = 32 / bits;
     return {16, 8, 8 * kw, 32, 4 * kw, 2 * kw, 4, nv_a, nv_b, nv_c, kw};
   }
-  case MatrixUnit::Mfma:
+  case MatrixUnit::Mfma: {
+    const int kpl = bits == 8 ? 8 : 4; // K per lane: CDNA3's fp8 instructions take twice the K
     if (k.wide)
-      return {32, 32, 8, 64, 4, 4, 16, mfma_a, mfma_b, mfma_c, 0};
-    return {16, 16, 16, 64, 4, 4, 4, mfma_a, mfma_b, mfma_c, 0};
+      return {32, 32, 2 * kpl, 64, kpl, kpl, 16, mfma_a, mfma_b, mfma_c, 0};
+    return {16, 16, 4 * kpl, 64, kpl, kpl, 4, mfma_a, mfma_b, mfma_c, 0};
+  }
   case MatrixUnit::Wmma:
     if (k.version >= 2)
       return {16, 16, 16, 32, 8, 8, 8, wmma2_a, wmma2_b, wmma2_c, 0};
@@ -165,6 +171,10 @@ double element(const uint32_t* words, int e, int bits, In in) {
     return decode_float(v, *float_format(ScalarKind::F8E4NV));
   case In::E5M2:
     return decode_float(v, *float_format(ScalarKind::F8E5));
+  case In::E4M3Fnuz:
+    return decode_float(v, *float_format(ScalarKind::F8E4B8));
+  case In::E5M2Fnuz:
+    return decode_float(v, *float_format(ScalarKind::F8E5B16));
   }
   return 0;
 }
@@ -209,7 +219,7 @@ void emulate_mma(int32_t code, const uint32_t* in, int stride, int lane, uint32_
     }
     for (int e = 0; e < g.b_elems; ++e) {
       auto [kk, col] = g.b_at(l, e, g);
-      b[kk * g.n + col] = element(lw + w.a, e, bits, k.in);
+      b[kk * g.n + col] = element(lw + w.a, e, bits, k.b_in);
     }
     const uint32_t* cw = lw + w.a + w.b;
     for (int e = 0; e < g.c_elems; ++e) {

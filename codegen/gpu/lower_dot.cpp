@@ -51,6 +51,8 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
                                 K, m.version, static_cast<int>(m.instr[0]));
   if (!instr)
     fail(op, "no matrix instruction for this dot (internal: accelerate_matmul)");
+  MmaInstr swapped = *instr;
+  std::swap(swapped.a, swapped.b);
   const LinearLayout la = dist(a), lb = dist(bv), lc = dist(c);
   const int64_t tm = m.instr[0], tn = m.instr[1];
   const int fa = fragment_size(la, tm, instr->k), fb = fragment_size(lb, instr->k, tn),
@@ -118,8 +120,9 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
         fail(op, "matrix operands lack a tile (internal: layout assignment)");
       Regs acc(out.begin() + rc, out.begin() + rc + fc);
       // Transposed (MFMA): the instruction computes b^T a^T, its accumulator the tile's
-      // transpose; a's and b's fragments are laid out alike, so they only trade places.
-      acc = m.transposed ? ti_.mma(b_, *instr, ib->second, ia->second, acc)
+      // transpose; a's and b's fragments are laid out alike, so they only trade places (and
+      // their types, where they differ: fp8 formats).
+      acc = m.transposed ? ti_.mma(b_, swapped, ib->second, ia->second, acc)
                          : ti_.mma(b_, *instr, ia->second, ib->second, acc);
       std::copy(acc.begin(), acc.end(), out.begin() + rc);
     }

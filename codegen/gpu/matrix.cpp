@@ -62,14 +62,15 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DTyp
     break;
   }
   case MatrixUnit::Mfma:
-    // v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}: four K per lane.
-    if (!half || !f32_acc)
+    // v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}: four K per lane; CDNA3's fp8
+    // v_mfma_f32_{32x32x16,16x16x32}_*8_*8: eight, twice the K.
+    if (!(half || fp8) || !f32_acc)
       return std::nullopt;
-    i.k_width = 4;
+    i.k_width = fp8 ? 8 : 4;
     if (m >= 32 && n >= 32 && instr_m != 16)
-      i.m = i.n = 32, i.k = 8;
+      i.m = i.n = 32, i.k = 2 * i.k_width;
     else
-      i.m = i.n = 16, i.k = 16;
+      i.m = i.n = 16, i.k = 4 * i.k_width;
     break;
   case MatrixUnit::Wmma:
     // v_wmma_f32_16x16x16_{f16,bf16}. gfx11: 16 K per lane, lanes 16-31 repeat 0-15; gfx12:

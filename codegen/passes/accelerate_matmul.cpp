@@ -96,7 +96,7 @@ bool chained(const ir::Op& dot) {
 std::vector<int> chained_warps(MmaInstr& in, int64_t m, int64_t n, int64_t k, int num_warps) {
   if (in.unit == MatrixUnit::Mfma && in.m == 32 && m / 32 < num_warps && m / 16 >= num_warps &&
       n % 16 == 0 && k % 16 == 0)
-    in.m = in.n = 16, in.k = 16;
+    in.m = in.n = 16, in.k = 4 * in.k_width;
   int wm = 1;
   while (wm < num_warps && m % (int64_t{in.m} * wm * 2) == 0)
     wm *= 2;

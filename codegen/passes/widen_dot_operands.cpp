@@ -4,13 +4,13 @@
 // then take them, converted in registers from the bytes loaded (the mixed-operand path of int8
 // weights), at the f16 rate.
 //
-// The one fp8 instruction wired is sm_90a's wgmma (e4m3 and e5m2, k32), which reads both
-// operands from shared memory with K contiguous (it has no transposed form for 8-bit types). It
-// runs after coalesce so that each operand's layout says which dimension its tile was loaded
-// along: a row-major a and a column-major b (K fastest, how Triton's tutorial and cuBLASLt
-// take fp8) go to shared memory as loaded and stay fp8; any other operand order is widened
-// rather than transposed through registers on its way to shared memory. Not wired: sm_89's
-// mma.sync e4m3, gfx942's MFMA fp8, gfx12's WMMA fp8.
+// The fp8 instructions wired: CDNA3's MFMA (its fnuz formats) and sm_90a's wgmma (e4m3 and
+// e5m2, k32). wgmma reads both operands from shared memory with K contiguous (it has no
+// transposed form for 8-bit types); the pass runs after coalesce so that each operand's layout
+// says which dimension its tile was loaded along: a row-major a and a column-major b (K
+// fastest, how Triton's tutorial and cuBLASLt take fp8) go to shared memory as loaded and stay
+// fp8; any other operand order is widened rather than transposed through registers on its way
+// to shared memory. Not wired: sm_89's mma.sync e4m3, gfx12's WMMA fp8.
 #include "gpu/layout.hpp"
 #include "gpu/matrix.hpp"
 #include "passes/passes.hpp"
@@ -31,17 +31,20 @@ int fast_dim(const ir::Value* v) {
 }
 
 // Whether accelerate_matmul will put this fp8 dot on the target's fp8 instruction: the same
-// selection (select_mma_instr, wgmma_instr), and both operands' tiles K-major as loaded.
+// selection (select_mma_instr; for wgmma also wgmma_instr, and both operands' tiles K-major as
+// loaded). MFMA and WMMA read their operands from shared memory K-major whatever the load's
+// order (the pipeline lays their tiles out so), and need nothing more.
 bool native_fp8(const ir::Op& dot, const GpuFeatures& t) {
   const ir::Value *a = dot.operands[0], *b = dot.operands[1], *c = dot.operands[2];
-  if (t.matrix != MatrixUnit::Wgmma || a->type.rank() != 2)
+  if (a->type.rank() != 2)
     return false;
   const int64_t m = a->type.shape[0], k = a->type.shape[1], n = b->type.shape[1];
   auto instr = select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, "", m, n, k,
                                 t.matrix_version);
+  if (!instr || t.matrix != MatrixUnit::Wgmma)
+    return instr.has_value();
   std::vector<int> warps;
-  return instr && wgmma_instr(*instr, m, n, t.num_warps, warps) && fast_dim(a) == 1 &&
-         fast_dim(b) == 0;
+  return wgmma_instr(*instr, m, n, t.num_warps, warps) && fast_dim(a) == 1 && fast_dim(b) == 0;
 }
 
 void widen_block(ir::Function& f, ir::Block& b, const GpuFeatures& t) {

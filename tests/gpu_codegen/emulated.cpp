@@ -11,6 +11,7 @@
 #include <tritium/ir/printer.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <array>
 #include <cmath>
@@ -531,29 +532,42 @@ std::vector<uint8_t> fp8_codes(size_t n, ir::ScalarKind kind, unsigned seed) {
   return v;
 }
 
-TEST_CASE("emulated matrix instructions: fp8 GEMM on wgmma's e4m3 x e5m2 when both operands "
-          "are K-major as loaded, widened to f16 otherwise") {
+// fp8 operands on the fp8 instructions: sm_90a's wgmma takes the OCP formats with both operands
+// K-major as loaded (a row-major B is read as f16), CDNA3's MFMA the fnuz formats in either
+// order; everywhere else they are read as f16.
+template <class A, class B>
+void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size) {
   // M and N of any value (72 bytes between B's rows when it is row-major); K a multiple of 16,
   // so that the columns of a column-major B start 16-byte aligned.
   lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     int_arg(1),    int_arg(1),
                        int_arg(16), const_arg(64), const_arg(64), const_arg(64), const_arg(0)};
   const int M = 100, N = 72, K = 160;
+  const ir::ScalarKind ka = lang::dtype_of<A>().kind, kb = lang::dtype_of<B>().kind;
   for (int b_rows : {0, 1}) {
     CAPTURE(b_rows);
     s[9] = const_arg(b_rows);
-    auto f = lang::trace(gpu_test::fp8_gemm<float8e4nv, float8e5>, "fp8_gemm", s);
-    const std::string ir = wgmma_ir(*f);
-    CHECK(ir.find("#mma<wgmma") != std::string::npos);
-    // The ring holds fp8 tiles either way; only a row-major B is read as f16.
-    CHECK(ir.find("x64x64xf8e5") != std::string::npos);
-    CHECK((ir.find("tensor<64x64xf16") != std::string::npos) == (b_rows == 1));
+    auto f = lang::trace(gpu_test::fp8_gemm<A, B>, "fp8_gemm", s);
+    CompileOptions o;
+    o.num_warps = 4;
+    o.num_stages = 3;
+    const std::string ir = gpu::EmulatedKernel(*f, o, warp_size, native).ir();
+    // The ring holds fp8 tiles either way; only what the instruction cannot take is read as f16.
+    CHECK(ir.find(fmt::format("x64x64x{}", ir::to_string(lang::dtype_of<B>()))) !=
+          std::string::npos);
+    const bool widened = native == gpu::MatrixUnit::Wgmma && b_rows == 1;
+    CHECK((ir.find("tensor<64x64xf16") != std::string::npos) == widened);
     for (const Unit& u : kUnits)
       differential(*f, {2, 2},
-                   {buffer(fp8_codes(M * K, ir::ScalarKind::F8E4NV, 1)),
-                    buffer(fp8_codes(K * N, ir::ScalarKind::F8E5, 2)),
+                   {buffer(fp8_codes(M * K, ka, 1)), buffer(fp8_codes(K * N, kb, 2)),
                     buffer(std::vector<float>(M * N)), scalar(M), scalar(N), scalar(K)},
                    4, u.warp_size, 0, 0, u.unit, u.version);
   }
+}
+
+TEST_CASE("emulated matrix instructions: fp8 GEMM on wgmma (e4m3 x e5m2, K-major operands) and "
+          "on MFMA (fnuz formats), widened to f16 where the instruction cannot take it") {
+  fp8_gemm_on_units<float8e4nv, float8e5>(gpu::MatrixUnit::Wgmma, 32);
+  fp8_gemm_on_units<float8e4b8, float8e5b16>(gpu::MatrixUnit::Mfma, 64);
 }
 
 TEST_CASE("emulated matrix instructions: int8 weights dequantized into the dot, their loads "

@@ -55,6 +55,17 @@ std::string find_lld() {
               "found; install lld-19 or set TRITIUM_LLD");
 }
 
+// CDNA3's fp8 MFMA for a and b's formats: "fp8" is e4m3fnuz, "bf8" e5m2fnuz.
+llvm::Intrinsic::ID mfma_fp8(const MmaInstr& in) {
+  using namespace llvm::Intrinsic;
+  const bool a8 = in.a.kind == ir::ScalarKind::F8E4B8, b8 = in.b.kind == ir::ScalarKind::F8E4B8;
+  if (in.m == 32)
+    return a8 ? (b8 ? amdgcn_mfma_f32_32x32x16_fp8_fp8 : amdgcn_mfma_f32_32x32x16_fp8_bf8)
+              : (b8 ? amdgcn_mfma_f32_32x32x16_bf8_fp8 : amdgcn_mfma_f32_32x32x16_bf8_bf8);
+  return a8 ? (b8 ? amdgcn_mfma_f32_16x16x32_fp8_fp8 : amdgcn_mfma_f32_16x16x32_fp8_bf8)
+            : (b8 ? amdgcn_mfma_f32_16x16x32_bf8_fp8 : amdgcn_mfma_f32_16x16x32_bf8_bf8);
+}
+
 // Runs ld.lld -shared on `object`; returns the HSACO.
 std::vector<uint8_t> link_hsaco(const std::string& object, const std::string& kernel) {
   static std::atomic<int> counter{0};
@@ -167,20 +178,21 @@ public:
                                 const std::vector<llvm::Value*>& a,
                                 const std::vector<llvm::Value*>& bv,
                                 const std::vector<llvm::Value*>& c) override {
-    const bool bf16 = in.a.kind == ir::ScalarKind::BF16;
+    const bool bf16 = in.a.kind == ir::ScalarKind::BF16, fp8 = in.a.bits() == 8;
     // What select_mma_instr would not choose for this target (IR text written by hand):
     // an error here rather than LLVM failing to select the instruction.
     if (in.unit != model_.matrix.unit || in.version != model_.matrix.version ||
-        !model_.matrix.operands.contains(in.a.kind))
+        !model_.matrix.operands.contains(in.a.kind) || !model_.matrix.operands.contains(in.b.kind))
       throw Error(fmt::format("AMDGPU: {} has no {} v{} instruction for {} operands", arch_,
                               matrix_unit_name(in.unit), in.version, ir::to_string(in.a)));
-    // Operands as vectors of the instruction's type: bf16 travels as i16.
+    // Operands as vectors of the instruction's type: bf16 travels as i16, fp8 codes as one i64
+    // of eight bytes.
     auto vec = [&](const std::vector<llvm::Value*>& elems) {
-      llvm::Type* et = bf16 ? b.getInt16Ty() : b.getHalfTy();
+      llvm::Type* et = fp8 ? b.getInt8Ty() : bf16 ? b.getInt16Ty() : b.getHalfTy();
       llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, elems.size()));
       for (size_t i = 0; i < elems.size(); ++i)
         v = b.CreateInsertElement(v, b.CreateBitCast(elems[i], et), i);
-      return v;
+      return fp8 ? b.CreateBitCast(v, b.getInt64Ty()) : v;
     };
     llvm::Value* acc = llvm::PoisonValue::get(llvm::FixedVectorType::get(b.getFloatTy(), c.size()));
     for (size_t i = 0; i < c.size(); ++i)
@@ -189,10 +201,12 @@ public:
     llvm::Value* vb = vec(bv);
     llvm::Value* d;
     if (in.unit == MatrixUnit::Mfma) {
-      llvm::Intrinsic::ID id = in.m == 32 ? (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k
-                                                  : llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16)
-                                          : (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
-                                                  : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16);
+      llvm::Intrinsic::ID id = fp8 ? mfma_fp8(in)
+                               : in.m == 32
+                                   ? (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k
+                                           : llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16)
+                                   : (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                                           : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16);
       d = b.CreateIntrinsic(id, {}, {va, vb, acc, b.getInt32(0), b.getInt32(0), b.getInt32(0)});
     } else {
       llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16
