@@ -29,6 +29,9 @@ constexpr KindSet half_operands{ScalarKind::F16, ScalarKind::BF16};
 // either (v_mfma_f32_{32x32x16,16x16x32}_{fp8,bf8}_{fp8,bf8}).
 constexpr KindSet cdna3_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F8E4B8,
                                  ScalarKind::F8E5B16};
+// RDNA4's WMMA also multiplies the OCP fp8 formats (v_wmma_f32_16x16x16_{fp8,bf8}_{fp8,bf8}).
+constexpr KindSet rdna4_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F8E4NV,
+                                 ScalarKind::F8E5};
 // sm_90a's wgmma also multiplies the two OCP fp8 formats, either with either (k32).
 constexpr KindSet hopper_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
                                   ScalarKind::I8,  ScalarKind::U8,   ScalarKind::F8E4NV,
@@ -73,7 +76,8 @@ constexpr Arch cdna(std::string_view name, Family f, int waves, int mfma, KindSe
 
 // AMD RDNA: wave32, 64 KiB of LDS per work-group, 256 VGPRs a thread. The register file per
 // CU differs between chips of one family and nothing reads it on RDNA: 0.
-constexpr Arch rdna(std::string_view name, Family f, int wmma, Feature features, IsaVersion isa) {
+constexpr Arch rdna(std::string_view name, Family f, int wmma, Feature features, IsaVersion isa,
+                    KindSet operands = half_operands) {
   return {name,
           Vendor::Amd,
           f,
@@ -82,7 +86,7 @@ constexpr Arch rdna(std::string_view name, Family f, int wmma, Feature features,
           0,
           256,
           0,
-          {MatrixUnit::Wmma, wmma, half_operands},
+          {MatrixUnit::Wmma, wmma, operands},
           features | Feature::DppRowXmask | Feature::PermlaneX16, // every RDNA is GFX10+
           isa};
 }
@@ -108,8 +112,8 @@ constexpr std::array archs{
     rdna("gfx1103", Rdna3, 1, Feature::BufferOps, {11, 0, 3}),
     rdna("gfx1150", Rdna35, 1, Feature::BufferOps, {11, 5, 0}),
     rdna("gfx1151", Rdna35, 1, Feature::BufferOps, {11, 5, 1}),
-    rdna("gfx1200", Rdna4, 2, Feature::None, {12, 0, 0}),
-    rdna("gfx1201", Rdna4, 2, Feature::None, {12, 0, 1}),
+    rdna("gfx1200", Rdna4, 2, Feature::None, {12, 0, 0}, rdna4_operands),
+    rdna("gfx1201", Rdna4, 2, Feature::None, {12, 0, 1}, rdna4_operands),
 };
 
 } // namespace

@@ -74,8 +74,8 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DTyp
     break;
   case MatrixUnit::Wmma:
     // v_wmma_f32_16x16x16_{f16,bf16}. gfx11: 16 K per lane, lanes 16-31 repeat 0-15; gfx12:
-    // 8 K per lane, lanes 16-31 hold K 8-15.
-    if (!half || !f32_acc)
+    // 8 K per lane, lanes 16-31 hold K 8-15 (its fp8 forms alike, 8 bytes a lane).
+    if (!(half || (fp8 && version >= 2)) || !f32_acc)
       return std::nullopt;
     i.m = i.n = 16, i.k = 16, i.k_width = version >= 2 ? 8 : 16;
     break;

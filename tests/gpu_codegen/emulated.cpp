@@ -533,10 +533,10 @@ std::vector<uint8_t> fp8_codes(size_t n, ir::ScalarKind kind, unsigned seed) {
 }
 
 // fp8 operands on the fp8 instructions: sm_90a's wgmma takes the OCP formats with both operands
-// K-major as loaded (a row-major B is read as f16), CDNA3's MFMA the fnuz formats in either
-// order; everywhere else they are read as f16.
+// K-major as loaded (a row-major B is read as f16), CDNA3's MFMA the fnuz formats and RDNA4's
+// WMMA the OCP ones in either order; everywhere else they are read as f16.
 template <class A, class B>
-void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size) {
+void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size, int version = 0) {
   // M and N of any value (72 bytes between B's rows when it is row-major); K a multiple of 16,
   // so that the columns of a column-major B start 16-byte aligned.
   lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),     ptr_arg(),     int_arg(1),    int_arg(1),
@@ -550,7 +550,7 @@ void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size) {
     CompileOptions o;
     o.num_warps = 4;
     o.num_stages = 3;
-    const std::string ir = gpu::EmulatedKernel(*f, o, warp_size, native).ir();
+    const std::string ir = gpu::EmulatedKernel(*f, o, warp_size, native, version).ir();
     // The ring holds fp8 tiles either way; only what the instruction cannot take is read as f16.
     CHECK(ir.find(fmt::format("x64x64x{}", ir::to_string(lang::dtype_of<B>()))) !=
           std::string::npos);
@@ -564,10 +564,11 @@ void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size) {
   }
 }
 
-TEST_CASE("emulated matrix instructions: fp8 GEMM on wgmma (e4m3 x e5m2, K-major operands) and "
-          "on MFMA (fnuz formats), widened to f16 where the instruction cannot take it") {
+TEST_CASE("emulated matrix instructions: fp8 GEMM on wgmma (e4m3 x e5m2, K-major operands), "
+          "MFMA (fnuz formats) and WMMA v2, widened to f16 where the instruction cannot take it") {
   fp8_gemm_on_units<float8e4nv, float8e5>(gpu::MatrixUnit::Wgmma, 32);
   fp8_gemm_on_units<float8e4b8, float8e5b16>(gpu::MatrixUnit::Mfma, 64);
+  fp8_gemm_on_units<float8e5, float8e4nv>(gpu::MatrixUnit::Wmma, 32, 2);
 }
 
 TEST_CASE("emulated matrix instructions: int8 weights dequantized into the dot, their loads "

@@ -66,6 +66,14 @@ llvm::Intrinsic::ID mfma_fp8(const MmaInstr& in) {
             : (b8 ? amdgcn_mfma_f32_16x16x32_bf8_fp8 : amdgcn_mfma_f32_16x16x32_bf8_bf8);
 }
 
+// RDNA4's fp8 WMMA for a and b's formats: "fp8" is e4m3 (OCP), "bf8" e5m2.
+llvm::Intrinsic::ID wmma_fp8(const MmaInstr& in) {
+  using namespace llvm::Intrinsic;
+  const bool a8 = in.a.kind == ir::ScalarKind::F8E4NV, b8 = in.b.kind == ir::ScalarKind::F8E4NV;
+  return a8 ? (b8 ? amdgcn_wmma_f32_16x16x16_fp8_fp8 : amdgcn_wmma_f32_16x16x16_fp8_bf8)
+            : (b8 ? amdgcn_wmma_f32_16x16x16_bf8_fp8 : amdgcn_wmma_f32_16x16x16_bf8_bf8);
+}
+
 // Runs ld.lld -shared on `object`; returns the HSACO.
 std::vector<uint8_t> link_hsaco(const std::string& object, const std::string& kernel) {
   static std::atomic<int> counter{0};
@@ -185,14 +193,18 @@ public:
         !model_.matrix.operands.contains(in.a.kind) || !model_.matrix.operands.contains(in.b.kind))
       throw Error(fmt::format("AMDGPU: {} has no {} v{} instruction for {} operands", arch_,
                               matrix_unit_name(in.unit), in.version, ir::to_string(in.a)));
-    // Operands as vectors of the instruction's type: bf16 travels as i16, fp8 codes as one i64
-    // of eight bytes.
+    // Operands as vectors of the instruction's type: bf16 travels as i16, fp8 codes as eight
+    // bytes (MFMA: one i64; WMMA: two i32).
     auto vec = [&](const std::vector<llvm::Value*>& elems) {
       llvm::Type* et = fp8 ? b.getInt8Ty() : bf16 ? b.getInt16Ty() : b.getHalfTy();
       llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, elems.size()));
       for (size_t i = 0; i < elems.size(); ++i)
         v = b.CreateInsertElement(v, b.CreateBitCast(elems[i], et), i);
-      return fp8 ? b.CreateBitCast(v, b.getInt64Ty()) : v;
+      if (!fp8)
+        return v;
+      return b.CreateBitCast(v, in.unit == MatrixUnit::Mfma
+                                    ? static_cast<llvm::Type*>(b.getInt64Ty())
+                                    : llvm::FixedVectorType::get(b.getInt32Ty(), 2));
     };
     llvm::Value* acc = llvm::PoisonValue::get(llvm::FixedVectorType::get(b.getFloatTy(), c.size()));
     for (size_t i = 0; i < c.size(); ++i)
@@ -209,8 +221,9 @@ public:
                                            : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16);
       d = b.CreateIntrinsic(id, {}, {va, vb, acc, b.getInt32(0), b.getInt32(0), b.getInt32(0)});
     } else {
-      llvm::Intrinsic::ID id = bf16 ? llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16
-                                    : llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_f16;
+      llvm::Intrinsic::ID id = fp8    ? wmma_fp8(in)
+                               : bf16 ? llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16
+                                      : llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_f16;
       d = b.CreateIntrinsic(id, {acc->getType(), va->getType()}, {va, vb, acc});
     }
     std::vector<llvm::Value*> out;
