@@ -42,7 +42,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: tritium compile --target ARCH [--num-warps N] [--code-object 4|5] [--dump DIR]\n"
+    "usage: tritium compile --target ARCH [--num-warps N] [--num-stages N] [--code-object 4|5]\n"
+    "                       [--dump DIR]\n"
     "                       (--sample NAME | FILE.tir)\n"
     "       tritium opt --pass NAME [--pass NAME ...] [--num-warps N] [--target ARCH]\n"
     "                   [--warp-size N] [--matrix-unit UNIT] [--num-stages N] FILE.tir\n"
@@ -249,6 +250,8 @@ int main(int argc, char** argv) {
         target.arch = next();
       else if (a == "--num-warps")
         options.num_warps = whole_number(a, next(), 1, 32);
+      else if (a == "--num-stages")
+        options.num_stages = whole_number(a, next(), 1, 8);
       else if (a == "--code-object")
         target.code_object = whole_number(a, next(), 4, 5);
       else if (a == "--dump")
