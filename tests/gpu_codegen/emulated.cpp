@@ -543,7 +543,7 @@ void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size, int version = 0) {
                        int_arg(16), const_arg(64), const_arg(64), const_arg(64), const_arg(0)};
   const int M = 100, N = 72, K = 160;
   const ir::ScalarKind ka = lang::dtype_of<A>().kind, kb = lang::dtype_of<B>().kind;
-  for (int b_rows : {0, 1}) {
+  for (int b_rows : {0, 1, 2}) {
     CAPTURE(b_rows);
     s[9] = const_arg(b_rows);
     auto f = lang::trace(gpu_test::fp8_gemm<A, B>, "fp8_gemm", s);
@@ -554,6 +554,7 @@ void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size, int version = 0) {
     // The ring holds fp8 tiles either way; only what the instruction cannot take is read as f16.
     CHECK(ir.find(fmt::format("x64x64x{}", ir::to_string(lang::dtype_of<B>()))) !=
           std::string::npos);
+    INFO(ir);
     const bool widened = native == gpu::MatrixUnit::Wgmma && b_rows == 1;
     CHECK((ir.find("tensor<64x64xf16") != std::string::npos) == widened);
     for (const Unit& u : kUnits)

@@ -198,7 +198,8 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
 }
 
 // An fp8 GEMM as Triton's tutorial writes it for fp8: A row-major, B column-major (K
-// contiguous in both, what wgmma's 8-bit form reads) or, with B_ROWS, row-major.
+// contiguous in both, what wgmma's 8-bit form reads); B_ROWS 1: B row-major; 2: W = Bᵀ held as
+// a linear layer's weight (N x K, row-major), its [BN, BK] tile loaded and transposed.
 template <class A, class B>
 void fp8_gemm(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::i32 M, tl::i32 N, tl::i32 K,
               tl::constexpr_<int> BM, tl::constexpr_<int> BN, tl::constexpr_<int> BK,
@@ -212,6 +213,12 @@ void fp8_gemm(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::i32 M, tl::i32 N
     auto a_mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(kk, 0) < K);
     auto b_mask = (tl::expand_dims(kk, 1) < K) & (tl::expand_dims(rn, 0) < N);
     auto x = tl::load(a + tl::expand_dims(rm, 1) * K + tl::expand_dims(kk, 0), a_mask);
+    if (B_ROWS == 2) {
+      auto w_mask = (tl::expand_dims(rn, 1) < N) & (tl::expand_dims(kk, 0) < K);
+      auto w = tl::load(b + tl::expand_dims(rn, 1) * K + tl::expand_dims(kk, 0), w_mask);
+      acc = tl::dot(x, tl::trans(w), acc);
+      continue;
+    }
     auto b_offs = tl::expand_dims(kk, 1) + tl::expand_dims(rn, 0) * K;
     if (B_ROWS)
       b_offs = tl::expand_dims(kk, 1) * N + tl::expand_dims(rn, 0);
