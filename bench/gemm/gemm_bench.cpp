@@ -3,12 +3,13 @@
 // same GPU command.
 //
 //   bench_gemm [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
-//              [--autotune] [--descriptor] [--b-major k|n] [--reps N] [--warmup N]
-//              [--only WORKLOAD] [--csv FILE]
+//              [--autotune] [--descriptor] [--b-major k|n] [--max-imprecise N] [--reps N]
+//              [--warmup N] [--only WORKLOAD] [--csv FILE]
 //
 // --b-major: B row-major (n: N contiguous) or column-major (k: K contiguous, as Triton's fp8
 // tutorial, torch._scaled_mm and cuBLASLt take fp8 B, and what wgmma's fp8 form reads); the
-// default is k for f8e4nv, n otherwise.
+// default is k for f8e4nv, n otherwise. --max-imprecise N (fp8): tl::dot's
+// max_num_imprecise_acc, partial sums of N K added in f32 (0, the default: Triton's on sm_90).
 // --descriptor: the kernel reads A and B through tensor descriptors (tl::make_tensor_descriptor)
 // instead of pointers, and stores C through one; on sm_90a their loads are TMA copies. Its
 // Triton peer is gemm.py --descriptor, the same source.
@@ -70,7 +71,7 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
                    tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
                    tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
                    tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
-                   tl::constexpr_<bool> EPILOGUE) {
+                   tl::constexpr_<bool> EPILOGUE, tl::constexpr_<int> IMPRECISE) {
   auto [pid_m, pid_n] = grouped_pid(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   auto offs_am = (pid_m * BLOCK_M + tl::arange(0, BLOCK_M)) % M;
   auto offs_bn = (pid_n * BLOCK_N + tl::arange(0, BLOCK_N)) % N;
@@ -82,7 +83,7 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
     auto k_remaining = K - k * BLOCK_K;
     auto a = tl::load(a_ptrs, offs_k[{None, _}] < k_remaining, 0.0);
     auto b = tl::load(b_ptrs, offs_k[{_, None}] < k_remaining, 0.0);
-    acc = tl::dot(a, b, acc);
+    acc = tl::dot(a, b, acc, {.max_num_imprecise_acc = IMPRECISE});
     a_ptrs += BLOCK_K * stride_ak;
     b_ptrs += BLOCK_K * stride_bk;
   }
@@ -155,8 +156,8 @@ tritium::Config to_tuned(const Config& c) {
 }
 
 template <class H, bool DESC>
-double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_major, int reps,
-           int warmup, bool* ok, double* host_us, std::string* chosen,
+double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_major, int imprecise,
+           int reps, int warmup, bool* ok, double* host_us, std::string* chosen,
            const std::vector<Config>* tune = nullptr) {
   std::mt19937 rng(s.m + 3 * s.n + 7 * s.k);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -184,12 +185,13 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
   // The launch arguments after the pointers (the descriptor kernel takes no strides).
   // B's strides along K and N (hb is [K, N] row-major, or [N, K] when K-major).
   const int sbk = b_k_major ? 1 : s.n, sbn = b_k_major ? s.k : 1;
-  auto launch_with = [&a, &b, &bias, &c, s, epilogue, sbk, sbn](auto& k, int grid, int bm, int bn,
-                                                                int bk) {
+  auto launch_with = [&a, &b, &bias, &c, s, epilogue, sbk, sbn, imprecise](auto& k, int grid,
+                                                                           int bm, int bn, int bk) {
     if constexpr (DESC)
       k[{grid}](a, b, bias, c, s.m, s.n, s.k, bm, bn, bk, 8, epilogue);
     else
-      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, sbk, sbn, s.n, 1, bm, bn, bk, 8, epilogue);
+      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, sbk, sbn, s.n, 1, bm, bn, bk, 8, epilogue,
+                imprecise);
   };
   std::function<void()> launch;
   if (tune) {
@@ -299,6 +301,7 @@ int main(int argc, char** argv) {
     std::string only;
     bool autotune = false, descriptor = false;
     std::string b_major;
+    int imprecise = 0;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
       auto value = [&]() -> std::string {
@@ -318,6 +321,8 @@ int main(int argc, char** argv) {
         descriptor = true;
       else if (a == "--b-major")
         b_major = value();
+      else if (a == "--max-imprecise")
+        imprecise = std::max(0, std::atoi(value().c_str()));
       else if (a == "--reps")
         reps = std::max(1, std::atoi(value().c_str()));
       else if (a == "--warmup")
@@ -360,8 +365,8 @@ int main(int argc, char** argv) {
           double host = 0;
           const std::vector<Config>* tune = autotune ? &tune_list : nullptr;
           auto go = [&](auto h, auto desc) {
-            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, b_k_major, reps,
-                                                           warmup, &ok, &host, &chosen, tune);
+            return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, b_k_major, imprecise,
+                                                           reps, warmup, &ok, &host, &chosen, tune);
           };
           auto by_dtype = [&](auto h) {
             return descriptor ? go(h, std::true_type{}) : go(h, std::false_type{});
@@ -373,7 +378,9 @@ int main(int argc, char** argv) {
           std::string line = fmt::format(
               "{} {} {}x{}x{},tritium {}{}{},{:.1f},{:.1f},{:.1f}{}",
               epi ? "gemm_bias_relu" : "gemm", dtype, s.m, s.k, s.n,
-              descriptor ? "descriptor " : "", b_k_major ? "B k-major " : "",
+              descriptor ? "descriptor " : "",
+              std::string(b_k_major ? "B k-major " : "") +
+                  (imprecise ? fmt::format("imprecise {} ", imprecise) : ""),
               (autotune ? "autotuned " : "") + chosen, us, tflops, host, ok ? "" : ",WRONG");
           fmt::print("{}\n", line);
           if (out)

@@ -206,18 +206,39 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
     }
     return pack_words(b_, elems);
   };
-  ti_.mma_shared_fence(b_);
-  for (int r = 0; r < lc.num_regs(); r += fc) {
-    auto o = lc.reg_offset(r);
-    LV* m0 = b_.CreateAdd(wg[0], b_.getInt32(static_cast<uint32_t>(o[0])));
-    LV* n0 = b_.CreateAdd(wg[1], b_.getInt32(static_cast<uint32_t>(o[1])));
-    Regs acc(out.begin() + r, out.begin() + r + fc);
-    for (int64_t k0 = 0; k0 < K; k0 += instr->k)
-      acc = a_regs ? ti_.mma_shared_regs(b_, *instr, a_words(o[0], k0),
-                                         smem_matrix(bv, bbase, n0, k0, 0), acc)
-                   : ti_.mma_shared(b_, *instr, smem_matrix(a, abase, m0, k0, 1),
-                                    smem_matrix(bv, bbase, n0, k0, 0), acc);
-    std::copy(acc.begin(), acc.end(), out.begin() + r);
+  // max_num_imprecise_acc (fp8), as Triton: where it is at most this dot's K, K goes in chunks
+  // of that many, each summed by the tensor core from zero, waited for and added to the
+  // accumulator in f32 (the unit's own accumulation is below f32's).
+  const int64_t promote = op.int_attr("max_num_imprecise_acc", 0);
+  const bool partial = promote > 0 && promote <= K;
+  const int64_t chunk = partial ? std::max<int64_t>(instr->k, promote) : K;
+  for (int64_t c0 = 0; c0 < K; c0 += chunk) {
+    Regs part = partial ? Regs(out.size(), llvm::ConstantFP::get(b_.getFloatTy(), 0.0)) : out;
+    ti_.mma_shared_fence(b_);
+    for (int r = 0; r < lc.num_regs(); r += fc) {
+      auto o = lc.reg_offset(r);
+      LV* m0 = b_.CreateAdd(wg[0], b_.getInt32(static_cast<uint32_t>(o[0])));
+      LV* n0 = b_.CreateAdd(wg[1], b_.getInt32(static_cast<uint32_t>(o[1])));
+      Regs acc(part.begin() + r, part.begin() + r + fc);
+      for (int64_t k0 = c0; k0 < std::min(K, c0 + chunk); k0 += instr->k)
+        acc = a_regs ? ti_.mma_shared_regs(b_, *instr, a_words(o[0], k0),
+                                           smem_matrix(bv, bbase, n0, k0, 0), acc)
+                     : ti_.mma_shared(b_, *instr, smem_matrix(a, abase, m0, k0, 1),
+                                      smem_matrix(bv, bbase, n0, k0, 0), acc);
+      std::copy(acc.begin(), acc.end(), part.begin() + r);
+    }
+    if (!partial) {
+      out = std::move(part);
+      break;
+    }
+    ti_.mma_shared_commit(b_);
+    part = wgmma_wait(std::move(part));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = b_.CreateFAdd(out[i], part[i]);
+  }
+  if (partial) { // done: nothing of this dot is in flight
+    set(op.result(), std::move(out));
+    return;
   }
   ti_.mma_shared_commit(b_);
   // The pipeline lets a dot that only feeds the next iteration stay in flight (its slot is not

@@ -656,7 +656,9 @@ private:
       auto* m = dot && dot->kind == OpKind::Dot && dot->parent == &body
                     ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get())
                     : nullptr;
-      if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y)
+      // (A dot that adds partial sums in f32, max_num_imprecise_acc, waits in its iteration.)
+      if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y ||
+          dot->has_attr("max_num_imprecise_acc"))
         continue;
       std::vector<ir::Op*> turns;
       if (!operands_stay(*dot, loads, turns))

@@ -639,7 +639,8 @@ void static_print(const std::string& text, const Loc& loc) {
   std::fputs(fmt::format("{}:{}: {}\n", loc.file_name(), loc.line(), text).c_str(), stdout);
 }
 
-Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, const Loc& loc) {
+Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision,
+           int64_t max_num_imprecise_acc, const Loc& loc) {
   int r = a->type.rank();
   if ((r != 2 && r != 3) || b->type.rank() != r || acc->type.rank() != r)
     fail(loc, fmt::format("dot needs 2-D (or batched 3-D) operands, got shapes {}, {} and "
@@ -689,7 +690,17 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision, con
                           "same type, fp8 -> f32, f32 -> f32, f64 -> f64, i8 -> i32)",
                           ir::to_string(ea), ir::to_string(ec)));
   auto precision = enum_option<ir::InputPrecision>("input_precision", input_precision, loc);
-  return create1(OpKind::Dot, {a, b, acc}, acc->type, loc, {{"input_precision", precision}});
+  ir::Attrs attrs{{"input_precision", precision}};
+  if (max_num_imprecise_acc != 0) {
+    if (!ea.is_storage_float())
+      fail(loc, fmt::format("max_num_imprecise_acc applies to fp8 operands (as Triton), not {}",
+                            ir::to_string(ea)));
+    if (max_num_imprecise_acc < 0)
+      fail(loc,
+           fmt::format("max_num_imprecise_acc must be positive, got {}", max_num_imprecise_acc));
+    attrs["max_num_imprecise_acc"] = max_num_imprecise_acc;
+  }
+  return create1(OpKind::Dot, {a, b, acc}, acc->type, loc, std::move(attrs));
 }
 
 Value* hint(Value* v, std::string_view name, int64_t value, const Loc& loc) {

@@ -318,18 +318,22 @@ namespace {
 // B_K_MAJOR: b holds B column-major (K contiguous), the order sm_90a's fp8 wgmma reads (at
 // 64 x 64 tiles on 4 warps the dot runs on it there; elsewhere, and for a row-major B, the
 // operands are read as f16).
+// PROMOTE: max_num_imprecise_acc (partial sums of that many K added in f32 where wgmma runs).
 template <class A, class B>
 void fp8_dot_kernel(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::constexpr_<int> M,
-                    tl::constexpr_<int> N, tl::constexpr_<int> K, tl::constexpr_<int> B_K_MAJOR) {
+                    tl::constexpr_<int> N, tl::constexpr_<int> K, tl::constexpr_<int> B_K_MAJOR,
+                    tl::constexpr_<int> PROMOTE) {
   auto m = tl::arange(0, M), n = tl::arange(0, N), k = tl::arange(0, K);
   auto x = tl::load(a + m[{tl::_, tl::None}] * K + k[{tl::None, tl::_}]);
   auto b_offs = k[{tl::_, tl::None}] * N + n[{tl::None, tl::_}];
   if (B_K_MAJOR)
     b_offs = k[{tl::_, tl::None}] + n[{tl::None, tl::_}] * K;
-  tl::store(c + m[{tl::_, tl::None}] * N + n[{tl::None, tl::_}], tl::dot(x, tl::load(b + b_offs)));
+  auto acc = tl::zeros<float>({M, N});
+  tl::store(c + m[{tl::_, tl::None}] * N + n[{tl::None, tl::_}],
+            tl::dot(x, tl::load(b + b_offs), acc, {.max_num_imprecise_acc = PROMOTE}));
 }
 
-template <class A, class B, int M = 32, int N = 32, int K = 64, int B_K_MAJOR = 0>
+template <class A, class B, int M = 32, int N = 32, int K = 64, int B_K_MAJOR = 0, int PROMOTE = 0>
 void check_fp8_dot(Device dev) {
   std::vector<A> a;
   std::vector<B> b;
@@ -341,7 +345,7 @@ void check_fp8_dot(Device dev) {
   auto da = dev.from_host(a);
   auto db = dev.from_host(b);
   auto dc = dev.alloc<float>(M * N);
-  launch(k, {1}, da, db, dc, M, N, K, B_K_MAJOR);
+  launch(k, {1}, da, db, dc, M, N, K, B_K_MAJOR, PROMOTE);
   auto got = dc.to_host();
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -365,6 +369,9 @@ TEST_CASE("fp8 dot accumulates in f32, one format or two, on every device") {
     check_fp8_dot<float8e4b8, float8e5b16>(dev);
     check_fp8_dot<float8e4nv, float8e4nv, 64, 64, 128, 1>(dev);
     check_fp8_dot<float8e5, float8e4nv, 64, 128, 64, 1>(dev);
+    // Partial sums of 32 and 64 K promoted to f32 (wgmma on sm_90a; elsewhere the same sums).
+    check_fp8_dot<float8e4nv, float8e4nv, 64, 64, 128, 1, 32>(dev);
+    check_fp8_dot<float8e4nv, float8e5, 128, 64, 256, 1, 64>(dev);
   }
 }
 
@@ -428,7 +435,32 @@ void fp8_dot_f16_acc(tl::ptr<float8e4nv> a, tl::ptr<tritium::half> c) {
   tl::store(c + idx, tl::dot(x, x, tl::zeros<tritium::half>({16, 16})));
 }
 
+void f16_dot_imprecise(tl::ptr<tritium::half> a, tl::ptr<float> c, tl::constexpr_<int> PROMOTE) {
+  auto o = tl::arange(0, 16);
+  auto idx = o[{tl::_, tl::None}] * 16 + o[{tl::None, tl::_}];
+  auto x = tl::load(a + idx);
+  tl::store(c + idx, tl::dot(x, x, tl::zeros<float>({16, 16}), {.max_num_imprecise_acc = PROMOTE}));
+}
+
 TEST_CASE("fp8 misuse is an error naming the line") {
+  {
+    // max_num_imprecise_acc is for fp8 operands, and positive.
+    auto k = tritium::jit(&f16_dot_imprecise, "f16_dot_imprecise");
+    auto dev = tritium::device("interpreter");
+    auto a = dev.alloc<tritium::half>(256);
+    auto c = dev.alloc<float>(256);
+    std::string e = trace_error(k, a, c, 32);
+    CHECK(e.find("fp8.cpp:") != std::string::npos);
+    CHECK(e.find("max_num_imprecise_acc applies to fp8 operands (as Triton), not f16") !=
+          std::string::npos);
+    auto k8 = tritium::jit(&fp8_dot_kernel<float8e4nv, float8e4nv>, "fp8_dot");
+    auto a8 = dev.alloc<float8e4nv>(32 * 64);
+    auto b8 = dev.alloc<float8e4nv>(64 * 32);
+    auto c8 = dev.alloc<float>(32 * 32);
+    e = trace_error(k8, a8, b8, c8, 32, 32, 64, 0, -32);
+    CHECK(e.find("max_num_imprecise_acc must be positive, got -32") != std::string::npos);
+  }
+
   auto k = tritium::jit(&fp8_dot_f16_acc, "fp8_dot_f16_acc");
   auto dev = tritium::device("interpreter");
   auto a = dev.alloc<float8e4nv>(256);

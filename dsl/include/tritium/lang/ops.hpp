@@ -724,14 +724,31 @@ basic_tensor<E> cumprod(const basic_tensor<E>& x, int axis = 0, bool reverse = f
 template <class A, class B>
 concept DotOperands = std::same_as<A, B> ||(StorageFloatElement<A>&& StorageFloatElement<B>);
 
+// tl.dot's keyword arguments beyond the accumulator: tl::dot(a, b, acc, {.input_precision =
+// "tf32"}) or {.max_num_imprecise_acc = 128}.
+struct DotOptions {
+  std::string_view input_precision = "ieee"; // f32 operands: "ieee", "tf32", "tf32x3"
+  // fp8 operands: where the matrix unit accumulates below f32 (sm_90a's wgmma), partial sums of
+  // this many K are added to the accumulator in f32, as Triton's argument of that name; 0, its
+  // default on sm_90: the whole K in the unit's precision.
+  int64_t max_num_imprecise_acc = 0;
+};
+
 // acc + a @ b. f16/bf16 operands accumulate in f32, fp8 in f32, i8 in i32, f32 in f32 ("ieee"
 // or "tf32").
+template <Element A, Element B, Element Acc>
+requires DotOperands<A, B> basic_tensor<Acc> dot(const basic_tensor<A>& a, const basic_tensor<B>& b,
+                                                 const basic_tensor<Acc>& acc, DotOptions o,
+                                                 Loc loc = Loc::current()) {
+  return basic_tensor<Acc>(detail::dot(a.use(loc), b.use(loc), acc.use(loc), o.input_precision,
+                                       o.max_num_imprecise_acc, loc));
+}
 template <Element A, Element B, Element Acc>
 requires DotOperands<A, B> basic_tensor<Acc> dot(const basic_tensor<A>& a, const basic_tensor<B>& b,
                                                  const basic_tensor<Acc>& acc,
                                                  std::string_view input_precision = "ieee",
                                                  Loc loc = Loc::current()) {
-  return basic_tensor<Acc>(detail::dot(a.use(loc), b.use(loc), acc.use(loc), input_precision, loc));
+  return dot(a, b, acc, DotOptions{.input_precision = input_precision}, loc);
 }
 template <Element A, Element B>
 requires DotOperands<A, B>

@@ -114,7 +114,7 @@ ir::Value* flip(ir::Value* v, int axis, const Loc& loc);
 // Writes "file:line: text" to stdout while tracing (tl::static_print).
 void static_print(const std::string& text, const Loc& loc);
 ir::Value* dot(ir::Value* a, ir::Value* b, ir::Value* acc, std::string_view input_precision,
-               const Loc& loc);
+               int64_t max_num_imprecise_acc, const Loc& loc);
 ir::Value* hint(ir::Value* v, std::string_view name, int64_t value, const Loc& loc);
 void debug_op(ir::OpKind kind, std::vector<ir::Value*> operands, ir::Attrs attrs, const Loc& loc);
 
