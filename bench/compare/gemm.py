@@ -14,6 +14,7 @@
 # --descriptor: Triton's kernel reads A and B and stores C through tensor descriptors
 # (tl.make_tensor_descriptor, TMA on sm_90a): bench_gemm --descriptor's source.
 import argparse
+import sys
 import time
 
 import torch
@@ -164,6 +165,11 @@ def main():
             if fp8:  # Hopper's fp8 wgmma accumulates with fewer bits than f32: a norm-wise check
                 err = (c.float() - ref).abs().max().item() / ref.abs().max().item()
                 assert err < 2e-2, f"triton wrong ({err})"
+                if not epi:  # the error beside bench_gemm's (it prints its own on stderr)
+                    cu = torch._scaled_mm(a, b, one, one, out_dtype=out_dt).float()
+                    cu_err = (cu - ref).abs().max().item() / ref.abs().max().item()
+                    print(f"{M}x{K}x{N}: largest error triton {err:.3g}, cublaslt {cu_err:.3g} "
+                          "of the largest entry", file=sys.stderr)
             else:
                 assert torch.allclose(c.float(), ref, rtol=3e-2, atol=3e-1), "triton wrong"
             name = f"{'gemm_bias_relu' if epi else 'gemm'} {args.dtype} {M}x{K}x{N}"

@@ -209,10 +209,13 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
       const int grid = tritium::cdiv(s.m, int(t["BM"])) * tritium::cdiv(s.n, int(t["BN"]));
       launch_with(k, grid, t["BM"], t["BN"], t["BK"]);
     };
+    launch = [&tuned, key, go, &dev] { tuned(key, go, dev); };
+    // One launch first: it checks a choice stored by an earlier run against this run's IR (and
+    // tunes again where it differs), so that the line names the configuration timed.
+    launch();
     const tritium::Config& best = tuned.best(key, go, dev);
     *chosen = fmt::format("{}x{}x{}:{}:{}", best["BM"], best["BN"], best["BK"], best.num_warps,
                           best.num_stages);
-    launch = [&tuned, key, go, &dev] { tuned(key, go, dev); };
   } else {
     kernel.options({.num_warps = cfg.warps, .num_stages = cfg.stages});
     const int grid = tritium::cdiv(s.m, cfg.bm) * tritium::cdiv(s.n, cfg.bn);

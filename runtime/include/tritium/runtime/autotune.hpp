@@ -147,7 +147,9 @@ public:
     run();
   }
 
-  // The configuration chosen for `key` (tuning it first if needed).
+  // The configuration chosen for `key` (tuning it first if needed). A choice read from the disk
+  // store is returned before any launch has checked it: the first launch through operator()
+  // may drop it and tune again (launch once before reporting the choice).
   const Config& best(const std::string& key, const Launch& launch, Device device = {}) {
     if (device == Device())
       device = default_device();
