@@ -3,7 +3,8 @@
 # (K contiguous, as the fp8 peers take it), f16 C, at the configurations of CASES. One parser
 # (amd_parity.isa_stats) reads both compilers' AMDGCN.
 #
-#   python3 amd_fp8_gemm.py triton > triton.csv      # on the GPU machine (triton imports)
+#   python3 amd_fp8_gemm.py triton [ASM_DIR] > triton.csv   # on the GPU machine (triton imports);
+#                                                          # ASM_DIR/<case>.amdgcn: Triton's text
 #   python3 amd_fp8_gemm.py tritium DIR > tritium.csv
 #
 # tritium mode reads DIR/<case>.amdgcn, made by bench/run_amd_fp8_gemm.sh (bench_gemm traced on
@@ -52,6 +53,9 @@ def main(argv):
         pointer_range = amd_parity._buffer_ops_knob()
         for case in CASES:
             text, name, shared = amd_parity.compile_case(case, "gfx942", pointer_range)
+            if len(argv) > 1:
+                Path(argv[1]).mkdir(parents=True, exist_ok=True)
+                (Path(argv[1]) / f"{case}.amdgcn").write_text(text)
             stats = amd_parity.isa_stats(text, name)
             stats["lds"] = shared
             out.writerow(row(case, "triton", stats))
