@@ -209,7 +209,7 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   // max_num_imprecise_acc (fp8), as Triton: where it is at most this dot's K, K goes in chunks
   // of that many, each summed by the tensor core from zero, waited for and added to the
   // accumulator in f32 (the unit's own accumulation is below f32's).
-  const int64_t promote = op.int_attr("max_num_imprecise_acc", 0);
+  const int64_t promote = op.int_attr(ir::attr::max_num_imprecise_acc, 0);
   const bool partial = promote > 0 && promote <= K;
   const int64_t chunk = partial ? std::max<int64_t>(instr->k, promote) : K;
   for (int64_t c0 = 0; c0 < K; c0 += chunk) {

@@ -653,22 +653,20 @@ private:
     for (ir::Op* l : loads) {
       ir::Op* cvt = only_user(*l);
       ir::Op* dot = cvt ? only_user(*cvt) : nullptr;
-      auto* m = dot && dot->kind == OpKind::Dot && dot->parent == &body
+      // (Not one that adds partial sums in f32, max_num_imprecise_acc: it waits in its loop.)
+      auto* m = dot && dot->kind == OpKind::Dot && dot->parent == &body &&
+                        !dot->has_attr(ir::attr::max_num_imprecise_acc)
                     ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get())
                     : nullptr;
-      // (A dot that adds partial sums in f32, max_num_imprecise_acc, waits in its iteration.)
-      if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y ||
-          dot->has_attr("max_num_imprecise_acc"))
+      if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y)
         continue;
       std::vector<ir::Op*> turns;
       if (!operands_stay(*dot, loads, turns))
         continue;
-      size_t k = 0; // the carried value the dot's result becomes
-      while (k < y->operands.size() && y->operands[k] != dot->result())
-        ++k;
-      if (k == y->operands.size())
+      auto carried = std::find(y->operands.begin(), y->operands.end(), dot->result());
+      if (carried == y->operands.end())
         continue;
-      ir::Value* acc = body.args[k + 1];
+      ir::Value* acc = body.args[static_cast<size_t>(carried - y->operands.begin()) + 1];
       const bool chained = dot->operands[2] == acc && only_user_of(f_, acc, f_.entry()) == dot;
       if (chained || reads_after_first_wait(acc, dot))
         return {dot, chained, std::move(turns)};

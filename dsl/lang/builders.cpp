@@ -698,7 +698,7 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision,
     if (max_num_imprecise_acc < 0)
       fail(loc,
            fmt::format("max_num_imprecise_acc must be positive, got {}", max_num_imprecise_acc));
-    attrs["max_num_imprecise_acc"] = max_num_imprecise_acc;
+    attrs[ir::attr::max_num_imprecise_acc] = max_num_imprecise_acc;
   }
   return create1(OpKind::Dot, {a, b, acc}, acc->type, loc, std::move(attrs));
 }

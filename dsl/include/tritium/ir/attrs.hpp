@@ -69,6 +69,8 @@ namespace attr {
 inline constexpr const char* axis = "axis";   // program_id, expand_dims, reduce, scan
 inline constexpr const char* start = "start"; // arange
 inline constexpr const char* end = "end";     // arange
+// dot (fp8): partial sums of this many K added in f32 (tl::DotOptions::max_num_imprecise_acc)
+inline constexpr const char* max_num_imprecise_acc = "max_num_imprecise_acc";
 } // namespace attr
 
 } // namespace tritium::ir
