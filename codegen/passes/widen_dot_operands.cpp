@@ -4,13 +4,14 @@
 // then take them, converted in registers from the bytes loaded (the mixed-operand path of int8
 // weights), at the f16 rate.
 //
-// The fp8 instructions wired: CDNA3's MFMA (its fnuz formats) and sm_90a's wgmma (e4m3 and
-// e5m2, k32). wgmma reads both operands from shared memory with K contiguous (it has no
-// transposed form for 8-bit types); the pass runs after coalesce so that each operand's layout
-// says which dimension its tile was loaded along: a row-major a and a column-major b (K
-// fastest, how Triton's tutorial and cuBLASLt take fp8) go to shared memory as loaded and stay
+// The fp8 instructions wired: sm_90a's wgmma (e4m3 and e5m2, k32), CDNA3's MFMA (its fnuz
+// formats), RDNA4's WMMA (e4m3 and e5m2). wgmma reads both operands from shared memory with K
+// contiguous (it has no transposed form for 8-bit types); the pass runs after coalesce so that each
+// operand's layout says which dimension its tile was loaded along: a row-major a and a column-major
+// b (K fastest, how Triton's tutorial and cuBLASLt take fp8) go to shared memory as loaded and stay
 // fp8; any other operand order is widened rather than transposed through registers on its way
-// to shared memory. Not wired: sm_89's mma.sync e4m3, gfx12's WMMA fp8.
+// to shared memory. Not wired: sm_89+'s mma.sync e4m3 (it needs PTX 8.4), so a dot wgmma cannot
+// take (fewer than 64 rows) is widened too.
 #include "gpu/layout.hpp"
 #include "gpu/matrix.hpp"
 #include "passes/passes.hpp"

@@ -121,7 +121,7 @@ public:
   std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& in,
                                        const SmemMatrix& a, const SmemMatrix& bm,
                                        const std::vector<llvm::Value*>& c) override {
-    return wgmma(b, in, {descriptor(b, a)}, bm, c, fmt::format(", {}", a.k_major ? 0 : 1));
+    return wgmma(b, in, {descriptor(b, a)}, &a, bm, c);
   }
   std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& in,
                                             const std::vector<llvm::Value*>& a_words,
@@ -129,7 +129,7 @@ public:
                                             const std::vector<llvm::Value*>& c) override {
     if (a_words.size() != 4)
       throw Error("NVPTX: wgmma with a in registers of the wrong shape (internal)");
-    return wgmma(b, in, a_words, bm, c, "");
+    return wgmma(b, in, a_words, nullptr, bm, c);
   }
   void mma_shared_fence(llvm::IRBuilder<>& b) override { ptx(b, "wgmma.fence.sync.aligned;"); }
   void mma_shared_commit(llvm::IRBuilder<>& b) override {
@@ -270,18 +270,18 @@ public:
                  {shared_u32(b, bar), phase});
   }
   // One wgmma: operands d (the accumulator registers), a (a descriptor, or four registers
-  // in braces), b's descriptor, scale-d, the scales, the transposition flags (a's only with a
-  // in shared memory: `trans_a`, empty otherwise); c is tied to d.
+  // in braces), b's descriptor, scale-d, the scales, the transposition flags (16-bit operands;
+  // a's only with a in shared memory, `am`); c is tied to d.
   std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const MmaInstr& in,
-                                  const std::vector<llvm::Value*>& a, const SmemMatrix& bm,
-                                  const std::vector<llvm::Value*>& c, const std::string& trans_a) {
+                                  const std::vector<llvm::Value*>& a, const SmemMatrix* am,
+                                  const SmemMatrix& bm, const std::vector<llvm::Value*>& c) {
     const int regs = in.n / 2;
     if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32)
       throw Error("NVPTX: wgmma accumulator of the wrong shape (internal)");
     const int na = static_cast<int>(a.size());
     // 8-bit operands have no transposed form: both K-major (widen_dot_operands saw to it).
     const bool half = in.a.bits() == 16;
-    if (!half && (na != 1 || !bm.k_major || trans_a != ", 0"))
+    if (!half && (!am || !am->k_major || !bm.k_major))
       throw Error("NVPTX: fp8 wgmma needs both operands K-major in shared memory (internal)");
     std::string text = fmt::format("{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
                                    "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{}.{} {{",
@@ -296,7 +296,9 @@ public:
       a_text += fmt::format("{}${}", i ? ", " : "", regs + i);
     if (na > 1)
       a_text = "{" + a_text + "}";
-    const std::string trans = half ? fmt::format("{}, {}", trans_a, bm.k_major ? 0 : 1) : "";
+    std::string trans = half ? fmt::format(", {}", bm.k_major ? 0 : 1) : "";
+    if (half && am)
+      trans = fmt::format(", {}{}", am->k_major ? 0 : 1, trans);
     text += fmt::format("}}, {}, ${}, p, 1, 1{};\n}}", a_text, regs + na, trans);
     cons += na > 1 ? "r,r,r,r,l,r" : "l,l,r";
     for (int i = 0; i < regs; ++i)
