@@ -324,9 +324,11 @@ int main(int argc, char** argv) {
         descriptor = true;
       else if (a == "--b-major")
         b_major = value();
-      else if (a == "--max-imprecise")
-        imprecise = std::max(0, std::atoi(value().c_str()));
-      else if (a == "--reps")
+      else if (a == "--max-imprecise") {
+        const std::string v = value();
+        if ((imprecise = std::atoi(v.c_str())) <= 0)
+          throw tritium::Error(fmt::format("--max-imprecise {}: expected a positive K count", v));
+      } else if (a == "--reps")
         reps = std::max(1, std::atoi(value().c_str()));
       else if (a == "--warmup")
         warmup = std::max(0, std::atoi(value().c_str()));
