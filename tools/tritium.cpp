@@ -125,6 +125,7 @@ int opt(int argc, char** argv) {
       features.tma = t.has(gpu::Feature::Tma);
       features.async_copy = t.has(gpu::Feature::AsyncCopy);
       features.buffer_ops = t.has(gpu::Feature::BufferOps);
+      features.gathers_join_class = t.vendor == gpu::Vendor::Amd;
       target_given = true;
     } else if (a == "--warp-size") {
       features.warp_size = number();

@@ -106,6 +106,7 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
   features.async_copy = ti->has_async_copy();
   features.matrix_version = arch_of(target_in.arch).matrix.version;
   features.buffer_ops = arch_of(target_in.arch).has(Feature::BufferOps);
+  features.gathers_join_class = arch_of(target_in.arch).vendor == Vendor::Amd;
   features.remarks = &out.remarks;
   std::unique_ptr<ir::Function> g =
       prepare_gpu_ir(f, features, [&](const std::string& pass, const ir::Function& h) {

@@ -519,6 +519,7 @@ public:
     features.matrix_version = matrix_version_;
     // AMD's IR (offsets carried instead of pointers), checked here without its buffer loads.
     features.buffer_ops = matrix_ == MatrixUnit::Mfma || matrix_ == MatrixUnit::Wmma;
+    features.gathers_join_class = features.buffer_ops;
     auto g = prepare_gpu_ir(f, features, nullptr);
     ir_ = ir::print(*g);
     HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());

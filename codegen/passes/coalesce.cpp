@@ -29,6 +29,7 @@ struct OwnAccess {
   std::vector<int> order;
   int64_t vec = 1;
   int64_t constancy = 1; // along order[0]
+  bool gather = false;   // no two neighbours along order[0] are contiguous: one element a run
 };
 OwnAccess own_access(const ir::Value* ptr, const AxisInfo& info) {
   OwnAccess a;
@@ -42,6 +43,7 @@ OwnAccess own_access(const ir::Value* ptr, const AxisInfo& info) {
   const int64_t align = std::max<int64_t>(1, info.divisibility[d0] / elem_bytes);
   a.vec = std::min<int64_t>({16 / elem_bytes, info.contiguity[d0], align});
   a.constancy = info.constancy[d0];
+  a.gather = info.contiguity[d0] == 1 && a.constancy == 1 && ptr->type.shape[d0] > 1;
   return a;
 }
 
@@ -195,7 +197,10 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatu
   // layout of the contiguous accesses beside it nothing has to be converted. Not a gather of
   // distinct addresses (an index_select's columns): measured on the H200, its own layout and a
   // conversion were 1.6x faster than the wide one (0.385 against 0.626 ms, index_select
-  // 32000x4096x1024). Stores keep their own width (wider would leave gaps in a warp's writes).
+  // 32000x4096x1024). Where the target asks (GpuFeatures::gathers_join_class), a gather and the
+  // loads of its class with its shape (its indices, a scatter's values) take the widest access
+  // of the class instead, as Triton's coalescing does, so that nothing converts between them.
+  // Other stores keep their own width (wider would leave gaps in a warp's writes).
   Flow flow(f);
   std::unordered_map<const ir::Value*, std::vector<const Found*>> classes;
   for (const Found& a : accesses)
@@ -209,10 +214,20 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatu
   std::unordered_map<const ir::Op*, ir::LayoutPtr> out;
   for (const Found& a : accesses) {
     int64_t vec = a.own.vec;
+    auto alike = [&](const Found* o) {
+      return o->own.order == a.own.order &&
+             o->op->operands[0]->type.shape == a.op->operands[0]->type.shape;
+    };
+    const auto& mine = classes[flow.find(a.op->operands[0])];
+    const bool beside_gather = std::any_of(
+        mine.begin(), mine.end(), [&](const Found* o) { return o->own.gather && alike(o); });
+    if (t.gathers_join_class && beside_gather && (a.own.gather || a.op->kind == OpKind::Load))
+      for (const Found* o : mine)
+        if (alike(o))
+          vec = std::max(vec, o->own.vec);
     if (a.op->kind == OpKind::Load && a.own.constancy > 1)
-      for (const Found* o : classes[flow.find(a.op->operands[0])])
-        if (o->own.order == a.own.order &&
-            o->op->operands[0]->type.shape == a.op->operands[0]->type.shape)
+      for (const Found* o : mine)
+        if (alike(o))
           vec = std::max(vec, o->own.vec);
     auto k = operand_k.find(a.op);
     out[a.op] = layout_for(a.op->operands[0], a.own, vec, t.num_warps, t.warp_size,

@@ -44,6 +44,15 @@ struct GpuFeatures {
   int matrix_version = 1;
   // AMD's buffer instructions: a base, 32-bit offsets, out-of-range offsets masked off.
   bool buffer_ops = false;
+  // A gather (an access whose neighbours are not contiguous) and the loads of its class take one
+  // width, the widest access's of the class, instead of the gather keeping one element a thread
+  // and the rest converting into it (coalesce.cpp). AMD: that conversion is a trip of 64-bit
+  // pointers through LDS between two barriers, and Triton's AMD backend widens as this does
+  // (gfx942: gather 474 -> 218 instructions, scatter 496 -> 216, 8 KiB of LDS -> 0 for both;
+  // gfx1100 index_select 65 -> 46 VGPRs). NVIDIA keeps the conversion: on an H200 (zoo.py,
+  // 2026-11-29) it was faster for three of the zoo's four gathers and scatters, and widening an
+  // index_select's gather was 1.6x slower.
+  bool gathers_join_class = false;
   // Where passes say what they chose not to do and why (a pipeline's stages cut to fit shared
   // memory); compile.cpp keeps them in GpuKernelBinary::remarks. Null: not collected.
   std::vector<std::string>* remarks = nullptr;
