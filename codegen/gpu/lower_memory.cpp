@@ -114,10 +114,11 @@ LV* Lowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
 }
 
 // Elements per vector access: contiguity and alignment of the pointers (AxisInfo), the
-// layout's run per thread, the mask's constancy, at most 128 bits.
+// layout's run per thread, the mask's constancy, at most 128 bits. Booleans too (a byte each in
+// memory: eight a thread are one 64-bit access, not eight byte loads).
 int Lowering::vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
                            DType elem) {
-  if (elem.is_bool() || d.reg.empty())
+  if (d.reg.empty())
     return 1;
   int k = LinearLayout::dim_of(d.reg[0]);
   if (k < 0)
