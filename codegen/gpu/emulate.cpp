@@ -244,6 +244,26 @@ _Float16 tritium_emu_truncdfbf2(double d) {
 }
 }
 
+// Buffer accesses as AMD's hardware makes them (HostEmuTarget::buffer_load, buffer_store).
+llvm::FixedVectorType* as_vector(llvm::Type* t) {
+  if (auto* v = llvm::dyn_cast<llvm::FixedVectorType>(t))
+    return v;
+  return llvm::FixedVectorType::get(t, 1);
+}
+llvm::Value* splat_mask(llvm::IRBuilder<>& b, llvm::Value* ok, llvm::FixedVectorType* t) {
+  return b.CreateVectorSplat(t->getNumElements(), ok);
+}
+// The address and whether the access happens: masked-off lanes get an offset past the range,
+// as the AMD target gives them (amdgpu.cpp, masked_offset).
+std::pair<llvm::Value*, llvm::Value*> buffer_address(llvm::IRBuilder<>& b, llvm::Value* base,
+                                                     llvm::Value* off, llvm::Value* mask) {
+  if (mask)
+    off = b.CreateSelect(mask, off, b.getInt32(0x80000000u));
+  llvm::Value* ok = b.CreateICmpULT(off, b.getInt32(0x7ffffffe));
+  llvm::Value* safe = b.CreateSelect(ok, off, b.getInt32(0));
+  return {b.CreateGEP(b.getInt8Ty(), base, b.CreateZExt(safe, b.getInt64Ty())), ok};
+}
+
 class HostEmuTarget final : public TargetInfo {
 public:
   HostEmuTarget(int warp_size, MatrixUnit matrix, std::string dl)
@@ -260,6 +280,31 @@ public:
     auto* fn = llvm::InlineAsm::get(
         llvm::FunctionType::get(b.getInt16Ty(), {b.getInt16Ty()}, false), "", "=r,0", false);
     return b.CreateCall(fn, {bits});
+  }
+  // AMD's buffer accesses where an AMD matrix unit is emulated, with their semantics: a base
+  // and an unsigned 32-bit byte offset, which reads zeros and drops writes at or past the
+  // resource's 0x7ffffffe bytes (where the lowering sends masked-off lanes), so that the
+  // offsets a kernel computes for them (their signs, their sums) are checked here.
+  llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                           llvm::Value* byte_offset, llvm::Value* mask) override {
+    if (matrix_ != MatrixUnit::Mfma && matrix_ != MatrixUnit::Wmma)
+      return nullptr;
+    auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
+    auto* vt = as_vector(type);
+    llvm::Value* v = b.CreateMaskedLoad(vt, ptr, llvm::Align(1), splat_mask(b, ok, vt),
+                                        llvm::Constant::getNullValue(vt));
+    return type == vt ? v : b.CreateExtractElement(v, uint64_t{0});
+  }
+  bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
+                    llvm::Value* byte_offset, llvm::Value* mask) override {
+    if (matrix_ != MatrixUnit::Mfma && matrix_ != MatrixUnit::Wmma)
+      return false;
+    auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
+    auto* vt = as_vector(value->getType());
+    if (vt != value->getType())
+      value = b.CreateInsertElement(llvm::PoisonValue::get(vt), value, uint64_t{0});
+    b.CreateMaskedStore(value, ptr, llvm::Align(1), splat_mask(b, ok, vt));
+    return true;
   }
   // As NVIDIA sm_80 (sm_90a) where mma.sync (wgmma) is emulated.
   bool has_ldmatrix() const override {

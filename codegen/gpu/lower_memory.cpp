@@ -87,13 +87,26 @@ void Lowering::track_base_offset(const ir::Op& op) {
     return off;
   };
   // From the argument itself, an in-bounds access's offset is non-negative whatever the
-  // offsets' signs (Triton's small-tensor buffer ops); from a scalar moved into the buffer, the
-  // offsets must be shown non-negative (a negative one would be read as 2^32 - |o|).
+  // offsets' signs (Triton's small-tensor buffer ops); from a scalar moved into the buffer
+  // (X += batch * stride), the offsets shown non-negative keep that base, and others go back to
+  // the argument, the scalar steps added to every offset: the total of an in-bounds access is
+  // below 2^31 whatever its parts' signs, so their low 32 bits added modulo 2^32 are exact (a
+  // batched GEMM's `a += batch * M * K` then `offs_m * K`, K of unknown sign).
   if (p->def && p->def->kind == OpKind::Splat) {
     const ir::Value* s = p->def->operand(0);
     const bool at_argument = range32_argument(s);
-    if (at_argument || (!wide && in_range32_buffer(f_, s) && nonneg(o)))
+    if (at_argument || (!wide && in_range32_buffer(f_, s) && nonneg(o))) {
       split_[op.result()] = {get(s)[0], offsets(), at_argument};
+    } else if (in_range32_buffer(f_, s)) {
+      LV* moved = b_.getInt32(0);
+      for (; s->def; s = s->def->operand(0))
+        moved =
+            b_.CreateAdd(moved, b_.CreateSExtOrTrunc(get(s->def->operand(1))[0], b_.getInt32Ty()));
+      Regs off = offsets();
+      for (LV*& v : off)
+        v = b_.CreateAdd(moved, v);
+      split_[op.result()] = {get(s)[0], std::move(off), true};
+    }
   } else if (auto it = split_.find(p);
              it != split_.end() && (it->second.at_argument || (!wide && nonneg(o)))) {
     BaseOffset s = it->second;
