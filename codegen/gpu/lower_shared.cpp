@@ -428,8 +428,6 @@ Regs Lowering::shared_run(const ir::Op& op, int r0) {
   const DType e = res->type.elem;
   const int fast = res->type.rank() - 2 + s.order[0];
   int vec = std::min<int>({d.contiguous_regs(fast), s.vec, static_cast<int>(16 / mem_bytes(e))});
-  if (e.is_bool())
-    vec = 1;
   vec = std::max(1, vec);
   r0 = r0 / vec * vec;
   llvm::Type* t = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
