@@ -82,7 +82,17 @@ void optimize_dot_operands(ir::Function& f, const GpuFeatures& target) {
   for (ir::Op* c : conversions) {
     ir::Value* x = c->operands[0];
     const ir::Type& t = x->type;
-    const std::vector<int> order = register_order(t);
+    // NVIDIA's ldmatrix reads either order (transposing where asked): the tile takes the
+    // registers' order, written 16 bytes a thread. AMD's matrix units read runs along K, which
+    // a tile in the other order serves 2 bytes at a time (64 ds_read_u16 a thread an iteration
+    // in the int8-weight GEMM's B): the tile is K-major, its writes narrower but once per
+    // fragment rather than once per warp reading it (w8a16 4096^3 loop 257 -> 159 instructions
+    // on gfx942, Triton 203; 650 -> 327 on gfx1100, Triton 588).
+    std::vector<int> order = register_order(t);
+    if (operands_k_major(target.matrix)) {
+      const int k = dynamic_cast<const DotOperandLayout&>(*c->result()->type.layout).op_idx == 0;
+      order = {k, 1 - k};
+    }
     ir::Type bt(t.elem, {1, t.shape[0], t.shape[1]});
     bt.layout = shared_layout(t.shape[order[0]], static_cast<int>(elem_bytes(t.elem)), order);
     // Made beside the conversion, so that it lives from there to the dot (plan_buffers): two
