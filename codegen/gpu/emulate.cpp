@@ -562,7 +562,8 @@ public:
     // then copies through registers, which they allow), else AMD's of S - 1.
     features.async_copy = sm90a;
     features.matrix_version = matrix_version_;
-    // AMD's IR (offsets carried instead of pointers), checked here without its buffer loads.
+    // AMD's IR (offsets carried instead of pointers) and its buffer loads and stores (base plus
+    // unsigned offset, HostEmuTarget::buffer_load) are what runs here for an AMD matrix unit.
     features.buffer_ops = matrix_ == MatrixUnit::Mfma || matrix_ == MatrixUnit::Wmma;
     features.gathers_join_class = features.buffer_ops;
     auto g = prepare_gpu_ir(f, features, nullptr);
