@@ -151,7 +151,7 @@ ir::LayoutPtr induced_layout(const ir::Op& op, size_t index) {
   case ir::OpKind::Reshape:
     return linear_layout(reshape_layout(src, op.results[index]->type.shape));
   case ir::OpKind::ExpandDims:
-    return linear_layout(expand_dims_layout(src, static_cast<int>(op.int_attr("axis"))));
+    return linear_layout(expand_dims_layout(src, static_cast<int>(op.int_attr(ir::attr::axis))));
   case ir::OpKind::Join:
     if (!ir::same_layout(op.operands[1]->type.layout, x->type.layout))
       return nullptr;

@@ -308,15 +308,15 @@ void Lowering::lower(const ir::Op& op) {
   case ir::OpCategory::Source:
     switch (ir::as<ir::SourceOp>(op.kind)) {
     case ir::SourceOp::ProgramId:
-      return set(op.result(), {ti_.program_id(b_, static_cast<int>(op.int_attr("axis")))});
+      return set(op.result(), {ti_.program_id(b_, static_cast<int>(op.int_attr(ir::attr::axis)))});
     case ir::SourceOp::NumPrograms:
-      return set(op.result(), {ti_.num_programs(b_, static_cast<int>(op.int_attr("axis")))});
+      return set(op.result(), {ti_.num_programs(b_, int(op.int_attr(ir::attr::axis)))});
     case ir::SourceOp::Constant:
       return set(op.result(),
                  Regs(nregs(op.result()), scalar_.constant(op, op.result()->type.elem)));
     case ir::SourceOp::Arange: {
       LinearLayout d = dist(op.result());
-      int64_t start = op.int_attr("start");
+      int64_t start = op.int_attr(ir::attr::start);
       Regs r;
       for (int i = 0; i < d.num_regs(); ++i)
         r.push_back(b_.CreateAdd(coords(d, i)[0], b_.getInt32(static_cast<uint32_t>(start))));

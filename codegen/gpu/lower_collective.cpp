@@ -49,7 +49,7 @@ LV* Lowering::shuffle_idx(LV* v, LV* src_lane) {
 void Lowering::reduce(const ir::Op& op) {
   const size_t n = op.operands.size();
   const ir::Value* x0 = op.operand(0);
-  const int axis = static_cast<int>(op.int_attr("axis"));
+  const int axis = static_cast<int>(op.int_attr(ir::attr::axis));
   LinearLayout d = dist(x0);
   const int64_t len = d.shape[axis];
   // Groups of registers that differ only along the axis -> one result register each.
@@ -201,7 +201,7 @@ Lowering::Partial Lowering::then(const ir::Op& op, const Partial& a, const Parti
 void Lowering::scan(const ir::Op& op) {
   const size_t n = op.operands.size();
   const ir::Value* x0 = op.operand(0);
-  const int axis = static_cast<int>(op.int_attr("axis"));
+  const int axis = static_cast<int>(op.int_attr(ir::attr::axis));
   const bool rev = op.int_attr("reverse", 0) != 0;
   LinearLayout d = dist(x0);
   // Along the axis the layout must be blocked: coordinate bits from registers (a chunk), then

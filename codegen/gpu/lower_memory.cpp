@@ -29,7 +29,7 @@ bool Lowering::nonneg(const ir::Value* v) {
       r = true;
       break;
     case OpKind::Arange:
-      r = d->int_attr("start") >= 0;
+      r = d->int_attr(ir::attr::start) >= 0;
       break;
     case OpKind::Constant:
       r = std::holds_alternative<int64_t>(d->attrs.at("value")) &&

@@ -79,7 +79,7 @@ void Lowering::shape_op(const ir::Op& op) {
     made = reshape_layout(src, op.result()->type.shape);
     break;
   case OpKind::ExpandDims:
-    made = expand_dims_layout(src, static_cast<int>(op.int_attr("axis")));
+    made = expand_dims_layout(src, static_cast<int>(op.int_attr(ir::attr::axis)));
     break;
   case OpKind::Join: {
     // b in a's layout, then a thread holds a[i], b[i] side by side.

@@ -168,7 +168,7 @@ private:
       return r;
     }
     case OpKind::Arange: {
-      int64_t start = op.int_attr("start");
+      int64_t start = op.int_attr(ir::attr::start);
       r.contiguity[0] = t.shape[0];
       r.divisibility[0] = pow2_divisor(start);
       return r;
@@ -199,7 +199,7 @@ private:
     }
     case OpKind::ExpandDims: {
       const AxisInfo& a = in(0);
-      int axis = static_cast<int>(op.int_attr("axis"));
+      int axis = static_cast<int>(op.int_attr(ir::attr::axis));
       if (op.operand(0)->type.is_scalar())
         return r;
       r.contiguity = a.contiguity;

@@ -65,7 +65,7 @@ ir::LayoutPtr operand_layout_for(const ir::Op& op, const ir::LayoutPtr& want) {
   const ir::Type& r = op.result()->type;
   switch (op.kind) {
   case OpKind::ExpandDims:
-    return slice_layout(static_cast<int>(op.int_attr("axis")), want);
+    return slice_layout(static_cast<int>(op.int_attr(ir::attr::axis)), want);
   case OpKind::Trans: {
     const auto& order = op.ints_attr("order");
     std::vector<int64_t> inverse(order.size());
@@ -304,7 +304,7 @@ private:
       for (auto& v : op.operands)
         v = unconverted(v);
       ir::LayoutPtr l = x0->type.layout;
-      int axis = static_cast<int>(op.int_attr("axis"));
+      int axis = static_cast<int>(op.int_attr(ir::attr::axis));
       size_t at = i + 1;
       for (ir::Value* r : op.results) {
         if (r->type.is_scalar())

@@ -124,11 +124,11 @@ private:
     switch (op_category(op.kind)) {
     case OpCategory::Source:
       if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) {
-        int64_t axis = op.int_attr("axis");
+        int64_t axis = op.int_attr(ir::attr::axis);
         check(axis >= 0 && axis < 3, op, "axis must be 0, 1 or 2");
         check(op.result()->type == Type(ScalarKind::I32), op, "result must be i32");
       } else if (op.kind == OpKind::Arange) {
-        int64_t n = op.int_attr("end") - op.int_attr("start");
+        int64_t n = op.int_attr(ir::attr::end) - op.int_attr(ir::attr::start);
         check(n > 0 && (n & (n - 1)) == 0, op, "the range's length must be a power of two");
         check(like(op.result()->type, Type(ScalarKind::I32, {n})), op,
               "result must be i32[end-start]");
@@ -224,7 +224,7 @@ private:
     }
     case OpKind::ExpandDims: {
       auto s = o[0]->type.shape;
-      int64_t axis = op.int_attr("axis");
+      int64_t axis = op.int_attr(ir::attr::axis);
       check(axis >= 0 && axis <= static_cast<int64_t>(s.size()), op, "axis out of range");
       s.insert(s.begin() + axis, 1);
       check(like(r, o[0]->type.with_shape(s)), op, "result shape must have a 1 inserted at axis");
@@ -432,7 +432,7 @@ private:
     }
     yields(op, 0, scalars);
     results(op, o.size());
-    int64_t axis = op.int_attr("axis");
+    int64_t axis = op.int_attr(ir::attr::axis);
     int rank = o[0]->type.rank();
     check(axis >= 0 && axis < rank, op, "axis out of range");
     for (size_t i = 0; i < o.size(); ++i) {

@@ -610,10 +610,10 @@ private:
     Tensor t = make(op.result()->type);
     switch (k) {
     case ir::SourceOp::ProgramId:
-      t.data[0] = int_scalar(pid_[op.int_attr("axis")]);
+      t.data[0] = int_scalar(pid_[op.int_attr(ir::attr::axis)]);
       break;
     case ir::SourceOp::NumPrograms: {
-      int64_t axis = op.int_attr("axis");
+      int64_t axis = op.int_attr(ir::attr::axis);
       t.data[0] = int_scalar(axis == 0 ? grid_.x : axis == 1 ? grid_.y : grid_.z);
       break;
     }
@@ -625,7 +625,7 @@ private:
       break;
     }
     case ir::SourceOp::Arange: {
-      int64_t start = op.int_attr("start");
+      int64_t start = op.int_attr(ir::attr::start);
       for (size_t i = 0; i < t.size(); ++i)
         t.data[i] = int_scalar(start + static_cast<int64_t>(i));
       break;
@@ -908,7 +908,7 @@ private:
     const auto& o = op.operands;
     size_t n = o.size();
     const auto& shape = get(o[0]).type.shape;
-    int64_t axis = op.int_attr("axis");
+    int64_t axis = op.int_attr(ir::attr::axis);
     int64_t len = shape[axis], inner = 1, outer = 1;
     for (size_t d = axis + 1; d < shape.size(); ++d)
       inner *= shape[d];

@@ -110,7 +110,7 @@ void KernelLowering::lower_reduce_or_scan(const ir::Op& op) {
   const auto& o = op.operands;
   size_t n = o.size();
   const auto& shape = o[0]->type.shape;
-  int64_t axis = op.int_attr("axis");
+  int64_t axis = op.int_attr(ir::attr::axis);
   int64_t len = shape[axis], inner = 1, outer = 1;
   for (size_t d = axis + 1; d < shape.size(); ++d)
     inner *= shape[d];

@@ -547,7 +547,7 @@ llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::V
   auto& b = builder_;
   switch (op.kind) {
   case OpKind::Arange:
-    return b.CreateTrunc(b.CreateAdd(idx[0], i64(op.int_attr("start"))), b.getInt32Ty());
+    return b.CreateTrunc(b.CreateAdd(idx[0], i64(op.int_attr(ir::attr::start))), b.getInt32Ty());
   case OpKind::Constant:
     return scalar_.constant(op, v->type.elem);
   case OpKind::Splat:
@@ -561,7 +561,7 @@ llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::V
   }
   case OpKind::ExpandDims: {
     std::vector<llvm::Value*> j = idx;
-    j.erase(j.begin() + op.int_attr("axis"));
+    j.erase(j.begin() + op.int_attr(ir::attr::axis));
     return remat(op.operand(0), j, false, in);
   }
   case OpKind::Trans: {
@@ -668,7 +668,7 @@ llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size,
     return nullptr;
   auto& b = builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
-  llvm::Value* first = i64(range->int_attr("start"));
+  llvm::Value* first = i64(range->int_attr(ir::attr::start));
   if (shift)
     first = b.CreateAdd(first, b.CreateSExt(scalar(shift), i64_ty));
   llvm::Value* last = b.CreateAdd(first, i64(size - 1));
@@ -1084,10 +1084,10 @@ void KernelLowering::lower_scalar_op(const Op& op) {
   llvm::Value* r = nullptr;
   switch (op.kind) {
   case OpKind::ProgramId:
-    r = b.CreateTrunc(pid(op.int_attr("axis")), b.getInt32Ty());
+    r = b.CreateTrunc(pid(op.int_attr(ir::attr::axis)), b.getInt32Ty());
     break;
   case OpKind::NumPrograms:
-    r = b.CreateTrunc(pid(3 + op.int_attr("axis")), b.getInt32Ty());
+    r = b.CreateTrunc(pid(3 + op.int_attr(ir::attr::axis)), b.getInt32Ty());
     break;
   case OpKind::Constant:
     r = scalar_.constant(op, op.result()->type.elem);
@@ -1150,7 +1150,7 @@ void KernelLowering::lower_view_op(const Op& op) {
     v.shape = rs;
     break;
   case OpKind::ExpandDims: {
-    int64_t axis = op.int_attr("axis");
+    int64_t axis = op.int_attr(ir::attr::axis);
     v.shape.insert(v.shape.begin() + axis, 1);
     v.strides.insert(v.strides.begin() + axis, 0);
     break;
