@@ -120,12 +120,8 @@ int opt(int argc, char** argv) {
       const gpu::Arch& t = gpu::arch_of(next());
       features.warp_size = t.warp_size;
       features.matrix = t.matrix.unit;
-      features.matrix_version = t.matrix.version;
       features.max_shared_bytes = t.shared_bytes;
-      features.tma = t.has(gpu::Feature::Tma);
-      features.async_copy = t.has(gpu::Feature::AsyncCopy);
-      features.buffer_ops = t.has(gpu::Feature::BufferOps);
-      features.gathers_join_class = t.vendor == gpu::Vendor::Amd;
+      gpu::set_arch_features(features, t);
       target_given = true;
     } else if (a == "--warp-size") {
       features.warp_size = number();

@@ -61,6 +61,14 @@ std::vector<std::string> supported_gpu_archs() {
   return out;
 }
 
+void set_arch_features(GpuFeatures& features, const Arch& arch) {
+  features.tma = arch.has(Feature::Tma);
+  features.async_copy = arch.has(Feature::AsyncCopy);
+  features.matrix_version = arch.matrix.version;
+  features.buffer_ops = arch.has(Feature::BufferOps);
+  features.gathers_join_class = arch.vendor == Vendor::Amd;
+}
+
 GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_in,
                                 const CompileOptions& options) {
   std::unique_ptr<TargetInfo> ti = make_target(target_in);
@@ -100,13 +108,9 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
 
   // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts.
   keep("ir", [&] { return ir::print(f); });
-  GpuFeatures features{
-      warps,        ti->warp_size(), ti->matrix_unit(), options.num_stages, ti->max_shared_bytes(),
-      ti->has_tma()};
-  features.async_copy = ti->has_async_copy();
-  features.matrix_version = arch_of(target_in.arch).matrix.version;
-  features.buffer_ops = arch_of(target_in.arch).has(Feature::BufferOps);
-  features.gathers_join_class = arch_of(target_in.arch).vendor == Vendor::Amd;
+  GpuFeatures features{warps, ti->warp_size(), ti->matrix_unit(), options.num_stages,
+                       ti->max_shared_bytes()};
+  set_arch_features(features, arch_of(target_in.arch));
   features.remarks = &out.remarks;
   std::unique_ptr<ir::Function> g =
       prepare_gpu_ir(f, features, [&](const std::string& pass, const ir::Function& h) {

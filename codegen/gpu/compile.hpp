@@ -70,6 +70,13 @@ struct GpuKernelBinary {
   }
 };
 
+struct Arch;
+struct GpuFeatures;
+// What the GPU passes take from the architecture model itself (its matrix unit's generation,
+// TMA, asynchronous copies, buffer instructions, the vendor's coalescing rule for gathers): one
+// place for the compiler and `tritium opt`.
+void set_arch_features(GpuFeatures& features, const Arch& arch);
+
 // Compiles one kernel for one GPU; throws tritium::Error naming the kernel, op and source
 // line when something cannot be compiled. Thread-safe (no global state is mutated after
 // LLVM's targets are initialized once).

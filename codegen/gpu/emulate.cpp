@@ -250,9 +250,6 @@ llvm::FixedVectorType* as_vector(llvm::Type* t) {
     return v;
   return llvm::FixedVectorType::get(t, 1);
 }
-llvm::Value* splat_mask(llvm::IRBuilder<>& b, llvm::Value* ok, llvm::FixedVectorType* t) {
-  return b.CreateVectorSplat(t->getNumElements(), ok);
-}
 // The address and whether the access happens: masked-off lanes get an offset past the range,
 // as the AMD target gives them (amdgpu.cpp, masked_offset).
 std::pair<llvm::Value*, llvm::Value*> buffer_address(llvm::IRBuilder<>& b, llvm::Value* base,
@@ -291,8 +288,9 @@ public:
       return nullptr;
     auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
     auto* vt = as_vector(type);
-    llvm::Value* v = b.CreateMaskedLoad(vt, ptr, llvm::Align(1), splat_mask(b, ok, vt),
-                                        llvm::Constant::getNullValue(vt));
+    llvm::Value* v =
+        b.CreateMaskedLoad(vt, ptr, llvm::Align(1), b.CreateVectorSplat(vt->getNumElements(), ok),
+                           llvm::Constant::getNullValue(vt));
     return type == vt ? v : b.CreateExtractElement(v, uint64_t{0});
   }
   bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
@@ -303,7 +301,7 @@ public:
     auto* vt = as_vector(value->getType());
     if (vt != value->getType())
       value = b.CreateInsertElement(llvm::PoisonValue::get(vt), value, uint64_t{0});
-    b.CreateMaskedStore(value, ptr, llvm::Align(1), splat_mask(b, ok, vt));
+    b.CreateMaskedStore(value, ptr, llvm::Align(1), b.CreateVectorSplat(vt->getNumElements(), ok));
     return true;
   }
   // As NVIDIA sm_80 (sm_90a) where mma.sync (wgmma) is emulated.

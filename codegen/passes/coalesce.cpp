@@ -219,9 +219,11 @@ coalesced_layouts(const ir::Function& f, const AxisInfoMap& info, const GpuFeatu
              o->op->operands[0]->type.shape == a.op->operands[0]->type.shape;
     };
     const auto& mine = classes[flow.find(a.op->operands[0])];
-    const bool beside_gather = std::any_of(
-        mine.begin(), mine.end(), [&](const Found* o) { return o->own.gather && alike(o); });
-    if (t.gathers_join_class && beside_gather && (a.own.gather || a.op->kind == OpKind::Load))
+    const bool beside_gather =
+        t.gathers_join_class && std::any_of(mine.begin(), mine.end(), [&](const Found* o) {
+          return o->own.gather && alike(o);
+        });
+    if (beside_gather && (a.own.gather || a.op->kind == OpKind::Load))
       for (const Found* o : mine)
         if (alike(o))
           vec = std::max(vec, o->own.vec);
