@@ -32,7 +32,7 @@ if [ $# -eq 1 ]; then filter=(--filter "$1"); fi
 TRITIUM_CACHE_DIR=$(mktemp -d) "$bin/zoo" --device cuda --full --bench --dump "$out/ptx" \
   --csv "$out/tritium.csv" "${filter[@]}" 2>&1 | tee "$out/tritium.log" || status=1
 python3 "$bench/compare/zoo.py" --tritium-ptx "$out/ptx" --cases "$out/tritium.csv" \
-  --triton-asm "$out/triton_asm" "$@" \
+  --triton-asm "$out/triton_asm" ${ZOO_JIT_AB:+--jit-ab} "$@" \
   > "$out/peers.csv" 2> >(tee "$out/peers.log" >&2) || status=1
 
 # kernel, shape, zoo's own time, then each provider's median under zoo.py's harness, and the

@@ -11,22 +11,34 @@ import tempfile
 import torch
 
 
+def jit_of(ptx_path):
+    """How tritium's runtime assembled the PTX at `ptx_path`: "whole" or "link", from the `.jit`
+    file TRITIUM_DUMP writes beside it (runtime/cuda/jit_choice.hpp); "link" without one."""
+    path = os.path.splitext(ptx_path)[0] + ".jit"
+    if os.path.exists(path):
+        with open(path) as f:
+            return "whole" if f.read().startswith("whole") else "link"
+    return "link"
+
+
 class PtxKernel:
-    """A kernel from PTX text, assembled by the CUDA driver's JIT linker as tritium's runtime
-    assembles it (runtime/cuda/cuda_backend.cpp, jit_ptx) and launched with cuLaunchKernel on
-    PyTorch's current stream, so that do_bench times it as it times Triton's launches.
+    """A kernel from PTX text, assembled by the CUDA driver as tritium's runtime assembled it
+    (runtime/cuda/cuda_backend.cpp: `jit` "link", its JIT linker, or "whole",
+    cuModuleLoadData on the PTX) and launched with cuLaunchKernel on PyTorch's current stream,
+    so that do_bench times it as it times Triton's launches.
     Arguments: tensors (their device address), ints and floats, converted by the PTX's own
     parameter types; `extra` zeros fill trailing parameters the caller does not name (Triton's
     scratch pointers)."""
     _cuda = None
 
-    def __init__(self, ptx, name, threads, shared):
+    def __init__(self, ptx, name, threads, shared, jit="link"):
         if PtxKernel._cuda is None:
             PtxKernel._cuda = ctypes.CDLL("libcuda.so.1")
             torch.cuda.init()
         cu = PtxKernel._cuda
         self.module, self.fn = ctypes.c_void_p(), ctypes.c_void_p()
-        self._ok(cu.cuModuleLoadData(ctypes.byref(self.module), self._link(ptx)), "load")
+        image = ptx.encode() + b"\0" if jit == "whole" else self._link(ptx)
+        self._ok(cu.cuModuleLoadData(ctypes.byref(self.module), image), "load")
         self._ok(cu.cuModuleGetFunction(ctypes.byref(self.fn), self.module, name.encode()),
                  "function " + name)
         if shared > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES

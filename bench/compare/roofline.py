@@ -37,7 +37,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 from triton.testing import do_bench
 
-from paired import PtxKernel, bench_rounds, quantiles  # noqa: F401 (also used by importers)
+from paired import PtxKernel, bench_rounds, jit_of, quantiles  # noqa: F401 (also used by importers)
 
 
 @triton.jit
@@ -164,7 +164,8 @@ def tritium_kernel(workload, size, name):
             m = json.load(open(meta))
             if m["global_scratch_bytes"]:
                 return None
-            return PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"])
+            return PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"],
+                             jit_of(ptx))
     return None
 
 

@@ -34,10 +34,12 @@ but tritium's PTX keeps the parameter (unused), so the argument is passed all th
 Part B's twins live in zoo_twins_b.py (`from zoo import twin, Case, Launch, ...`), imported
 from here when it is present.
 
-Usage: python3 zoo.py [--tritium-ptx DIR] [--cases CSV] [--triton-asm DIR] [KERNEL...] > peers.csv
+Usage: python3 zoo.py [--tritium-ptx DIR] [--cases CSV] [--triton-asm DIR] [--jit-ab] [KERNEL...] > peers.csv
   --tritium-ptx DIR  also times tritium's kernels from `zoo --device cuda --full --dump DIR`
   --cases CSV        the (kernel, shape) cases: the CSV `zoo --csv` wrote (default: DIR's folders)
   --triton-asm DIR   writes Triton's PTX of each case to DIR/<kernel>.<shape>/ and logs both
+  --jit-ab           also times tritium's PTX assembled the other way (runtime/cuda/jit_choice.hpp)
+                     as tritium_ptx_other, and its ratio to tritium_ptx
                      sides' warps, registers, spills and shared memory
   KERNEL...          only these kernels
 CSV: kernel,shape,provider,median_ms,q20_ms,q80_ms; per case also a row whose provider is
@@ -59,7 +61,7 @@ from triton import cdiv
 from triton.language.extra import libdevice
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from paired import PtxKernel, bench_rounds, quantiles  # noqa: E402
+from paired import PtxKernel, bench_rounds, jit_of, quantiles  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The registry and what twins use.
@@ -1065,11 +1067,13 @@ def _(shape):
 # The harness.
 
 TRITIUM_PTX = None
+JIT_AB = False  # --jit-ab
 TRITON_ASM = None  # --triton-asm DIR: where Triton's compiled kernels of each case are written
 
 
-def tritium_kernel(kernel, shape, name):
-    """The PTX kernel `name` that `zoo --dump` wrote for this case, or None."""
+def tritium_kernel(kernel, shape, name, other_jit=False):
+    """The PTX kernel `name` that `zoo --dump` wrote for this case, or None; with `other_jit`,
+    assembled the other way than the runtime did."""
     d = os.path.join(TRITIUM_PTX, f"{kernel}.{shape}")
     ptx, meta = os.path.join(d, name + ".ptx"), os.path.join(d, name + ".json")
     if not (os.path.exists(ptx) and os.path.exists(meta)):
@@ -1077,14 +1081,17 @@ def tritium_kernel(kernel, shape, name):
     m = json.load(open(meta))
     if m["global_scratch_bytes"]:
         return None, f"{name} needs {m['global_scratch_bytes']} bytes of global scratch"
-    return PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"]), ""
+    jit = jit_of(ptx)
+    if other_jit:
+        jit = "link" if jit == "whole" else "whole"
+    return PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"], jit), ""
 
 
-def tritium_launch(kernel, shape, case):
+def tritium_launch(kernel, shape, case, other_jit=False):
     """One function running the case's tritium launches in order, or (None, why)."""
     fns = []
     for launch in case.tritium:
-        k, why = tritium_kernel(kernel, shape, launch.name)
+        k, why = tritium_kernel(kernel, shape, launch.name, other_jit)
         fn = k.launcher(launch.grid, launch.args) if k else None
         if fn is None:
             return None, why or f"{launch.name}: its PTX parameters are not the launch's arguments"
@@ -1171,6 +1178,9 @@ def run_case(kernel, shape, ratios):
             print(f"zoo.py: {kernel} {shape} tritium_ptx: {why}", file=sys.stderr)
         elif checked("tritium_ptx", kernel, shape, case, fn):
             fns["tritium_ptx"] = fn
+        fn, why = tritium_launch(kernel, shape, case, True) if JIT_AB else (None, "")
+        if fn and checked("tritium_ptx_other", kernel, shape, case, fn):
+            fns["tritium_ptx_other"] = fn
     if case.torch:
         fns["torch"] = case.torch
     if TRITON_ASM:
@@ -1184,6 +1194,9 @@ def run_case(kernel, shape, ratios):
         r = quantiles([a / b for a, b in zip(times["tritium_ptx"], times["triton"])])
         row(kernel, shape, "tritium/triton", r)
         ratios.append(r[0])
+    if "tritium_ptx_other" in times and "tritium_ptx" in times:
+        row(kernel, shape, "tritium/other_jit",
+            quantiles([a / b for a, b in zip(times["tritium_ptx"], times["tritium_ptx_other"])]))
     mid = {p: quantiles(t)[0] for p, t in times.items()}
     speeds = "  ".join(f"{p} {ms:.4f} ms" + (f" {case.bytes / ms / 1e6:.0f} GB/s" if case.bytes
                                               else "") +
@@ -1205,7 +1218,7 @@ def cases_from(csv_path, ptx_dir):
 
 
 def main():
-    global TRITIUM_PTX, TRITON_ASM
+    global TRITIUM_PTX, TRITON_ASM, JIT_AB
     args, csv_path, wanted = sys.argv[1:], None, []
     while args:
         a = args.pop(0)
@@ -1215,6 +1228,8 @@ def main():
             TRITON_ASM = args.pop(0)
         elif a == "--cases" and args:
             csv_path = args.pop(0)
+        elif a == "--jit-ab":
+            JIT_AB = True
         elif a.startswith("-"):
             sys.exit(__doc__.split("Usage: ")[1].split("\n")[0])
         else:

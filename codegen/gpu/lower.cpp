@@ -124,15 +124,27 @@ const Regs& Lowering::thread_base(const LinearLayout& d) {
 // 0.97, 16 (32 registers) 1.04. The rule picks 6, 4 and 16. Bounds past a trip's needs lose;
 // kernels that keep a row in registers gain nothing from tighter bounds: most spill under them
 // (which the runtime refuses), the rest moved by 1 % or less.
-// Dots keep every register: their accumulators need them.
+// Every kernel without such a loop, and every dot, asks for two blocks per SM: one block's
+// loads then overlap another's math and stores (a kernel without a loop does each once; a
+// dot's prologue and epilogue stall its own warps), where one block alone waits for each in
+// turn. The runtime clamps the request by the blocks shared memory allows. Measured on an
+// H200 (2026-11-29, bench/RESULTS.md): SwiGLU forward in 16-warp blocks, 122 registers and
+// one block -> 64 and two; the int8-weight GEMM at 4096^3 in 8 warps, 146 registers and one
+// block -> 128 and two. A dot whose accumulators (with 32 registers for operands and
+// addresses) do not fit two blocks asks nothing: they need every register (ptxas refuses a
+// 128x256 wgmma under 128).
 int Lowering::min_blocks_per_sm() {
-  bool dot = false;
-  walk(f_.entry(), [&](const ir::Op& op) { dot = dot || op.kind == OpKind::Dot; });
-  if (dot)
-    return 1;
-  int blocks = std::max(1, 16 / num_warps_);
+  int accumulators = 0;
+  walk(f_.entry(), [&](const ir::Op& op) {
+    if (op.kind == OpKind::Dot)
+      accumulators += nregs(op.result());
+  });
+  if (accumulators > 0)
+    return ti_.blocks_per_cu(num_warps_ * ws_, accumulators + 32) >= 2 ? 2 : 1;
+  int blocks = std::max(2, 16 / num_warps_);
   if (const int words = streaming_trip_words(); words > 0)
-    blocks = std::max(blocks, ti_.blocks_per_cu(num_warps_ * ws_, words + 16));
+    blocks =
+        std::max(std::max(1, 16 / num_warps_), ti_.blocks_per_cu(num_warps_ * ws_, words + 16));
   return blocks;
 }
 

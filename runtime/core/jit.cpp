@@ -90,7 +90,7 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
   // The traced IR with each op's source line: `tritium compile` of this file reports errors at
   // the kernel's C++ lines.
   write("ir", ir::print_with_locations(f));
-  for (const char* stage : {"ir.opt", "ll", "ll.opt", "ptx", "amdgcn", "asm"})
+  for (const char* stage : {"ir.opt", "ll", "ll.opt", "ptx", "jit", "amdgcn", "asm"})
     write(stage, k.artifact(stage));
 }
 

@@ -24,6 +24,7 @@
 #include "codegen/gpu/subprocess.hpp"
 #include "runtime/core/binary_cache.hpp"
 #include "runtime/cuda/cuda_driver.hpp"
+#include "runtime/cuda/jit_choice.hpp"
 
 #include <tritium/error.hpp>
 
@@ -193,6 +194,89 @@ driver::LoadedKernel<CudaDriver> load_cubin(CudaGpu& gpu, const KernelImage& ima
   }
 }
 
+// How TRITIUM_CUDA_JIT asks the driver to assemble PTX (jit_choice.hpp): "link" (its JIT
+// linker, relocatable code; unset), "whole" (cuModuleLoadData, a whole program), or "auto"
+// (both, one kept).
+enum class JitMode { automatic, link, whole };
+
+JitMode jit_mode() {
+  const char* v = std::getenv("TRITIUM_CUDA_JIT");
+  const std::string_view s = v ? v : "";
+  if (s == "auto")
+    return JitMode::automatic;
+  if (s.empty() || s == "link")
+    return JitMode::link;
+  if (s == "whole")
+    return JitMode::whole;
+  throw Error(fmt::format("TRITIUM_CUDA_JIT={}: expected auto, link or whole", s));
+}
+
+// One assembly of an image, loaded.
+struct Loaded {
+  driver::LoadedKernel<CudaDriver> k;
+  bool whole = false;      // cuModuleLoadData's whole-program assembly, else the cubin's
+  std::string cache_state; // the cubin's: "hit", "miss" or "off"
+};
+
+Loaded load_as(CudaGpu& gpu, const KernelImage& image, bool whole) {
+  Loaded l;
+  l.whole = whole;
+  if (whole) {
+    // The driver reads PTX text (NUL-terminated) and caches what it assembles itself.
+    l.k = driver::load_kernel(gpu, image.ptx.c_str(), image.name, image.params, image.num_threads,
+                              image.shared_bytes);
+    l.cache_state = "off";
+  } else {
+    l.k = load_cubin(gpu, image, l.cache_state);
+  }
+  // Before any occupancy is asked: a block's dynamic shared memory past 48 KiB needs the
+  // attribute set, or no block fits.
+  configure_loaded(gpu, l.k, image.num_threads, image.shared_bytes);
+  return l;
+}
+
+Assembly assembly(CudaGpu& gpu, const Loaded& l, const KernelImage& image) {
+  return {occupancy(gpu, l.k, image.num_threads, image.shared_bytes),
+          attribute(gpu, l.k, CU_FUNC_ATTRIBUTE_NUM_REGS),
+          attribute(gpu, l.k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)};
+}
+
+// `image` assembled as TRITIUM_CUDA_JIT says, or both ways and one kept by
+// prefer_whole_program. A standalone ptxas (TRITIUM_PTXAS) assembles whole programs already.
+// `note` (artifact("jit")) says which was kept, and why.
+Loaded assemble(CudaGpu& gpu, const KernelImage& image, std::string& note) {
+  const JitMode mode = ptxas_path().empty() ? jit_mode() : JitMode::link;
+  if (mode == JitMode::whole) {
+    try {
+      note = "whole";
+      return load_as(gpu, image, true);
+    } catch (const Error&) {
+      // The linker's error log says why; where it assembles the PTX after all, it is kept.
+    }
+  }
+  Loaded linked = load_as(gpu, image, false);
+  note = "link";
+  if (mode != JitMode::automatic)
+    return linked;
+  std::optional<Loaded> whole;
+  try {
+    whole = load_as(gpu, image, true);
+  } catch (const Error& e) {
+    const std::string why = e.what();
+    note += "; the whole-program assembly failed: " + why.substr(0, why.find('\n'));
+    return linked;
+  }
+  whole->cache_state = linked.cache_state;
+  const Assembly a = assembly(gpu, linked, image), b = assembly(gpu, *whole, image);
+  const bool keep_whole = prefer_whole_program(a, b);
+  note = fmt::format("{}; linked: {} blocks, {} registers, {} B local; whole program: {} blocks, "
+                     "{} registers, {} B local",
+                     keep_whole ? "whole" : "link", a.blocks, a.registers, a.local_bytes, b.blocks,
+                     b.registers, b.local_bytes);
+  (void)gpu.drv.module_unload(keep_whole ? linked.k.module : whole->k.module);
+  return keep_whole ? std::move(*whole) : std::move(linked);
+}
+
 } // namespace
 
 std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image) {
@@ -206,15 +290,16 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
                             image.name, image.global_scratch_bytes));
   driver::Current<CudaDriver> current(gpu);
 
-  std::string cache_state;
-  driver::LoadedKernel<CudaDriver> k;
+  Loaded k;
+  std::string jit_note; // artifact("jit"): "whole" or "link", and why
   // lower.cpp's min_blocks_per_sm asks a kernel without dots for room for 16 warps per SM
   // (.minnctapersm N). The assembler reads the directive as leave to spend registers up to
   // that bound: kernels that fit anyway came out with more registers and fewer blocks in
   // flight (layer norm over rows of 4096 halves: 40 registers without it, 55 with; 6 blocks
   // of 8 warps per SM against 4). So the kernel is assembled without it first, and again with
-  // it only where registers leave room for fewer than N blocks; that version is kept where it
-  // fits more blocks without spilling (local memory traffic would cost the warps' gain).
+  // it (the same way, linked or whole) only where registers leave room for fewer than N
+  // blocks; that version is kept where it fits more blocks without spilling (local memory
+  // traffic would cost the warps' gain).
   std::string occupancy_note; // artifact("min_blocks"): what was decided, and why
   if (const size_t at = image.ptx.find(".minnctapersm"); at != std::string::npos) {
     const size_t end = image.ptx.find('\n', at) + 1;
@@ -227,59 +312,56 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     KernelImage asked = image;
     asked.ptx.replace(at, end - at, fmt::format(".minnctapersm {}\n", std::max(wanted, 1)));
     image.ptx.erase(at, end - at);
-    std::string state;
-    driver::LoadedKernel<CudaDriver> plain = load_cubin(gpu, image, state);
-    const int blocks = occupancy(gpu, plain, image.num_threads, image.shared_bytes);
-    occupancy_note = fmt::format("{} wanted; without the directive: {} blocks, {} registers",
-                                 wanted, blocks, attribute(gpu, plain, CU_FUNC_ATTRIBUTE_NUM_REGS));
+    Loaded plain = assemble(gpu, image, jit_note);
+    const int blocks = occupancy(gpu, plain.k, image.num_threads, image.shared_bytes);
+    occupancy_note =
+        fmt::format("{} wanted; without the directive: {} blocks, {} registers", wanted, blocks,
+                    attribute(gpu, plain.k, CU_FUNC_ATTRIBUTE_NUM_REGS));
     // The bound may leave an instruction too few registers (a wide wgmma's accumulator): the
     // assembler then refuses it, and the kernel stays as assembled without it.
-    std::optional<driver::LoadedKernel<CudaDriver>> tried;
+    std::optional<Loaded> tried;
     if (blocks < wanted) {
       try {
-        tried = load_cubin(gpu, asked, cache_state);
+        tried = load_as(gpu, asked, plain.whole);
       } catch (const Error& e) {
         const std::string why = e.what();
         occupancy_note += "; with it the assembler refused: " + why.substr(0, why.find('\n'));
       }
     }
     if (tried) {
-      driver::LoadedKernel<CudaDriver>& bounded = *tried;
-      const int local = attribute(gpu, bounded, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-      const int more = occupancy(gpu, bounded, image.num_threads, image.shared_bytes);
+      const int local = attribute(gpu, tried->k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+      const int more = occupancy(gpu, tried->k, image.num_threads, image.shared_bytes);
       occupancy_note +=
           fmt::format("; with it: {} blocks, {} registers, {} bytes of local memory", more,
-                      attribute(gpu, bounded, CU_FUNC_ATTRIBUTE_NUM_REGS), local);
+                      attribute(gpu, tried->k, CU_FUNC_ATTRIBUTE_NUM_REGS), local);
       if (local == 0 && more > blocks) {
-        (void)gpu.drv.module_unload(plain.module);
-        plain = bounded;
+        (void)gpu.drv.module_unload(plain.k.module);
+        plain = std::move(*tried);
         image.ptx = std::move(asked.ptx);
-        state = cache_state;
         occupancy_note += "; kept with it";
       } else {
-        (void)gpu.drv.module_unload(bounded.module);
+        (void)gpu.drv.module_unload(tried->k.module);
       }
     }
-    k = plain;
-    cache_state = state;
+    k = std::move(plain);
   } else {
-    k = load_cubin(gpu, image, cache_state);
+    k = assemble(gpu, image, jit_note);
   }
-  configure_loaded(gpu, k, image.num_threads, image.shared_bytes);
-  k.global_scratch_bytes = static_cast<unsigned>(image.global_scratch_bytes);
+  k.k.global_scratch_bytes = static_cast<unsigned>(image.global_scratch_bytes);
   std::vector<std::pair<std::string, std::string>> artifacts = std::move(image.stages);
   // The PTX loaded, which may differ from the compiler's "ptx" stage by the directive above.
   std::erase_if(artifacts, [](const auto& a) { return a.first == "ptx"; });
   artifacts.emplace_back("ptx", std::move(image.ptx));
-  artifacts.emplace_back("cache", cache_state); // whether the cubin came from the disk cache
+  artifacts.emplace_back("cache", k.cache_state); // whether the cubin came from the disk cache
+  artifacts.emplace_back("jit", jit_note);
   // What the driver's assembler made of it, for artifact("registers") / ("local_bytes"):
   // registers per thread bound how many blocks share an SM; local memory means spills.
   artifacts.emplace_back("registers",
-                         std::to_string(attribute(gpu, k, CU_FUNC_ATTRIBUTE_NUM_REGS)));
+                         std::to_string(attribute(gpu, k.k, CU_FUNC_ATTRIBUTE_NUM_REGS)));
   artifacts.emplace_back("local_bytes",
-                         std::to_string(attribute(gpu, k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)));
+                         std::to_string(attribute(gpu, k.k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)));
   artifacts.emplace_back("min_blocks", occupancy_note);
-  return std::make_unique<driver::Kernel<CudaDriver>>(gpu, std::move(k), std::move(artifacts));
+  return std::make_unique<driver::Kernel<CudaDriver>>(gpu, std::move(k.k), std::move(artifacts));
 }
 
 void* native_stream(Backend& backend) {
