@@ -61,7 +61,11 @@ bool fusible(const ir::Op& op);
 // A rank-1 load or store at `base + arange [+ s]`: access_span bounds its addresses.
 bool affine_access(const ir::Op& access);
 
+class CollectiveLowering; // lower_collective.cpp
+
 class KernelLowering : private scalar::Target {
+  friend class CollectiveLowering;
+
 public:
   // `name`: the internal LLVM function of one program (grid_loop.cpp's entry point calls it).
   KernelLowering(const ir::Function& f, const CpuTarget& target, llvm::LLVMContext& ctx,
