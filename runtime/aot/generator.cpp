@@ -210,11 +210,18 @@ struct Built {
   int64_t cpu_scratch = 0;
 };
 
-int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** argv) {
+// The generator's command line.
+struct Options {
   fs::path out_dir;
   std::string base, ns = "tritium_kernels";
   std::vector<std::string> targets, spec_texts, sources;
   bool fallback = false;
+  std::vector<std::string> gpu_targets; // every GPU architecture named
+  std::string cpu_target;               // "" none, "host" or an LLVM CPU name
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -223,51 +230,49 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
       return argv[++i];
     };
     if (a == "--out")
-      out_dir = next();
+      o.out_dir = next();
     else if (a == "--base")
-      base = next();
+      o.base = next();
     else if (a == "--namespace")
-      ns = next();
+      o.ns = next();
     else if (a == "--targets") {
       for (const auto& t : split(next(), ','))
         if (!t.empty())
-          targets.push_back(t);
+          o.targets.push_back(t);
     } else if (a == "--spec")
-      spec_texts.push_back(next());
+      o.spec_texts.push_back(next());
     else if (a == "--source")
-      sources.push_back(next());
+      o.sources.push_back(next());
     else if (a == "--jit-fallback")
-      fallback = true;
+      o.fallback = true;
     else
       throw Error("tritium AOT generator: unknown argument '" + a + "'");
   }
-  if (out_dir.empty() || base.empty() || targets.empty() || spec_texts.empty())
+  if (o.out_dir.empty() || o.base.empty() || o.targets.empty() || o.spec_texts.empty())
     throw Error("tritium AOT generator: usage: --out DIR --base NAME --targets T,… --spec SPEC…");
 
   // Targets: every GPU architecture the compiler knows, and the host.
-  std::vector<std::string> gpu_targets;
-  std::string cpu_target; // "" none, "host" or an LLVM CPU name
   auto archs = gpu::supported_gpu_archs();
-  for (const auto& t : targets) {
+  for (const auto& t : o.targets) {
     if (t == "cpu")
-      cpu_target = "host";
+      o.cpu_target = "host";
     else if (t.rfind("cpu:", 0) == 0)
-      cpu_target = t.substr(4);
+      o.cpu_target = t.substr(4);
     else if (std::find(archs.begin(), archs.end(), t) != archs.end())
-      gpu_targets.push_back(t);
+      o.gpu_targets.push_back(t);
     else
       throw Error(fmt::format("tritium_add_kernels: unknown target '{}' (known: {}, cpu, "
                               "cpu:<LLVM CPU name>)",
                               t, fmt::join(archs, ", ")));
   }
+  return o;
+}
 
-  std::vector<Spec> specs;
-  for (const auto& t : spec_texts)
-    specs.push_back(parse_spec(t, kernels));
-
-  // Trace and compile every spec for every target.
+// Traces and compiles every spec for every target; the host's kernels go into one object
+// file in the output folder.
+std::vector<Built> build_all(const Options& o, const std::vector<Spec>& specs) {
   std::vector<Built> built;
-  std::vector<std::shared_ptr<ir::Function>> traced;
+  std::vector<std::shared_ptr<ir::Function>> traced; // alive until the object is compiled
   std::vector<cpu::ObjectKernel> cpu_kernels;
   std::map<std::string, int> counter;
   for (const Spec& s : specs) {
@@ -276,7 +281,7 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
     std::shared_ptr<ir::Function> f;
     try {
       f = s.kernel->trace(s.trace_specs);
-      for (const auto& t : gpu_targets) {
+      for (const auto& t : o.gpu_targets) {
         gpu::GpuTarget target;
         target.arch = t;
         target.keep_stages = false;
@@ -293,45 +298,46 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
     } catch (const Error& e) {
       throw Error(fmt::format("tritium_add_kernels: SPECIALIZATIONS '{}': {}", s.text, e.what()));
     }
-    if (!cpu_target.empty()) {
-      b.cpu_symbol = fmt::format("tritium_aot_{}_{}_{}", identifier(ns), identifier(s.kernel->name),
-                                 counter[s.kernel->name]++);
+    if (!o.cpu_target.empty()) {
+      b.cpu_symbol = fmt::format("tritium_aot_{}_{}_{}", identifier(o.ns),
+                                 identifier(s.kernel->name), counter[s.kernel->name]++);
       cpu_kernels.push_back({f.get(), b.cpu_symbol, s.options.enable_fp_fusion});
     }
     traced.push_back(f);
     built.push_back(std::move(b));
   }
-  fs::create_directories(out_dir);
-  if (!cpu_target.empty()) {
+  fs::create_directories(o.out_dir);
+  if (!o.cpu_target.empty()) {
     cpu::CpuObject obj =
-        cpu::compile_kernels_to_object(cpu_kernels, cpu_target == "host" ? "" : cpu_target);
+        cpu::compile_kernels_to_object(cpu_kernels, o.cpu_target == "host" ? "" : o.cpu_target);
     size_t j = 0;
     for (auto& b : built)
       b.cpu_scratch = obj.scratch_bytes[j++];
-    write_file(out_dir / (base + "_cpu.o"), obj.object);
+    write_file(o.out_dir / (o.base + "_cpu.o"), obj.object);
   }
+  return built;
+}
 
-  // The header: one typed launcher per kernel.
+std::string signature(const Generator::Kernel& k) {
+  std::string sig =
+      fmt::format("std::string_view {}(const tritium::aot::Launch& launch", short_name(k.name));
+  for (size_t i = 0; i < k.params.size(); ++i)
+    sig += fmt::format(", {} arg{}", k.params[i].cpp_type, i);
+  return sig + ")";
+}
+
+// The header: one typed launcher per kernel.
+void write_header(const Options& o, const std::vector<Spec>& specs,
+                  const std::vector<const Generator::Kernel*>& used) {
   std::ostringstream h;
-  h << "// Generated by tritium_add_kernels from " << fmt::format("{}", fmt::join(sources, ", "))
-    << ": do not edit.\n// Targets: " << fmt::format("{}", fmt::join(targets, ", "))
+  h << "// Generated by tritium_add_kernels from " << fmt::format("{}", fmt::join(o.sources, ", "))
+    << ": do not edit.\n// Targets: " << fmt::format("{}", fmt::join(o.targets, ", "))
     << ".\n// Each function launches the first built specialization whose assumptions the "
        "arguments\n"
        "// meet and returns its label (\"jit\" when the JIT ran it instead).\n"
        "#pragma once\n\n#include <tritium/aot.hpp>\n\n#include <cstdint>\n#include "
        "<string_view>\n\nnamespace "
-    << ns << " {\n";
-  std::vector<const Generator::Kernel*> used;
-  for (const auto& s : specs)
-    if (std::find(used.begin(), used.end(), s.kernel) == used.end())
-      used.push_back(s.kernel);
-  auto signature = [&](const Generator::Kernel& k) {
-    std::string sig =
-        fmt::format("std::string_view {}(const tritium::aot::Launch& launch", short_name(k.name));
-    for (size_t i = 0; i < k.params.size(); ++i)
-      sig += fmt::format(", {} arg{}", k.params[i].cpp_type, i);
-    return sig + ")";
-  };
+    << o.ns << " {\n";
   for (const auto* k : used) {
     h << "\n// " << k->name << "(";
     for (size_t i = 0; i < k->params.size(); ++i)
@@ -342,19 +348,86 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
         h << "//   " << s.label << "\n";
     h << signature(*k) << ";\n";
   }
-  h << "\n} // namespace " << ns << "\n";
-  write_file(out_dir / (base + ".hpp"), h.str());
+  h << "\n} // namespace " << o.ns << "\n";
+  write_file(o.out_dir / (o.base + ".hpp"), h.str());
+}
 
-  // The binaries and tables.
+// Variant v's images (one per target) and its assumptions and specialized values.
+void write_variant_tables(std::ostringstream& c, size_t v, const Built& b) {
+  for (const auto& [t, bin] : b.gpu) {
+    std::string var = fmt::format("image_{}_{}", v, t);
+    if (bin.binary.empty())
+      write_bytes(c, var, bin.assembly.data(), bin.assembly.size(), true);
+    else
+      write_bytes(c, var, bin.binary.data(), bin.binary.size(), false);
+  }
+  c << "const tritium::aot::Image images_" << v << "[] = {\n";
+  for (const auto& [t, bin] : b.gpu)
+    c << fmt::format("    {{\"{}\", tritium::aot::Format::{}, image_{}_{}, sizeof image_{}_{}, {}, "
+                     "{}, 0}},\n",
+                     t, bin.binary.empty() ? "Ptx" : "Hsaco", v, t, v, t, bin.num_threads,
+                     bin.shared_bytes);
+  if (!b.cpu_symbol.empty())
+    c << fmt::format("    {{\"cpu\", tritium::aot::Format::Host, reinterpret_cast<const "
+                     "void*>(&{}), 0, 0, 0, {}}},\n",
+                     b.cpu_symbol, b.cpu_scratch);
+  c << "};\n";
+  const auto& params = b.spec->kernel->params;
+  if (!params.empty()) {
+    c << "constexpr tritium::aot::Assume assume_" << v << "[] = {";
+    for (size_t i = 0; i < params.size(); ++i)
+      c << (i ? ", " : "") << "tritium::aot::Assume::" << assume_name(b.spec->assume[i]);
+    c << "};\nconstexpr tritium::ArgSlot values_" << v << "[] = {";
+    for (size_t i = 0; i < params.size(); ++i)
+      c << (i ? ", " : "") << b.spec->values[i] << "ull";
+    c << "};\n";
+  }
+}
+
+// Kernel k's variants, most specialized first (a launch takes the first variant whose
+// assumptions hold), its parameter kinds and its table.
+void write_kernel_table(std::ostringstream& c, const Options& o, const Generator::Kernel& k,
+                        const std::vector<Built>& built) {
+  std::string n = short_name(k.name);
+  std::vector<size_t> order;
+  for (size_t v = 0; v < built.size(); ++v)
+    if (built[v].spec->kernel == &k)
+      order.push_back(v);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return built[a].spec->assumptions > built[b].spec->assumptions;
+  });
+  c << "const tritium::aot::Variant " << n << "_variants[] = {\n";
+  for (size_t v : order) {
+    const bool none = k.params.empty();
+    c << fmt::format("    {{\"{}\", {}, {}, images_{}, std::size(images_{})}},\n",
+                     built[v].spec->label, none ? "nullptr" : fmt::format("assume_{}", v),
+                     none ? "nullptr" : fmt::format("values_{}", v), v, v);
+  }
+  c << "};\n";
+  if (!k.params.empty()) {
+    c << "constexpr tritium::aot::Param " << n << "_params[] = {";
+    for (size_t i = 0; i < k.params.size(); ++i)
+      c << (i ? ", " : "") << "tritium::aot::Param::" << param_name(k.params[i].param);
+    c << "};\n";
+  }
+  c << fmt::format("const tritium::aot::Kernel {}_kernel{{\"{}\", {}, {}, {}_variants, "
+                   "std::size({}_variants), {}}};\n",
+                   n, k.name, k.params.empty() ? "nullptr" : n + "_params", k.params.size(), n, n,
+                   o.fallback ? "&detail::" + n + "_jit" : "nullptr");
+}
+
+// The binaries, the tables and the launchers.
+void write_source(const Options& o, const std::vector<Built>& built,
+                  const std::vector<const Generator::Kernel*>& used) {
   std::ostringstream c;
-  c << "// Generated by tritium_add_kernels: do not edit.\n#include \"" << base
+  c << "// Generated by tritium_add_kernels: do not edit.\n#include \"" << o.base
     << ".hpp\"\n\n#include <cstdint>\n#include <iterator>\n#include <span>\n\n";
   for (const auto& b : built)
     if (!b.cpu_symbol.empty())
       c << "extern \"C\" void " << b.cpu_symbol
         << "(const std::uint64_t*, const std::int64_t*, char*, void*);\n";
-  c << "\nnamespace " << ns << " {\n";
-  if (fallback) {
+  c << "\nnamespace " << o.ns << " {\n";
+  if (o.fallback) {
     c << "namespace detail {\n";
     for (const auto* k : used)
       c << "void " << short_name(k->name)
@@ -363,66 +436,10 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
     c << "} // namespace detail\n";
   }
   c << "namespace {\n";
-  for (size_t v = 0; v < built.size(); ++v) {
-    const Built& b = built[v];
-    for (const auto& [t, bin] : b.gpu) {
-      std::string var = fmt::format("image_{}_{}", v, t);
-      if (bin.binary.empty())
-        write_bytes(c, var, bin.assembly.data(), bin.assembly.size(), true);
-      else
-        write_bytes(c, var, bin.binary.data(), bin.binary.size(), false);
-    }
-    c << "const tritium::aot::Image images_" << v << "[] = {\n";
-    for (const auto& [t, bin] : b.gpu)
-      c << fmt::format(
-          "    {{\"{}\", tritium::aot::Format::{}, image_{}_{}, sizeof image_{}_{}, {}, "
-          "{}, 0}},\n",
-          t, bin.binary.empty() ? "Ptx" : "Hsaco", v, t, v, t, bin.num_threads, bin.shared_bytes);
-    if (!b.cpu_symbol.empty())
-      c << fmt::format("    {{\"cpu\", tritium::aot::Format::Host, reinterpret_cast<const "
-                       "void*>(&{}), 0, 0, 0, {}}},\n",
-                       b.cpu_symbol, b.cpu_scratch);
-    c << "};\n";
-    const auto& params = b.spec->kernel->params;
-    if (!params.empty()) {
-      c << "constexpr tritium::aot::Assume assume_" << v << "[] = {";
-      for (size_t i = 0; i < params.size(); ++i)
-        c << (i ? ", " : "") << "tritium::aot::Assume::" << assume_name(b.spec->assume[i]);
-      c << "};\nconstexpr tritium::ArgSlot values_" << v << "[] = {";
-      for (size_t i = 0; i < params.size(); ++i)
-        c << (i ? ", " : "") << b.spec->values[i] << "ull";
-      c << "};\n";
-    }
-  }
-  for (const auto* k : used) {
-    std::string n = short_name(k->name);
-    // Most specialized first: a launch takes the first variant whose assumptions hold.
-    std::vector<size_t> order;
-    for (size_t v = 0; v < built.size(); ++v)
-      if (built[v].spec->kernel == k)
-        order.push_back(v);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return built[a].spec->assumptions > built[b].spec->assumptions;
-    });
-    c << "const tritium::aot::Variant " << n << "_variants[] = {\n";
-    for (size_t v : order) {
-      const bool none = k->params.empty();
-      c << fmt::format("    {{\"{}\", {}, {}, images_{}, std::size(images_{})}},\n",
-                       built[v].spec->label, none ? "nullptr" : fmt::format("assume_{}", v),
-                       none ? "nullptr" : fmt::format("values_{}", v), v, v);
-    }
-    c << "};\n";
-    if (!k->params.empty()) {
-      c << "constexpr tritium::aot::Param " << n << "_params[] = {";
-      for (size_t i = 0; i < k->params.size(); ++i)
-        c << (i ? ", " : "") << "tritium::aot::Param::" << param_name(k->params[i].param);
-      c << "};\n";
-    }
-    c << fmt::format("const tritium::aot::Kernel {}_kernel{{\"{}\", {}, {}, {}_variants, "
-                     "std::size({}_variants), {}}};\n",
-                     n, k->name, k->params.empty() ? "nullptr" : n + "_params", k->params.size(), n,
-                     n, fallback ? "&detail::" + n + "_jit" : "nullptr");
-  }
+  for (size_t v = 0; v < built.size(); ++v)
+    write_variant_tables(c, v, built[v]);
+  for (const auto* k : used)
+    write_kernel_table(c, o, *k, built);
   c << "} // namespace\n";
   for (const auto* k : used) {
     std::string n = short_name(k->name);
@@ -436,29 +453,45 @@ int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** arg
       c << (i ? ", " : "") << "tritium::aot::slot(arg" << i << ")";
     c << "};\n  return tritium::aot::launch(" << n << "_kernel, launch, params);\n}\n";
   }
-  c << "\n} // namespace " << ns << "\n";
-  write_file(out_dir / (base + ".cpp"), c.str());
+  c << "\n} // namespace " << o.ns << "\n";
+  write_file(o.out_dir / (o.base + ".cpp"), c.str());
+}
 
-  // The JIT fallback: the kernel sources themselves, launched through tritium::jit.
-  if (fallback) {
-    std::ostringstream j;
-    j << "// Generated by tritium_add_kernels: the JIT fallback of " << base
-      << ".cpp (links libtritium). The kernel sources are compiled here, once.\n";
-    for (const auto& s : sources)
-      j << "#include \"" << fs::absolute(s).string() << "\"\n";
-    j << "\n#include <tritium/aot/jit_fallback.hpp>\n\nnamespace " << ns << "::detail {\n";
-    for (const auto* k : used) {
-      std::string n = short_name(k->name);
-      j << "\nvoid " << n
-        << "_jit(const tritium::aot::Launch& launch, std::string_view device,\n"
-           "         std::span<const tritium::ArgSlot> params) {\n"
-           "  static auto kernel = tritium::jit(&::"
-        << k->name << ", \"" << n
-        << "\");\n  tritium::aot::jit_launch(kernel, launch, device, params);\n}\n";
-    }
-    j << "\n} // namespace " << ns << "::detail\n";
-    write_file(out_dir / (base + "_jit.cpp"), j.str());
+// The JIT fallback: the kernel sources themselves, launched through tritium::jit.
+void write_jit_fallback(const Options& o, const std::vector<const Generator::Kernel*>& used) {
+  std::ostringstream j;
+  j << "// Generated by tritium_add_kernels: the JIT fallback of " << o.base
+    << ".cpp (links libtritium). The kernel sources are compiled here, once.\n";
+  for (const auto& s : o.sources)
+    j << "#include \"" << fs::absolute(s).string() << "\"\n";
+  j << "\n#include <tritium/aot/jit_fallback.hpp>\n\nnamespace " << o.ns << "::detail {\n";
+  for (const auto* k : used) {
+    std::string n = short_name(k->name);
+    j << "\nvoid " << n
+      << "_jit(const tritium::aot::Launch& launch, std::string_view device,\n"
+         "         std::span<const tritium::ArgSlot> params) {\n"
+         "  static auto kernel = tritium::jit(&::"
+      << k->name << ", \"" << n
+      << "\");\n  tritium::aot::jit_launch(kernel, launch, device, params);\n}\n";
   }
+  j << "\n} // namespace " << o.ns << "::detail\n";
+  write_file(o.out_dir / (o.base + "_jit.cpp"), j.str());
+}
+
+int generate(const std::vector<Generator::Kernel>& kernels, int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  std::vector<Spec> specs;
+  for (const auto& t : o.spec_texts)
+    specs.push_back(parse_spec(t, kernels));
+  const std::vector<Built> built = build_all(o, specs);
+  std::vector<const Generator::Kernel*> used;
+  for (const auto& s : specs)
+    if (std::find(used.begin(), used.end(), s.kernel) == used.end())
+      used.push_back(s.kernel);
+  write_header(o, specs, used);
+  write_source(o, built, used);
+  if (o.fallback)
+    write_jit_fallback(o, used);
   return 0;
 }
 
