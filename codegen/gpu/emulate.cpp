@@ -443,7 +443,7 @@ public:
       std::vector<llvm::Value*> d;
       for (auto* a : args)
         d.push_back(t->isDoubleTy() ? a : b.CreateFPExt(a, b.getDoubleTy()));
-      llvm::Value* r = call(b, op.str_attr("symbol").c_str(), b.getDoubleTy(), d);
+      llvm::Value* r = call(b, op.str_attr(attr::symbol).c_str(), b.getDoubleTy(), d);
       return t->isDoubleTy() ? r : b.CreateFPTrunc(r, t);
     }
     return expand_math(b, kind, args, *this, op); // what AMDGPU uses

@@ -147,11 +147,11 @@ ir::LayoutPtr induced_layout(const ir::Op& op, size_t index) {
   LinearLayout src = resolve(x->type.layout, x->type.shape);
   switch (op.kind) {
   case ir::OpKind::Trans:
-    return linear_layout(trans_layout(src, op.ints_attr("order")));
+    return linear_layout(trans_layout(src, op.ints_attr(attr::order)));
   case ir::OpKind::Reshape:
     return linear_layout(reshape_layout(src, op.results[index]->type.shape));
   case ir::OpKind::ExpandDims:
-    return linear_layout(expand_dims_layout(src, static_cast<int>(op.int_attr(ir::attr::axis))));
+    return linear_layout(expand_dims_layout(src, static_cast<int>(op.int_attr(attr::axis))));
   case ir::OpKind::Join:
     if (!ir::same_layout(op.operands[1]->type.layout, x->type.layout))
       return nullptr;

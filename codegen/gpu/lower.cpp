@@ -296,6 +296,20 @@ std::vector<LV*> Lowering::combine(const ir::Op& op, const std::vector<LV*>& a,
   return r;
 }
 
+// A failed device assertion traps: the runtime reports the fault naming the kernel.
+static void trap_unless(llvm::IRBuilder<>& b, llvm::Function* fn, const Regs& conditions) {
+  LV* all = b.getTrue();
+  for (LV* c : conditions)
+    all = b.CreateAnd(all, c);
+  auto* fail_bb = llvm::BasicBlock::Create(b.getContext(), "assert.fail", fn);
+  auto* cont = llvm::BasicBlock::Create(b.getContext(), "assert.ok", fn);
+  b.CreateCondBr(all, cont, fail_bb);
+  b.SetInsertPoint(fail_bb);
+  b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+  b.CreateUnreachable();
+  b.SetInsertPoint(cont);
+}
+
 // Every op kind is handled here: each category's enum is switched over without a default, so
 // an op added to ops.def that the GPU lowering misses does not compile.
 void Lowering::lower(const ir::Op& op) {
@@ -320,15 +334,15 @@ void Lowering::lower(const ir::Op& op) {
   case ir::OpCategory::Source:
     switch (ir::as<ir::SourceOp>(op.kind)) {
     case ir::SourceOp::ProgramId:
-      return set(op.result(), {ti_.program_id(b_, static_cast<int>(op.int_attr(ir::attr::axis)))});
+      return set(op.result(), {ti_.program_id(b_, static_cast<int>(op.int_attr(attr::axis)))});
     case ir::SourceOp::NumPrograms:
-      return set(op.result(), {ti_.num_programs(b_, int(op.int_attr(ir::attr::axis)))});
+      return set(op.result(), {ti_.num_programs(b_, int(op.int_attr(attr::axis)))});
     case ir::SourceOp::Constant:
       return set(op.result(),
                  Regs(nregs(op.result()), scalar_.constant(op, op.result()->type.elem)));
     case ir::SourceOp::Arange: {
       LinearLayout d = dist(op.result());
-      int64_t start = op.int_attr(ir::attr::start);
+      int64_t start = op.int_attr(attr::start);
       Regs r;
       for (int i = 0; i < d.num_regs(); ++i)
         r.push_back(b_.CreateAdd(coords(d, i)[0], b_.getInt32(static_cast<uint32_t>(start))));
@@ -433,20 +447,8 @@ void Lowering::lower(const ir::Op& op) {
       for (LV* c : get(op.operand(0)))
         b_.CreateAssumption(c);
       return;
-    case ir::DebugOp::Assert: {
-      // A failed device assertion traps: the runtime reports the fault naming the kernel.
-      LV* all = b_.getTrue();
-      for (LV* c : get(op.operand(0)))
-        all = b_.CreateAnd(all, c);
-      auto* fail_bb = llvm::BasicBlock::Create(ctx_, "assert.fail", fn_);
-      auto* cont = llvm::BasicBlock::Create(ctx_, "assert.ok", fn_);
-      b_.CreateCondBr(all, cont, fail_bb);
-      b_.SetInsertPoint(fail_bb);
-      b_.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
-      b_.CreateUnreachable();
-      b_.SetInsertPoint(cont);
-      return;
-    }
+    case ir::DebugOp::Assert:
+      return trap_unless(b_, fn_, get(op.operand(0)));
     case ir::DebugOp::Print:
       return print(op);
     }
@@ -457,7 +459,7 @@ void Lowering::lower(const ir::Op& op) {
 // device_print: one line per element, from the thread that owns it: the program id, the
 // element's index, the prefix and the value (Triton's format).
 void Lowering::print(const ir::Op& op) {
-  const std::string& prefix = op.str_attr("prefix");
+  const std::string& prefix = op.str_attr(attr::prefix);
   LV* pid[3] = {ti_.program_id(b_, 0), ti_.program_id(b_, 1), ti_.program_id(b_, 2)};
   for (size_t k = 0; k < op.operands.size(); ++k) {
     const ir::Value* v = op.operand(k);
@@ -573,7 +575,7 @@ void Lowering::for_loop(const ir::Op& op) {
   std::vector<size_t> in_flight;
   const ir::Op* yield = op.body().terminator();
   for (const auto& o : op.body().ops)
-    if (o->kind == OpKind::Dot && o->int_attr("wgmma_pending", 0) > 0)
+    if (o->kind == OpKind::Dot && o->int_attr(attr::wgmma_pending, 0) > 0)
       for (size_t k = 0; k < yield->operands.size(); ++k)
         if (yield->operands[k] == o->result())
           in_flight.push_back(k);

@@ -46,7 +46,7 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
   std::string precision(
-      op.has_attr("input_precision") ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
+      op.has_attr(attr::input_precision) ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
   auto instr = select_mma_instr(m.unit, a->type.elem, bv->type.elem, c->type.elem, precision, M, N,
                                 K, m.version, static_cast<int>(m.instr[0]));
   if (!instr)
@@ -171,7 +171,7 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
   std::string precision(
-      op.has_attr("input_precision") ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
+      op.has_attr(attr::input_precision) ? ir::enum_name(op.enum_attr<ir::InputPrecision>()) : "");
   auto instr = select_mma_instr(m.unit, a->type.elem, bv->type.elem, c->type.elem, precision, M, N,
                                 K, m.version);
   // a in shared memory or in registers (its fragments: DotOperandLayout), b in shared memory.
@@ -209,7 +209,7 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   // max_num_imprecise_acc (fp8), as Triton: where it is at most this dot's K, K goes in chunks
   // of that many, each summed by the tensor core from zero, waited for and added to the
   // accumulator in f32 (the unit's own accumulation is below f32's).
-  const int64_t promote = op.int_attr(ir::attr::max_num_imprecise_acc, 0);
+  const int64_t promote = op.int_attr(attr::max_num_imprecise_acc, 0);
   const bool partial = promote > 0 && promote <= K;
   const int64_t chunk = partial ? std::max<int64_t>(instr->k, promote) : K;
   for (int64_t c0 = 0; c0 < K; c0 += chunk) {
@@ -243,7 +243,7 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   ti_.mma_shared_commit(b_);
   // The pipeline lets a dot that only feeds the next iteration stay in flight (its slot is not
   // written again until the next dot's wait); the loop's drain waits for it.
-  const int pending = static_cast<int>(op.int_attr("wgmma_pending", 0));
+  const int pending = static_cast<int>(op.int_attr(attr::wgmma_pending, 0));
   if (pending == 0)
     out = wgmma_wait(out);
   else

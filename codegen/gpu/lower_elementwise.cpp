@@ -70,7 +70,7 @@ void Lowering::elementwise(const ir::Op& op) {
     for (const ir::Value* v : op.operands)
       a.push_back(get(v)[v->type.is_scalar() ? 0 : i]);
     LV* fast = (op.kind == OpKind::Div || op.kind == OpKind::Sqrt) &&
-                       from.kind == ScalarKind::F32 && !op.int_attr("rn", 0)
+                       from.kind == ScalarKind::F32 && !op.int_attr(attr::rn, 0)
                    ? ti_.approx(b_, op.kind, a)
                    : nullptr;
     r.push_back(fast ? fast : scalar_.elementwise(op, a));

@@ -9,7 +9,7 @@ namespace tritium::gpu {
 void Lowering::histogram(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   const ir::Value* mask = op.operands.size() > 1 ? op.operand(1) : nullptr;
-  const int64_t bins = op.int_attr("num_bins");
+  const int64_t bins = op.int_attr(attr::num_bins);
   const int threads = num_warps_ * ws_;
   auto bin_ptr = [&](LV* i) { return smem_ptr(i, 0, 4); };
   ti_.barrier(b_); // earlier readers of the scratch are done

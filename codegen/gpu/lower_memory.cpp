@@ -29,11 +29,11 @@ bool Lowering::nonneg(const ir::Value* v) {
       r = true;
       break;
     case OpKind::Arange:
-      r = d->int_attr(ir::attr::start) >= 0;
+      r = d->int_attr(attr::start) >= 0;
       break;
     case OpKind::Constant:
-      r = std::holds_alternative<int64_t>(d->attrs.at("value")) &&
-          std::get<int64_t>(d->attrs.at("value")) >= 0;
+      r = std::holds_alternative<int64_t>(d->attrs.at(attr::value)) &&
+          std::get<int64_t>(d->attrs.at(attr::value)) >= 0;
       break;
     case OpKind::Splat:
     case OpKind::Cast: // an integer widened (a float converted is not an offset)
@@ -66,8 +66,8 @@ bool Lowering::nonneg(const ir::Value* v) {
     // range(0, n, BLOCK)).
     const ir::Value* step = loop->operands[2];
     r = nonneg(loop->operands[0]) && step->def && step->def->kind == OpKind::Constant &&
-        std::holds_alternative<int64_t>(step->def->attrs.at("value")) &&
-        std::get<int64_t>(step->def->attrs.at("value")) > 0;
+        std::holds_alternative<int64_t>(step->def->attrs.at(attr::value)) &&
+        std::get<int64_t>(step->def->attrs.at(attr::value)) > 0;
   }
   return nonneg_[v] = r;
 }
@@ -190,7 +190,7 @@ void Lowering::load(const ir::Op& op) {
   const Regs& p = get(ptr);
   const Regs* mask = op.operands.size() > 1 ? &get(op.operand(1)) : nullptr;
   const Regs* other = op.operands.size() > 2 ? &get(op.operand(2)) : nullptr;
-  bool vol = op.int_attr("volatile", 0) != 0;
+  bool vol = op.int_attr(attr::volatile_, 0) != 0;
   if (ptr->type.is_scalar()) {
     LV* zero = llvm::Constant::getNullValue(type(e));
     LV* v = guarded(

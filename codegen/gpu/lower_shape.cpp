@@ -73,13 +73,13 @@ void Lowering::shape_op(const ir::Op& op) {
   LinearLayout made;
   switch (op.kind) {
   case OpKind::Trans:
-    made = trans_layout(src, op.ints_attr("order"));
+    made = trans_layout(src, op.ints_attr(attr::order));
     break;
   case OpKind::Reshape:
     made = reshape_layout(src, op.result()->type.shape);
     break;
   case OpKind::ExpandDims:
-    made = expand_dims_layout(src, static_cast<int>(op.int_attr(ir::attr::axis)));
+    made = expand_dims_layout(src, static_cast<int>(op.int_attr(attr::axis)));
     break;
   case OpKind::Join: {
     // b in a's layout, then a thread holds a[i], b[i] side by side.

@@ -393,8 +393,8 @@ void Lowering::async_commit(const ir::Op&) {
 void Lowering::async_wait(const ir::Op& op) {
   if (!deferred_.empty())
     fail(op, "async copies without a commit before the wait (internal: pipeline pass)");
-  ti_.async_wait(b_, static_cast<int>(op.int_attr("pending")));
-  if (op.int_attr("pending") == 0 && wgmma_in_flight_)
+  ti_.async_wait(b_, static_cast<int>(op.int_attr(attr::pending)));
+  if (op.int_attr(attr::pending) == 0 && wgmma_in_flight_)
     wgmma_wait({});
   ti_.barrier(b_);
 }

@@ -27,7 +27,7 @@ int Lowering::tma_scratch_bytes() const {
   int64_t slots = 0;
   ir::walk(const_cast<ir::Block&>(f_.entry()), [&](ir::Op& op) {
     if (op.kind == ir::OpKind::TmaCreate)
-      slots = std::max(slots, op.int_attr("slot") + 1);
+      slots = std::max(slots, op.int_attr(attr::slot) + 1);
   });
   return static_cast<int>(slots * kTmaMapBytes);
 }
@@ -45,12 +45,12 @@ void Lowering::in_thread0(const std::function<void()>& body) {
 void Lowering::tma_create(const ir::Op& op) {
   if (!program_scratch_)
     fail(op, "a tensor map without global scratch (internal)");
-  const auto box = std::get<std::vector<int64_t>>(op.attrs.at("box"));
+  const auto box = std::get<std::vector<int64_t>>(op.attrs.at(attr::box));
   TargetInfo::TmaBox tb{static_cast<int>(mem_bytes(op.operand(0)->type.elem.element_of_pointer())),
                         static_cast<int>(box.at(0)), static_cast<int>(box.at(1)),
-                        static_cast<int>(op.int_attr("swizzle"))};
+                        static_cast<int>(op.int_attr(attr::swizzle))};
   LV* map = b_.CreateGEP(b_.getInt8Ty(), program_scratch_,
-                         b_.getInt64(op.int_attr("slot") * kTmaMapBytes));
+                         b_.getInt64(op.int_attr(attr::slot) * kTmaMapBytes));
   auto i64 = [&](int k) { return b_.CreateSExtOrTrunc(get(op.operand(k))[0], b_.getInt64Ty()); };
   LV* base = get(op.operand(0))[0];
   LV* inner = i64(1);
@@ -94,7 +94,7 @@ void Lowering::mbar_init(const ir::Op& op) {
   const ir::Type& t = op.operand(0)->type;
   LV* base = get(op.operand(0))[0];
   const int64_t n = t.shape[0];
-  const int count = static_cast<int>(op.int_attr("count")); // arrivals per phase
+  const int count = static_cast<int>(op.int_attr(attr::count)); // arrivals per phase
   in_thread0([&] {
     for (int64_t i = 0; i < n; ++i)
       ti_.mbar_init(

@@ -31,7 +31,11 @@ namespace tritium::gpu {
 using LV = llvm::Value;
 using Regs = std::vector<LV*>;
 
+class ScanLowering; // lower_scan.cpp
+
 class Lowering : private scalar::Target {
+  friend class ScanLowering;
+
 public:
   Lowering(const ir::Function& f, TargetInfo& ti, llvm::LLVMContext& ctx, int num_warps,
            bool fp_fusion)

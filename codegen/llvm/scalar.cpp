@@ -168,7 +168,7 @@ Value* Emitter::zero(DType t) {
 }
 
 Value* Emitter::constant(const ir::Op& op, DType t) {
-  const ir::AttrValue& a = op.attrs.at("value");
+  const ir::AttrValue& a = op.attrs.at(attr::value);
   const auto* as_int = std::get_if<int64_t>(&a);
   if (t.is_storage_float()) {
     double v = as_int ? static_cast<double>(*as_int) : std::get<double>(a);

@@ -108,8 +108,9 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
   if (a->type.rank() != 2)
     return; // batched dots stay on FMA units
   const int64_t m = a->type.shape[0], k = a->type.shape[1], n = b->type.shape[1];
-  std::string precision(
-      dot.has_attr("input_precision") ? ir::enum_name(dot.enum_attr<ir::InputPrecision>()) : "");
+  std::string precision(dot.has_attr(attr::input_precision)
+                            ? ir::enum_name(dot.enum_attr<ir::InputPrecision>())
+                            : "");
   auto instr = select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, precision, m, n,
                                 k, t.matrix_version);
   std::vector<int> warps;
@@ -155,7 +156,7 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
       if (v->def && v->def->kind == ir::OpKind::Trans && v->type.rank() == 2) {
         ir::Value* x = in_shared(v->def->operands[0]);
         ir::Type t = v->type;
-        t.layout = transposed_shared(x->type.layout, v->def->ints_attr("order"));
+        t.layout = transposed_shared(x->type.layout, v->def->ints_attr(attr::order));
         ir::Op& tr = insert_op(f, blk, at++, ir::OpKind::Trans, {x}, {t}, v->def->loc);
         tr.attrs = v->def->attrs;
         dot.operands[i] = tr.result();

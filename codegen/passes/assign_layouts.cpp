@@ -159,9 +159,9 @@ private:
       ir::LayoutPtr l = layout_of(o.operands[0]);
       for (size_t k = 1; k < o.operands.size(); ++k)
         convert_operand(k, l);
-      int axis = static_cast<int>(o.int_attr(ir::attr::axis));
+      int axis = static_cast<int>(o.int_attr(attr::axis));
       // keep_dims keeps the axis (size 1): the input's layout fits it as is.
-      bool keep = o.kind == OpKind::Scan || o.int_attr("keep_dims", 0);
+      bool keep = o.kind == OpKind::Scan || o.int_attr(attr::keep_dims, 0);
       for (ir::Value* r : o.results)
         set(r, keep ? l : slice_layout(axis, l));
       return; // the combine region works on scalars
@@ -169,7 +169,7 @@ private:
     case OpKind::ExpandDims: {
       ir::Value* x = o.operands[0];
       ir::Value* r = o.result();
-      int axis = static_cast<int>(o.int_attr(ir::attr::axis));
+      int axis = static_cast<int>(o.int_attr(attr::axis));
       if (x->type.is_scalar()) {
         set(r, dflt(r->type.shape));
         return;

@@ -153,132 +153,31 @@ private:
     }
   }
 
+  const AxisInfo& in(const ir::Op& op, unsigned i) { return get(op.operand(i)); }
+
   AxisInfo transfer(const ir::Op& op) {
     const ir::Type& t = op.result()->type;
     AxisInfo r = unknown(t);
     const int n = dims(t);
-    auto in = [&](unsigned i) -> const AxisInfo& { return get(op.operand(i)); };
     switch (op.kind) {
-    case OpKind::Constant: {
-      const auto& v = op.attrs.at("value");
-      if (auto* i = std::get_if<int64_t>(&v))
-        return constant_info(t, *i);
-      for (int d = 0; d < n; ++d)
-        r.constancy[d] = t.is_scalar() ? 1 : t.shape[d];
-      return r;
-    }
-    case OpKind::Arange: {
-      int64_t start = op.int_attr(ir::attr::start);
-      r.contiguity[0] = t.shape[0];
-      r.divisibility[0] = pow2_divisor(start);
-      return r;
-    }
-    case OpKind::Splat: {
-      const AxisInfo& a = in(0);
-      for (int d = 0; d < n; ++d) {
-        r.divisibility[d] = a.divisibility[0];
-        r.constancy[d] = t.shape[d];
-      }
-      r.constant = a.constant;
-      return r;
-    }
-    case OpKind::Broadcast: {
-      const AxisInfo& a = in(0);
-      const auto& s = op.operand(0)->type.shape;
-      for (int d = 0; d < n; ++d) {
-        r.divisibility[d] = a.divisibility[d];
-        if (s[d] == 1 && t.shape[d] != 1) {
-          r.constancy[d] = t.shape[d];
-        } else {
-          r.contiguity[d] = a.contiguity[d];
-          r.constancy[d] = a.constancy[d];
-        }
-      }
-      r.constant = a.constant;
-      return r;
-    }
-    case OpKind::ExpandDims: {
-      const AxisInfo& a = in(0);
-      int axis = static_cast<int>(op.int_attr(ir::attr::axis));
-      if (op.operand(0)->type.is_scalar())
-        return r;
-      r.contiguity = a.contiguity;
-      r.divisibility = a.divisibility;
-      r.constancy = a.constancy;
-      r.contiguity.insert(r.contiguity.begin() + axis, 1);
-      // Along the new dimension each element is a run of its own: what divides every element
-      // (a contiguous run's first element only is a multiple of its divisibility).
-      int64_t every = kMaxDiv;
-      for (size_t d = 0; d < a.divisibility.size(); ++d)
-        every = gcd(every, a.contiguity[d] > 1 ? 1 : a.divisibility[d]);
-      if (a.constant)
-        every = a.divisibility[0];
-      r.divisibility.insert(r.divisibility.begin() + axis, every);
-      r.constancy.insert(r.constancy.begin() + axis, 1);
-      r.constant = a.constant;
-      return r;
-    }
-    case OpKind::Hint: {
-      r = in(0);
-      for (const char* key : {"multiple_of", "max_contiguous", "max_constancy"}) {
-        auto it = op.attrs.find(key);
-        if (it == op.attrs.end())
-          continue;
-        std::vector<int64_t> vals;
-        if (auto* i = std::get_if<int64_t>(&it->second))
-          vals.assign(n, *i);
-        else if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
-          vals = *v;
-        for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
-          const std::string_view k = key;
-          auto& slot = k == "multiple_of"      ? r.divisibility[d]
-                       : k == "max_contiguous" ? r.contiguity[d]
-                                               : r.constancy[d];
-          slot = std::max(slot, vals[d]);
-        }
-      }
-      return r;
-    }
+    case OpKind::Constant:
+      return constant_of(op, t, n, std::move(r));
+    case OpKind::Arange:
+      return arange_of(op, t, n, std::move(r));
+    case OpKind::Splat:
+      return splat_of(op, t, n, std::move(r));
+    case OpKind::Broadcast:
+      return broadcast_of(op, t, n, std::move(r));
+    case OpKind::ExpandDims:
+      return expand_dims_of(op, t, n, std::move(r));
+    case OpKind::Hint:
+      return hint_of(op, t, n, std::move(r));
     case OpKind::Add:
     case OpKind::Sub:
-    case OpKind::AddPtr: {
-      const AxisInfo &a = in(0), &b = in(1);
-      int64_t scale = 1;
-      if (op.kind == OpKind::AddPtr)
-        scale = std::max(1, op.operand(0)->type.elem.element_of_pointer().bits() / 8);
-      for (int d = 0; d < n; ++d) {
-        int64_t c = gcd(a.contiguity[d], b.constancy[d]);
-        if (op.kind != OpKind::Sub)
-          c = std::max(c, gcd(a.constancy[d], b.contiguity[d]));
-        r.contiguity[d] = c;
-        r.divisibility[d] = std::min(kMaxDiv, gcd(a.divisibility[d], b.divisibility[d] * scale));
-        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-      }
-      if (a.constant && b.constant && op.kind != OpKind::AddPtr)
-        r.constant = op.kind == OpKind::Add ? *a.constant + *b.constant : *a.constant - *b.constant;
-      return r;
-    }
-    case OpKind::Mul: {
-      const AxisInfo &a = in(0), &b = in(1);
-      for (int d = 0; d < n; ++d) {
-        // Divisibility is the first element's of each contiguous run; once multiplied (by
-        // anything but 1), every element is a run of its own, and the other elements of a
-        // run [x, x+1, ...] are odd or even whatever x is: count such a factor as 1 (as
-        // Triton does). B's row offsets k * stride_bk with stride_bk = 300 are multiples of 4,
-        // not of k's 32.
-        const int64_t a_div = a.contiguity[d] > 1 && b.constant != 1 ? 1 : a.divisibility[d];
-        const int64_t b_div = b.contiguity[d] > 1 && a.constant != 1 ? 1 : b.divisibility[d];
-        r.divisibility[d] = std::min(kMaxDiv, a_div * b_div);
-        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-        if (b.constant == 1)
-          r.contiguity[d] = a.contiguity[d];
-        if (a.constant == 1)
-          r.contiguity[d] = b.contiguity[d];
-      }
-      if (a.constant && b.constant)
-        r.constant = *a.constant * *b.constant;
-      return r;
-    }
+    case OpKind::AddPtr:
+      return add_of(op, t, n, std::move(r));
+    case OpKind::Mul:
+      return mul_of(op, t, n, std::move(r));
     case OpKind::Div:
     case OpKind::Rem:
     case OpKind::And:
@@ -287,95 +186,246 @@ private:
     case OpKind::Shl:
     case OpKind::Shr:
     case OpKind::Min:
-    case OpKind::Max: {
-      const AxisInfo &a = in(0), &b = in(1);
-      for (int d = 0; d < n; ++d)
-        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-      if (op.kind == OpKind::Shl && b.constant && *b.constant >= 0 && *b.constant < 31)
-        for (int d = 0; d < n; ++d)
-          r.divisibility[d] = std::min(
-              kMaxDiv, (a.contiguity[d] > 1 ? int64_t{1} : a.divisibility[d]) << *b.constant);
-      // x / y and x % y over a contiguous run of x aligned to a divisor of y (y the same over
-      // the run): constant resp. contiguous, as y's multiples can only fall at a run's start.
-      // (Like Triton's, this assumes x >= 0.)
-      if ((op.kind == OpKind::Div || op.kind == OpKind::Rem) && t.elem.is_int() &&
-          (!b.constant || *b.constant > 0))
-        for (int d = 0; d < n; ++d) {
-          const int64_t y_div = b.constant ? *b.constant : b.divisibility[d];
-          int64_t run = std::min(gcd(a.contiguity[d], gcd(a.divisibility[d], y_div)),
-                                 b.constant ? kMaxDiv : b.constancy[d]);
-          if (op.kind == OpKind::Div) {
-            r.constancy[d] = std::max(r.constancy[d], run);
-          } else {
-            r.contiguity[d] = std::max<int64_t>(1, run);
-            r.divisibility[d] = std::max<int64_t>(1, gcd(a.divisibility[d], y_div));
-          }
-        }
-      return r;
-    }
-    case OpKind::Cmp: {
-      const AxisInfo &a = in(0), &b = in(1);
-      const ir::CmpPred pred = op.enum_attr<ir::CmpPred>();
-      using P = ir::CmpPred;
-      for (int d = 0; d < n; ++d) {
-        r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-        // A contiguous run compared against a constant can only flip at a multiple of the
-        // constant's divisibility (for < >= on the left, > <= with the sides swapped).
-        bool lhs_run = (pred == P::Lt || pred == P::Ge) && b.constancy[d] > 1;
-        bool rhs_run = (pred == P::Gt || pred == P::Le) && a.constancy[d] > 1;
-        const AxisInfo& run = lhs_run ? a : b;
-        const AxisInfo& other = lhs_run ? b : a;
-        if ((lhs_run || rhs_run) && run.contiguity[d] > 1 && !t.is_scalar())
-          r.constancy[d] =
-              std::max(r.constancy[d],
-                       gcd(run.contiguity[d], gcd(run.divisibility[d], other.divisibility[d])));
-      }
-      return r;
-    }
-    case OpKind::Select: {
-      const AxisInfo &c = in(0), &a = in(1), &b = in(2);
-      for (int d = 0; d < n; ++d) {
-        r.constancy[d] = gcd(c.constancy[d], gcd(a.constancy[d], b.constancy[d]));
-        r.divisibility[d] = gcd(a.divisibility[d], b.divisibility[d]);
-        r.contiguity[d] = gcd(c.constancy[d], std::min(a.contiguity[d], b.contiguity[d]));
-      }
-      return r;
-    }
+    case OpKind::Max:
+      return int_binary_of(op, t, n, std::move(r));
+    case OpKind::Cmp:
+      return cmp_of(op, t, n, std::move(r));
+    case OpKind::Select:
+      return select_of(op, t, n, std::move(r));
     case OpKind::Cast:
-      if (t.elem.is_int() && op.operand(0)->type.elem.is_int() &&
-          t.elem.bits() >= op.operand(0)->type.elem.bits())
-        return in(0);
-      for (int d = 0; d < n; ++d)
-        r.constancy[d] = in(0).constancy[d];
-      return r;
+      return cast_of(op, t, n, std::move(r));
     case OpKind::Neg:
     case OpKind::Not:
     case OpKind::Abs:
     case OpKind::Bitcast:
-      for (int d = 0; d < n; ++d)
-        r.constancy[d] = in(0).constancy[d];
-      return r;
-    case OpKind::Trans: {
-      // The same facts per dimension, in the new order (a transposed mask stays constant along
-      // the runs it was constant along: a transpose kernel's stores stay vectorized).
-      const AxisInfo& a = in(0);
-      const auto& order = op.ints_attr("order");
-      if (static_cast<int>(order.size()) != n || static_cast<int>(a.contiguity.size()) != n)
-        return r;
-      for (int d = 0; d < n; ++d) {
-        const auto from = static_cast<size_t>(order[static_cast<size_t>(d)]);
-        r.contiguity[d] = a.contiguity[from];
-        r.divisibility[d] = a.divisibility[from];
-        r.constancy[d] = a.constancy[from];
-      }
-      r.constant = a.constant;
-      return r;
-    }
+      return unary_of(op, t, n, std::move(r));
+    case OpKind::Trans:
+      return trans_of(op, t, n, std::move(r));
     default:
       if (op.kind == OpKind::ConvertLayout)
-        return in(0);
+        return in(op, 0);
       return r;
     }
+  }
+
+  AxisInfo constant_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const auto& v = op.attrs.at(attr::value);
+    if (auto* i = std::get_if<int64_t>(&v))
+      return constant_info(t, *i);
+    for (int d = 0; d < n; ++d)
+      r.constancy[d] = t.is_scalar() ? 1 : t.shape[d];
+    return r;
+  }
+
+  AxisInfo arange_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    int64_t start = op.int_attr(attr::start);
+    r.contiguity[0] = t.shape[0];
+    r.divisibility[0] = pow2_divisor(start);
+    return r;
+  }
+
+  AxisInfo splat_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo& a = in(op, 0);
+    for (int d = 0; d < n; ++d) {
+      r.divisibility[d] = a.divisibility[0];
+      r.constancy[d] = t.shape[d];
+    }
+    r.constant = a.constant;
+    return r;
+  }
+
+  AxisInfo broadcast_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo& a = in(op, 0);
+    const auto& s = op.operand(0)->type.shape;
+    for (int d = 0; d < n; ++d) {
+      r.divisibility[d] = a.divisibility[d];
+      if (s[d] == 1 && t.shape[d] != 1) {
+        r.constancy[d] = t.shape[d];
+      } else {
+        r.contiguity[d] = a.contiguity[d];
+        r.constancy[d] = a.constancy[d];
+      }
+    }
+    r.constant = a.constant;
+    return r;
+  }
+
+  AxisInfo expand_dims_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo& a = in(op, 0);
+    int axis = static_cast<int>(op.int_attr(attr::axis));
+    if (op.operand(0)->type.is_scalar())
+      return r;
+    r.contiguity = a.contiguity;
+    r.divisibility = a.divisibility;
+    r.constancy = a.constancy;
+    r.contiguity.insert(r.contiguity.begin() + axis, 1);
+    // Along the new dimension each element is a run of its own: what divides every element
+    // (a contiguous run's first element only is a multiple of its divisibility).
+    int64_t every = kMaxDiv;
+    for (size_t d = 0; d < a.divisibility.size(); ++d)
+      every = gcd(every, a.contiguity[d] > 1 ? 1 : a.divisibility[d]);
+    if (a.constant)
+      every = a.divisibility[0];
+    r.divisibility.insert(r.divisibility.begin() + axis, every);
+    r.constancy.insert(r.constancy.begin() + axis, 1);
+    r.constant = a.constant;
+    return r;
+  }
+
+  AxisInfo hint_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    r = in(op, 0);
+    for (const char* key : {"multiple_of", "max_contiguous", "max_constancy"}) {
+      auto it = op.attrs.find(key);
+      if (it == op.attrs.end())
+        continue;
+      std::vector<int64_t> vals;
+      if (auto* i = std::get_if<int64_t>(&it->second))
+        vals.assign(n, *i);
+      else if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
+        vals = *v;
+      for (int d = 0; d < n && d < static_cast<int>(vals.size()); ++d) {
+        const std::string_view k = key;
+        auto& slot = k == "multiple_of"      ? r.divisibility[d]
+                     : k == "max_contiguous" ? r.contiguity[d]
+                                             : r.constancy[d];
+        slot = std::max(slot, vals[d]);
+      }
+    }
+    return r;
+  }
+
+  // Add, Sub, AddPtr (the offset scaled to bytes).
+  AxisInfo add_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo &a = in(op, 0), &b = in(op, 1);
+    int64_t scale = 1;
+    if (op.kind == OpKind::AddPtr)
+      scale = std::max(1, op.operand(0)->type.elem.element_of_pointer().bits() / 8);
+    for (int d = 0; d < n; ++d) {
+      int64_t c = gcd(a.contiguity[d], b.constancy[d]);
+      if (op.kind != OpKind::Sub)
+        c = std::max(c, gcd(a.constancy[d], b.contiguity[d]));
+      r.contiguity[d] = c;
+      r.divisibility[d] = std::min(kMaxDiv, gcd(a.divisibility[d], b.divisibility[d] * scale));
+      r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+    }
+    if (a.constant && b.constant && op.kind != OpKind::AddPtr)
+      r.constant = op.kind == OpKind::Add ? *a.constant + *b.constant : *a.constant - *b.constant;
+    return r;
+  }
+
+  AxisInfo mul_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo &a = in(op, 0), &b = in(op, 1);
+    for (int d = 0; d < n; ++d) {
+      // Divisibility is the first element's of each contiguous run; once multiplied (by
+      // anything but 1), every element is a run of its own, and the other elements of a
+      // run [x, x+1, ...] are odd or even whatever x is: count such a factor as 1 (as
+      // Triton does). B's row offsets k * stride_bk with stride_bk = 300 are multiples of 4,
+      // not of k's 32.
+      const int64_t a_div = a.contiguity[d] > 1 && b.constant != 1 ? 1 : a.divisibility[d];
+      const int64_t b_div = b.contiguity[d] > 1 && a.constant != 1 ? 1 : b.divisibility[d];
+      r.divisibility[d] = std::min(kMaxDiv, a_div * b_div);
+      r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+      if (b.constant == 1)
+        r.contiguity[d] = a.contiguity[d];
+      if (a.constant == 1)
+        r.contiguity[d] = b.contiguity[d];
+    }
+    if (a.constant && b.constant)
+      r.constant = *a.constant * *b.constant;
+    return r;
+  }
+
+  // Div, Rem, the bitwise ops, shifts, Min and Max: constancy, and the runs that division
+  // and remainder by an aligned divisor keep.
+  AxisInfo int_binary_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo &a = in(op, 0), &b = in(op, 1);
+    for (int d = 0; d < n; ++d)
+      r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+    if (op.kind == OpKind::Shl && b.constant && *b.constant >= 0 && *b.constant < 31)
+      for (int d = 0; d < n; ++d)
+        r.divisibility[d] = std::min(kMaxDiv, (a.contiguity[d] > 1 ? int64_t{1} : a.divisibility[d])
+                                                  << *b.constant);
+    // x / y and x % y over a contiguous run of x aligned to a divisor of y (y the same over
+    // the run): constant resp. contiguous, as y's multiples can only fall at a run's start.
+    // (Like Triton's, this assumes x >= 0.)
+    if ((op.kind == OpKind::Div || op.kind == OpKind::Rem) && t.elem.is_int() &&
+        (!b.constant || *b.constant > 0))
+      for (int d = 0; d < n; ++d) {
+        const int64_t y_div = b.constant ? *b.constant : b.divisibility[d];
+        int64_t run = std::min(gcd(a.contiguity[d], gcd(a.divisibility[d], y_div)),
+                               b.constant ? kMaxDiv : b.constancy[d]);
+        if (op.kind == OpKind::Div) {
+          r.constancy[d] = std::max(r.constancy[d], run);
+        } else {
+          r.contiguity[d] = std::max<int64_t>(1, run);
+          r.divisibility[d] = std::max<int64_t>(1, gcd(a.divisibility[d], y_div));
+        }
+      }
+    return r;
+  }
+
+  AxisInfo cmp_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo &a = in(op, 0), &b = in(op, 1);
+    const ir::CmpPred pred = op.enum_attr<ir::CmpPred>();
+    using P = ir::CmpPred;
+    for (int d = 0; d < n; ++d) {
+      r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+      // A contiguous run compared against a constant can only flip at a multiple of the
+      // constant's divisibility (for < >= on the left, > <= with the sides swapped).
+      bool lhs_run = (pred == P::Lt || pred == P::Ge) && b.constancy[d] > 1;
+      bool rhs_run = (pred == P::Gt || pred == P::Le) && a.constancy[d] > 1;
+      const AxisInfo& run = lhs_run ? a : b;
+      const AxisInfo& other = lhs_run ? b : a;
+      if ((lhs_run || rhs_run) && run.contiguity[d] > 1 && !t.is_scalar())
+        r.constancy[d] =
+            std::max(r.constancy[d],
+                     gcd(run.contiguity[d], gcd(run.divisibility[d], other.divisibility[d])));
+    }
+    return r;
+  }
+
+  AxisInfo select_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    const AxisInfo &c = in(op, 0), &a = in(op, 1), &b = in(op, 2);
+    for (int d = 0; d < n; ++d) {
+      r.constancy[d] = gcd(c.constancy[d], gcd(a.constancy[d], b.constancy[d]));
+      r.divisibility[d] = gcd(a.divisibility[d], b.divisibility[d]);
+      r.contiguity[d] = gcd(c.constancy[d], std::min(a.contiguity[d], b.contiguity[d]));
+    }
+    return r;
+  }
+
+  // Integer widening keeps everything; other casts, constancy only.
+  AxisInfo cast_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    if (t.elem.is_int() && op.operand(0)->type.elem.is_int() &&
+        t.elem.bits() >= op.operand(0)->type.elem.bits())
+      return in(op, 0);
+    for (int d = 0; d < n; ++d)
+      r.constancy[d] = in(op, 0).constancy[d];
+    return r;
+  }
+
+  // Neg, Not, Abs, Bitcast: constancy only.
+  AxisInfo unary_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    for (int d = 0; d < n; ++d)
+      r.constancy[d] = in(op, 0).constancy[d];
+    return r;
+  }
+
+  AxisInfo trans_of(const ir::Op& op, const ir::Type& t, int n, AxisInfo r) {
+    // The same facts per dimension, in the new order (a transposed mask stays constant along
+    // the runs it was constant along: a transpose kernel's stores stay vectorized).
+    const AxisInfo& a = in(op, 0);
+    const auto& order = op.ints_attr(attr::order);
+    if (static_cast<int>(order.size()) != n || static_cast<int>(a.contiguity.size()) != n)
+      return r;
+    for (int d = 0; d < n; ++d) {
+      const auto from = static_cast<size_t>(order[static_cast<size_t>(d)]);
+      r.contiguity[d] = a.contiguity[from];
+      r.divisibility[d] = a.divisibility[from];
+      r.constancy[d] = a.constancy[from];
+    }
+    r.constant = a.constant;
+    return r;
   }
 
   const ir::Function& f_;

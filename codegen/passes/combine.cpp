@@ -16,9 +16,9 @@ using ir::OpKind;
 
 bool is_zero_constant(const ir::Value* v) {
   const ir::Op* d = v->def;
-  if (!d || d->kind != OpKind::Constant || !d->has_attr("value"))
+  if (!d || d->kind != OpKind::Constant || !d->has_attr(attr::value))
     return false;
-  return d->float_attr("value") == 0.0;
+  return d->float_attr(attr::value) == 0.0;
 }
 
 // How many operands in the function read each value.

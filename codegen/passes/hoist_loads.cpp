@@ -29,7 +29,7 @@ using ir::OpKind;
 bool writes_or_effects(const ir::Op& op) {
   if (ir::has_trait(op.kind, ir::OpTrait::WritesMemory) ||
       ir::has_trait(op.kind, ir::OpTrait::Effects) ||
-      (op.kind == OpKind::Load && op.int_attr("volatile", 0)))
+      (op.kind == OpKind::Load && op.int_attr(attr::volatile_, 0)))
     return true;
   for (const auto& r : op.regions)
     for (const auto& inner : r->block->ops)
@@ -64,7 +64,7 @@ private:
   void hoist_after(ir::Block& b, ir::Op& loop) {
     for (size_t i = index_in_block(loop) + 1; i < b.ops.size(); ++i) {
       ir::Op& op = *b.ops[i];
-      if (op.kind == OpKind::Load && !op.int_attr("volatile", 0) &&
+      if (op.kind == OpKind::Load && !op.int_attr(attr::volatile_, 0) &&
           !op.operands[0]->type.is_scalar() && hoisted_.insert(&op).second) {
         std::vector<const ir::Op*> chain;
         if (movable(op, loop, chain)) {

@@ -43,7 +43,7 @@ void copy_op(ir::Function& f, ir::Block& b, size_t& at, const ir::Op& def,
 ir::Value* constant_of(ir::Function& f, ir::Block& b, size_t& at, const ir::Type& t, int64_t v,
                        const ir::SourceLoc& loc) {
   ir::Op& c = insert_op(f, b, at++, OpKind::Constant, {}, {t.scalar()}, loc);
-  c.attrs["value"] = v;
+  c.attrs[attr::value] = v;
   return c.result();
 }
 
@@ -136,7 +136,7 @@ ir::Value* IterationAhead::exists(ir::Block& b, size_t& at, const Bindings& bind
   ir::Type i1(ir::ScalarKind::I1);
   auto cmp = [&](ir::Value* x, ir::Value* y, ir::CmpPred pred) {
     ir::Op& c = insert_op(f_, b, at++, OpKind::Cmp, {x, y}, {i1}, loc);
-    c.attrs["pred"] = pred;
+    c.attrs[attr::pred] = pred;
     return c.result();
   };
   ir::Value* zero = constant_of(f_, b, at, loop_.operands[2]->type, 0, loc);

@@ -103,7 +103,7 @@ public:
     ring.async_dot = def.dot;
     ring.late_copies = def.dot && def.chained && stages_ == 3;
     if (ring.async_dot)
-      ring.async_dot->attrs["wgmma_pending"] = int64_t{1};
+      ring.async_dot->attrs[attr::wgmma_pending] = int64_t{1};
     ring.D = ring.async_dot && !ring.late_copies ? static_cast<int>(stages_) - 2
                                                  : static_cast<int>(stages_) - 1;
     tma_ = t_.tma && !k_fast_ && plan_tma(loads, tiles);
@@ -258,7 +258,7 @@ private:
       insert_op(f_, body, b_at++, OpKind::Barrier, {}, {}, loc);
     } else {
       ir::Op& wait = insert_op(f_, body, b_at++, OpKind::AsyncWait, {}, {}, loc);
-      wait.attrs["pending"] = int64_t{ring.D - 1};
+      wait.attrs[attr::pending] = int64_t{ring.D - 1};
     }
     for (size_t n = 0; n < loads.size(); ++n) {
       ir::Op* cvt = only_user(*loads[n]);
@@ -306,7 +306,7 @@ private:
       ir::Value* next =
           insert_op(f_, body, b_at++, OpKind::Add, {iv, delta}, {iv->type}, loc).result();
       ir::Op& here = insert_op(f_, body, b_at++, OpKind::Cmp, {next, bound_[1]}, {i1}, loc);
-      here.attrs["pred"] = ir::CmpPred::Lt;
+      here.attrs[attr::pred] = ir::CmpPred::Lt;
       ir::Op& branch = insert_if(body, b_at++, here.result());
       size_t t_at = 0, e_at = 0;
       for (size_t n = 0; n < loads.size(); ++n)
@@ -360,7 +360,7 @@ private:
       ir::Value* zero = constant_i32(body, y_at, 0);
       ir::Op& wrapped = insert_op(f_, body, y_at++, OpKind::Cmp, {r_next, zero},
                                   {ir::Type(ir::ScalarKind::I1)}, loc);
-      wrapped.attrs["pred"] = ir::CmpPred::Eq;
+      wrapped.attrs[attr::pred] = ir::CmpPred::Eq;
       ir::Value* flip =
           insert_op(f_, body, y_at++, OpKind::Cast, {wrapped.result()}, {ring.phase->type}, loc)
               .result();
@@ -383,7 +383,7 @@ private:
     // Drain before anything after the loop (the tile loop) touches shared memory.
     size_t after = index_in_block(tiles_ ? *tiles_ : loop_) + 1;
     ir::Op& drain = insert_op(f_, outer, after, OpKind::AsyncWait, {}, {}, loc);
-    drain.attrs["pending"] = int64_t{0};
+    drain.attrs[attr::pending] = int64_t{0};
     if (tma_) // the barriers' memory may hold another loop's next
       insert_op(f_, outer, after + 1, OpKind::MbarInval, {bars_}, {}, loc);
   }
@@ -419,7 +419,7 @@ private:
     const ir::Op* d = v->def;
     if (!d || d->kind != OpKind::Constant)
       return false;
-    const auto* i = std::get_if<int64_t>(&d->attrs.at("value"));
+    const auto* i = std::get_if<int64_t>(&d->attrs.at(attr::value));
     return i && *i > 0;
   }
 
@@ -431,7 +431,7 @@ private:
   ir::Op* across_tiles(const std::vector<ir::Op*>& loads) {
     ir::Region* region = loop_.parent->parent;
     ir::Op* o = region ? region->parent : nullptr;
-    if (!o || o->kind != OpKind::For || !o->int_attr("flatten", 0) ||
+    if (!o || o->kind != OpKind::For || !o->int_attr(attr::flatten, 0) ||
         !positive_constant(o->operands[2]) || !positive_constant(loop_.operands[2]) ||
         o->operands[0]->type != loop_.operands[0]->type)
       return nullptr;
@@ -477,7 +477,7 @@ private:
       ir::Value* zero = constant_of(b, at, t, 0);
       ir::Op& pos = insert_op(f_, b, at++, OpKind::Cmp, {span, zero},
                               {ir::Type(ir::ScalarKind::I1)}, loop_.loc);
-      pos.attrs["pred"] = ir::CmpPred::Gt;
+      pos.attrs[attr::pred] = ir::CmpPred::Gt;
       return insert_op(f_, b, at++, OpKind::Select, {pos.result(), n, zero}, {t}, loop_.loc)
           .result();
     };
@@ -507,7 +507,7 @@ private:
         insert_op(f_, b, at++, OpKind::Add, {bound_[0], step_k}, {t}, loc).result();
     ir::Op& exists =
         insert_op(f_, b, at++, OpKind::Cmp, {g, total_}, {ir::Type(ir::ScalarKind::I1)}, loc);
-    exists.attrs["pred"] = ir::CmpPred::Lt;
+    exists.attrs[attr::pred] = ir::CmpPred::Lt;
     for (size_t n = 0; n < loads.size() && tma_; ++n) {
       const ir::Op& h = *hints_[n];
       ir::Value* inner = rebind(b, at, h.operands[5 + fast_[n]], memo);
@@ -655,7 +655,7 @@ private:
       ir::Op* dot = cvt ? only_user(*cvt) : nullptr;
       // (Not one that adds partial sums in f32, max_num_imprecise_acc: it waits in its loop.)
       auto* m = dot && dot->kind == OpKind::Dot && dot->parent == &body &&
-                        !dot->has_attr(ir::attr::max_num_imprecise_acc)
+                        !dot->has_attr(attr::max_num_imprecise_acc)
                     ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get())
                     : nullptr;
       if (!m || m->unit != MatrixUnit::Wgmma || only_user(*dot) != y)
@@ -768,7 +768,7 @@ private:
       d = d->operands[0]->def;
     if (!d || d->kind != OpKind::Constant)
       return false;
-    const auto& a = d->attrs.at("value");
+    const auto& a = d->attrs.at(attr::value);
     return std::holds_alternative<int64_t>(a) ? std::get<int64_t>(a) == 0
                                               : std::get<double>(a) == 0.0;
   }
@@ -813,14 +813,14 @@ private:
   // permuted and the layout's order with it).
   ir::Value* shared_view(ir::Block& b, size_t& at, ir::Value* v, const ir::Op& trans) {
     ir::Type t = trans.result()->type;
-    t.layout = transposed_shared(v->type.layout, trans.ints_attr("order"));
+    t.layout = transposed_shared(v->type.layout, trans.ints_attr(attr::order));
     ir::Op& tr = insert_op(f_, b, at++, OpKind::Trans, {v}, {t}, trans.loc);
     tr.attrs = trans.attrs;
     return tr.result();
   }
 
   bool candidate(const ir::Op& op) {
-    if (op.kind != OpKind::Load || op.int_attr("volatile", 0) || op.result()->type.rank() != 2)
+    if (op.kind != OpKind::Load || op.int_attr(attr::volatile_, 0) || op.result()->type.rank() != 2)
       return false;
     if (!operand_conversion(op))
       return false;
@@ -846,7 +846,7 @@ private:
       auto* op = dynamic_cast<const DotOperandLayout*>(cvt->result()->type.layout.get());
       int k_dim = op && op->op_idx == 1 ? 0 : 1;
       if (const ir::Op* tr = direct_trans(load)) // K's dimension in the tile as loaded
-        k_dim = static_cast<int>(tr->ints_attr("order")[k_dim]);
+        k_dim = static_cast<int>(tr->ints_attr(attr::order)[k_dim]);
       order = {k_dim, 1 - k_dim};
     }
     return shared_layout(t.shape[order[0]], static_cast<int>(elem_bytes(t.elem)), order);
@@ -868,7 +868,7 @@ private:
     ir::Value* inc = insert_op(f_, b, at++, OpKind::Add, {s, one}, {s->type}, loop_.loc).result();
     ir::Op& wrap =
         insert_op(f_, b, at++, OpKind::Cmp, {inc, n}, {ir::Type(ir::ScalarKind::I1)}, loop_.loc);
-    wrap.attrs["pred"] = ir::CmpPred::Eq;
+    wrap.attrs[attr::pred] = ir::CmpPred::Eq;
     ir::Value* zero = constant_i32(b, at, 0);
     return insert_op(f_, b, at++, OpKind::Select, {wrap.result(), zero, inc}, {s->type}, loop_.loc)
         .result();
@@ -935,7 +935,7 @@ private:
     std::unordered_map<int64_t, ir::Op*> hints;
     ir::walk(f_.entry(), [&](ir::Op& op) {
       if (op.kind == OpKind::DescHint)
-        hints[op.int_attr("desc")] = &op;
+        hints[op.int_attr(attr::desc)] = &op;
     });
     const AxisInfoMap info = analyze_axis_info(f_);
     auto divisible = [&](const ir::Value* v, int64_t by) {
@@ -948,7 +948,7 @@ private:
     };
     const ir::Block& nest = tiles_ ? tiles_->body() : loop_.body();
     for (ir::Op* l : loads) {
-      auto it = hints.find(l->int_attr("desc", -1));
+      auto it = hints.find(l->int_attr(attr::desc, -1));
       ir::Op* cvt = only_user(*l);
       auto* s = dynamic_cast<const SharedLayout*>(cvt->result()->type.layout.get());
       if (it == hints.end() || !s || it->second->parent != l->parent ||
@@ -1001,16 +1001,16 @@ private:
           f_, b, at++, OpKind::TmaCreate,
           {h.operands[0], h.operands[1 + fast], h.operands[2 - fast], h.operands[4 - fast]},
           {h.operands[0]->type}, loads[n]->loc);
-      m.attrs["box"] = std::vector<int64_t>{block, rows};
-      m.attrs["swizzle"] = block * elem_bytes(t.elem);
-      m.attrs["slot"] = slot++;
+      m.attrs[attr::box] = std::vector<int64_t>{block, rows};
+      m.attrs[attr::swizzle] = block * elem_bytes(t.elem);
+      m.attrs[attr::slot] = slot++;
       maps_.push_back(m.result());
     }
     ir::Type bt(ir::ScalarKind::I64, {stages_, 1, 1});
     bt.layout = shared_layout(1, 8, {1, 0});
     bars_ = insert_op(f_, b, at++, OpKind::LocalAlloc, {}, {bt}, loop_.loc).result();
     ir::Op& init = insert_op(f_, b, at++, OpKind::MbarInit, {bars_}, {}, loop_.loc);
-    init.attrs["count"] = static_cast<int64_t>(loads.size());
+    init.attrs[attr::count] = static_cast<int64_t>(loads.size());
   }
 
   // `load` at iteration +d, into registers.
@@ -1042,7 +1042,7 @@ private:
       return;
     std::vector<ir::Op*> loads;
     for (auto& op : body.ops) {
-      if (op->kind != OpKind::Load || op->int_attr("volatile", 0) ||
+      if (op->kind != OpKind::Load || op->int_attr(attr::volatile_, 0) ||
           std::find(rings.begin(), rings.end(), op.get()) != rings.end())
         continue;
       bool ok = true;
@@ -1121,7 +1121,7 @@ void pipeline(ir::Function& f, const GpuFeatures& t) {
     const ir::Op* top = loop;
     while (top->parent && top->parent != &f.entry())
       top = top->parent->parent->parent; // op -> block -> region -> op
-    int stages = static_cast<int>(loop->int_attr("num_stages", t.num_stages));
+    int stages = static_cast<int>(loop->int_attr(attr::num_stages, t.num_stages));
     if (stages >= 2)
       Pipeliner(f, *loop, *top, stages, t, used[top]).run();
   }

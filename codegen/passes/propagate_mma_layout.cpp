@@ -72,12 +72,12 @@ private:
       return l;
     case OpKind::ExpandDims: {
       auto* s = dynamic_cast<const SliceLayout*>(l.get());
-      return s && s->dim == op.int_attr(ir::attr::axis) ? s->parent : nullptr;
+      return s && s->dim == op.int_attr(attr::axis) ? s->parent : nullptr;
     }
     case OpKind::Reduce:
-      return op.int_attr("keep_dims", 0)
+      return op.int_attr(attr::keep_dims, 0)
                  ? l
-                 : slice_layout(static_cast<int>(op.int_attr(ir::attr::axis)), l);
+                 : slice_layout(static_cast<int>(op.int_attr(attr::axis)), l);
     default:
       return ir::is_elementwise(op.kind) && op.results.size() == 1 ? l : nullptr;
     }

@@ -46,7 +46,7 @@ bool rematerializable(const ir::Op& op, bool accel = false) {
   // instruction's accumulator through shared memory. (Elsewhere loads keep the layout
   // coalesce chose.)
   if (op.kind == OpKind::Load)
-    return accel && op.result()->type.rank() <= 1 && !op.int_attr("volatile", 0);
+    return accel && op.result()->type.rank() <= 1 && !op.int_attr(attr::volatile_, 0);
   // A read of shared memory is read again in the accelerator layout its user wants: weights
   // dequantized on their way to a dot (int8 -> f16, times a scale) are then read from the
   // pipeline's ring straight into the operand's registers and converted there, where they
@@ -65,9 +65,9 @@ ir::LayoutPtr operand_layout_for(const ir::Op& op, const ir::LayoutPtr& want) {
   const ir::Type& r = op.result()->type;
   switch (op.kind) {
   case OpKind::ExpandDims:
-    return slice_layout(static_cast<int>(op.int_attr(ir::attr::axis)), want);
+    return slice_layout(static_cast<int>(op.int_attr(attr::axis)), want);
   case OpKind::Trans: {
-    const auto& order = op.ints_attr("order");
+    const auto& order = op.ints_attr(attr::order);
     std::vector<int64_t> inverse(order.size());
     for (size_t k = 0; k < order.size(); ++k)
       inverse[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
@@ -304,13 +304,13 @@ private:
       for (auto& v : op.operands)
         v = unconverted(v);
       ir::LayoutPtr l = x0->type.layout;
-      int axis = static_cast<int>(op.int_attr(ir::attr::axis));
+      int axis = static_cast<int>(op.int_attr(attr::axis));
       size_t at = i + 1;
       for (ir::Value* r : op.results) {
         if (r->type.is_scalar())
           continue;
         ir::LayoutPtr old = r->type.layout;
-        bool keep = op.kind == OpKind::Scan || op.int_attr("keep_dims", 0);
+        bool keep = op.kind == OpKind::Scan || op.int_attr(attr::keep_dims, 0);
         r->type.layout = keep ? l : slice_layout(axis, l);
         ir::Type back = r->type;
         back.layout = old;
@@ -428,7 +428,7 @@ private:
     // costs less than a trip through shared memory and two barriers. (Not into a plain 1-D
     // layout: that would undo coalesce.)
     const bool reload = def->kind == OpKind::Load && def->result()->type.rank() <= 1 &&
-                        !def->int_attr("volatile", 0) &&
+                        !def->int_attr(attr::volatile_, 0) &&
                         dynamic_cast<const SliceLayout*>(want.get());
     if (!rematerializable(*def, accel) && !reload)
       return;

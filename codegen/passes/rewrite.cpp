@@ -37,7 +37,7 @@ ir::Value* convert_to(ir::Function& f, ir::Block& block, size_t& at, ir::Value* 
 }
 
 bool is_pure(const ir::Op& op) {
-  if (op.kind == ir::OpKind::Load && op.int_attr("volatile", 0))
+  if (op.kind == ir::OpKind::Load && op.int_attr(attr::volatile_, 0))
     return false; // a volatile read is an effect
   using ir::OpTrait;
   return ir::has_trait(op.kind, OpTrait::Pure) || (ir::has_trait(op.kind, OpTrait::ReadsMemory) &&

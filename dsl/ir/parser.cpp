@@ -63,13 +63,13 @@ public:
         ArgInfo info;
         if (peek('{')) {
           Attrs a = attrs();
-          if (auto it = a.find("name"); it != a.end())
+          if (auto it = a.find(attr::name); it != a.end())
             info.name = arg_attr<std::string>(n, *it);
-          if (auto it = a.find("div"); it != a.end())
+          if (auto it = a.find(attr::div); it != a.end())
             info.divisibility = arg_attr<int64_t>(n, *it);
-          if (auto it = a.find("range32"); it != a.end())
+          if (auto it = a.find(attr::range32); it != a.end())
             info.range32 = arg_attr<int64_t>(n, *it) != 0;
-          if (auto it = a.find("const"); it != a.end()) {
+          if (auto it = a.find(attr::const_); it != a.end()) {
             info.is_constant = true;
             info.constant = arg_attr<int64_t>(n, *it);
           }

@@ -59,13 +59,13 @@ public:
       Attrs a;
       const ArgInfo& info = f.arg_info.at(i);
       if (!info.name.empty())
-        a["name"] = info.name;
+        a[attr::name] = info.name;
       if (info.divisibility != 1)
-        a["div"] = info.divisibility;
+        a[attr::div] = info.divisibility;
       if (info.is_constant)
-        a["const"] = info.constant;
+        a[attr::const_] = info.constant;
       if (info.range32)
-        a["range32"] = int64_t{1};
+        a[attr::range32] = int64_t{1};
       print_attrs(a);
     }
     out_ += ") {\n";

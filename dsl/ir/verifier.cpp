@@ -48,6 +48,7 @@ private:
       if (op_category(op.kind) == OpCategory::Terminator)
         check(last, op, "a terminator must end its block");
       spec(op);
+      attributes(op);
       one(op);
       for (auto& r : op.regions)
         block(*r->block, &op);
@@ -55,6 +56,48 @@ private:
         defined_.insert(v);
     }
     (void)owner;
+  }
+
+  // Every attribute is one attrs.def lists, holding the kind of value it lists.
+  void attributes(const Op& op) {
+    for (const auto& [key, v] : op.attrs) {
+      const AttrKind* kind = attr_kind(key);
+      check(
+          kind != nullptr, op,
+          fmt::format("has the attribute '{}', which tritium's IR does not know (attrs.def)", key));
+      static constexpr const char* what[] = {"an integer",         "a float",
+                                             "a number",           "a string",
+                                             "a list of integers", "an integer or a list of them",
+                                             "one of its names"};
+      check(attr_holds(*kind, key, v), op,
+            fmt::format("the attribute '{}' must be {}", key, what[static_cast<int>(*kind)]));
+    }
+  }
+  template <class... E>
+  static bool enum_holds(std::string_view key, const AttrValue& v) {
+    return ((key == EnumAttr<E>::key && std::holds_alternative<E>(v)) || ...);
+  }
+  static bool attr_holds(AttrKind kind, std::string_view key, const AttrValue& v) {
+    const bool i = std::holds_alternative<int64_t>(v), f = std::holds_alternative<double>(v),
+               list = std::holds_alternative<std::vector<int64_t>>(v);
+    switch (kind) {
+    case AttrKind::Int:
+      return i;
+    case AttrKind::Float:
+      return f;
+    case AttrKind::Number:
+      return i || f;
+    case AttrKind::Str:
+      return std::holds_alternative<std::string>(v);
+    case AttrKind::Ints:
+      return list;
+    case AttrKind::IntOrInts:
+      return i || list;
+    case AttrKind::Enum:
+      return enum_holds<CmpPred, AtomicOp, MemSem, MemScope, CacheModifier, EvictionPolicy,
+                        InputPrecision>(key, v);
+    }
+    return false;
   }
 
   // What ops.def says: operand count and classes, result count, one type for all.
@@ -124,16 +167,16 @@ private:
     switch (op_category(op.kind)) {
     case OpCategory::Source:
       if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) {
-        int64_t axis = op.int_attr(ir::attr::axis);
+        int64_t axis = op.int_attr(attr::axis);
         check(axis >= 0 && axis < 3, op, "axis must be 0, 1 or 2");
         check(op.result()->type == Type(ScalarKind::I32), op, "result must be i32");
       } else if (op.kind == OpKind::Arange) {
-        int64_t n = op.int_attr(ir::attr::end) - op.int_attr(ir::attr::start);
+        int64_t n = op.int_attr(attr::end) - op.int_attr(attr::start);
         check(n > 0 && (n & (n - 1)) == 0, op, "the range's length must be a power of two");
         check(like(op.result()->type, Type(ScalarKind::I32, {n})), op,
               "result must be i32[end-start]");
       } else if (op.kind == OpKind::Constant) {
-        check(op.has_attr("value"), op, "needs a value");
+        check(op.has_attr(attr::value), op, "needs a value");
       }
       break;
     case OpCategory::Binary:
@@ -147,7 +190,7 @@ private:
               "takes a base pointer and the shape, strides and offsets of each dimension");
         for (const Value* v : o)
           check(v->type.is_scalar(), op, "takes scalars");
-        check(op.has_attr("desc"), op, "needs the id of its load");
+        check(op.has_attr(attr::desc), op, "needs the id of its load");
       }
       break;
     case OpCategory::Extern: {
@@ -155,10 +198,11 @@ private:
       // that takes this many operands.
       ScalarKind k = o[0]->type.elem.kind;
       check(k == ScalarKind::F32 || k == ScalarKind::F64, op, "needs f32 or f64 operands");
-      check(op.has_attr("symbol") && std::holds_alternative<std::string>(op.attrs.at("symbol")), op,
-            "needs a symbol");
-      const ExternMath* f = find_extern_math(op.str_attr("symbol"));
-      check(f != nullptr, op, "'" + op.str_attr("symbol") + "' is not a known C math function");
+      check(op.has_attr(attr::symbol) &&
+                std::holds_alternative<std::string>(op.attrs.at(attr::symbol)),
+            op, "needs a symbol");
+      const ExternMath* f = find_extern_math(op.str_attr(attr::symbol));
+      check(f != nullptr, op, "'" + op.str_attr(attr::symbol) + "' is not a known C math function");
       check(f->arity == static_cast<int>(o.size()), op,
             fmt::format("'{}' takes {} operands", f->name, f->arity));
       break;
@@ -224,7 +268,7 @@ private:
     }
     case OpKind::ExpandDims: {
       auto s = o[0]->type.shape;
-      int64_t axis = op.int_attr(ir::attr::axis);
+      int64_t axis = op.int_attr(attr::axis);
       check(axis >= 0 && axis <= static_cast<int64_t>(s.size()), op, "axis out of range");
       s.insert(s.begin() + axis, 1);
       check(like(r, o[0]->type.with_shape(s)), op, "result shape must have a 1 inserted at axis");
@@ -235,7 +279,7 @@ private:
             "reshape keeps the number of elements");
       break;
     case OpKind::Trans: {
-      auto order = op.ints_attr("order");
+      auto order = op.ints_attr(attr::order);
       const auto& s = o[0]->type.shape;
       check(order.size() == s.size(), op, "order must name every dimension");
       std::vector<int64_t> expect;
@@ -306,13 +350,13 @@ private:
     case OpKind::AsyncCommit:
       break;
     case OpKind::AsyncWait:
-      check(op.int_attr("pending", -1) >= 0, op, "needs pending >= 0");
+      check(op.int_attr(attr::pending, -1) >= 0, op, "needs pending >= 0");
       break;
     case OpKind::TmaCreate:
       for (const Value* v : o)
         check(v->type.is_scalar(), op, "takes scalars");
       check(op.result()->type == o[0]->type, op, "gives the map's address as the base's type");
-      check(op.has_attr("box") && op.has_attr("swizzle") && op.has_attr("slot"), op,
+      check(op.has_attr(attr::box) && op.has_attr(attr::swizzle) && op.has_attr(attr::slot), op,
             "needs box, swizzle and slot");
       break;
     case OpKind::TmaCopy:
@@ -400,7 +444,7 @@ private:
       check(o[0]->type.rank() == 1, op, "x must be 1-D");
       if (o.size() == 2)
         check(o[1]->type.shape == o[0]->type.shape, op, "the mask must have x's shape");
-      const int64_t bins = op.int_attr("num_bins");
+      const int64_t bins = op.int_attr(attr::num_bins);
       check(bins > 0 && (bins & (bins - 1)) == 0, op, "num_bins must be a power of two");
       check(like(op.result()->type, Type(ScalarKind::I32, {bins})), op,
             "the result must be i32[num_bins]");
@@ -432,12 +476,12 @@ private:
     }
     yields(op, 0, scalars);
     results(op, o.size());
-    int64_t axis = op.int_attr(ir::attr::axis);
+    int64_t axis = op.int_attr(attr::axis);
     int rank = o[0]->type.rank();
     check(axis >= 0 && axis < rank, op, "axis out of range");
     for (size_t i = 0; i < o.size(); ++i) {
       auto s = o[i]->type.shape;
-      if (op.kind == OpKind::Reduce && !op.int_attr("keep_dims", 0))
+      if (op.kind == OpKind::Reduce && !op.int_attr(attr::keep_dims, 0))
         s.erase(s.begin() + axis);
       else if (op.kind == OpKind::Reduce)
         s[axis] = 1;

@@ -132,13 +132,14 @@ void check_axis(int axis, int rank, const Loc& loc) {
 Value* program_id(int axis, const Loc& loc) {
   if (axis < 0 || axis > 2)
     fail(loc, fmt::format("program_id axis must be 0, 1 or 2, got {}", axis));
-  return create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), loc, {{"axis", int64_t{axis}}});
+  return create1(OpKind::ProgramId, {}, Type(ScalarKind::I32), loc, {{attr::axis, int64_t{axis}}});
 }
 
 Value* num_programs(int axis, const Loc& loc) {
   if (axis < 0 || axis > 2)
     fail(loc, fmt::format("num_programs axis must be 0, 1 or 2, got {}", axis));
-  return create1(OpKind::NumPrograms, {}, Type(ScalarKind::I32), loc, {{"axis", int64_t{axis}}});
+  return create1(OpKind::NumPrograms, {}, Type(ScalarKind::I32), loc,
+                 {{attr::axis, int64_t{axis}}});
 }
 
 Value* arange(int64_t start, int64_t end, const Loc& loc) {
@@ -154,7 +155,7 @@ Value* arange(int64_t start, int64_t end, const Loc& loc) {
     fail(loc,
          fmt::format("arange({}, {}) has {} elements; a block holds at most 2^20", start, end, n));
   return create1(OpKind::Arange, {}, Type(ScalarKind::I32, {n}), loc,
-                 {{"start", start}, {"end", end}});
+                 {{attr::start, start}, {attr::end, end}});
 }
 
 Value* constant_int(int64_t v, DType t, std::vector<int64_t> shape, const Loc& loc) {
@@ -165,7 +166,7 @@ Value* constant_int(int64_t v, DType t, std::vector<int64_t> shape, const Loc& l
     fail(loc, "pointer constants are not supported");
   if (!fits(v, t))
     fail(loc, fmt::format("the constant {} does not fit in {}", v, ir::to_string(t)));
-  return create1(OpKind::Constant, {}, Type(t, std::move(shape)), loc, {{"value", v}});
+  return create1(OpKind::Constant, {}, Type(t, std::move(shape)), loc, {{attr::value, v}});
 }
 
 Value* constant_float(double v, DType t, std::vector<int64_t> shape, const Loc& loc) {
@@ -175,7 +176,7 @@ Value* constant_float(double v, DType t, std::vector<int64_t> shape, const Loc& 
       return constant_int(static_cast<int64_t>(v), t, std::move(shape), loc);
     fail(loc, fmt::format("the constant {} is not an integer of type {}", v, ir::to_string(t)));
   }
-  return create1(OpKind::Constant, {}, Type(t, std::move(shape)), loc, {{"value", v}});
+  return create1(OpKind::Constant, {}, Type(t, std::move(shape)), loc, {{attr::value, v}});
 }
 
 Value* cast(Value* v, DType to, const Loc& loc) {
@@ -236,7 +237,8 @@ Value* arith(OpKind kind, Value* a, Value* b, DType elem, const Loc& loc) {
 
 Value* compare(ir::CmpPred pred, Value* a, Value* b, DType common, const Loc& loc) {
   auto [x, y] = broadcast_pair(cast(a, common, loc), cast(b, common, loc), loc);
-  return create1(OpKind::Cmp, {x, y}, Type(ScalarKind::I1, x->type.shape), loc, {{"pred", pred}});
+  return create1(OpKind::Cmp, {x, y}, Type(ScalarKind::I1, x->type.shape), loc,
+                 {{attr::pred, pred}});
 }
 
 Value* unary(OpKind kind, Value* a, const Loc& loc) {
@@ -259,7 +261,7 @@ Value* extern_elementwise(std::string_view name, const std::vector<Value*>& args
                           ir::to_string(t)));
   // The libraries have f32 and f64 versions: f16 and bf16 go through f32.
   DType work = t.bits() < 32 ? DType(ScalarKind::F32) : t;
-  ir::Attrs attrs{{"symbol", std::string(name)}};
+  ir::Attrs attrs{{attr::symbol, std::string(name)}};
   Value* r;
   if (f->arity == 1) {
     Value* x = cast(args[0], work, loc);
@@ -313,7 +315,7 @@ ir::Attrs memory_attrs(const LoadOptions& o, const Loc& loc) {
     if (!o.cache_modifier.starts_with(".") || !ir::parse_enum(o.cache_modifier.substr(1), c))
       fail(loc, fmt::format("unknown cache_modifier '{}' (expected .ca, .cg, .cv, .cs, .wb or .wt)",
                             o.cache_modifier));
-    a["cache"] = c;
+    a[attr::cache] = c;
   }
   if (!o.eviction_policy.empty()) {
     ir::EvictionPolicy e;
@@ -321,10 +323,10 @@ ir::Attrs memory_attrs(const LoadOptions& o, const Loc& loc) {
       fail(loc, fmt::format("unknown eviction_policy '{}' (expected evict_first, evict_last or "
                             "evict_normal)",
                             o.eviction_policy));
-    a["evict"] = e;
+    a[attr::evict] = e;
   }
   if (o.is_volatile)
-    a["volatile"] = int64_t{1};
+    a[attr::volatile_] = int64_t{1};
   return a;
 }
 } // namespace
@@ -366,12 +368,12 @@ void describe_load(Value* loaded, Value* base, const std::vector<Value*>& shape,
   ir::Builder& b = builder(loc);
   int64_t id = 0;
   ir::walk(b.function().entry(), [&](ir::Op& op) { id += op.kind == OpKind::DescHint; });
-  ld->attrs["desc"] = id;
+  ld->attrs[attr::desc] = id;
   std::vector<Value*> ops{base};
   ops.insert(ops.end(), shape.begin(), shape.end());
   ops.insert(ops.end(), strides.begin(), strides.end());
   ops.insert(ops.end(), offsets.begin(), offsets.end());
-  debug_op(OpKind::DescHint, std::move(ops), {{"desc", id}}, loc);
+  debug_op(OpKind::DescHint, std::move(ops), {{attr::desc, id}}, loc);
 }
 
 void store(Value* p, Value* v, Value* mask, const LoadOptions& o, const Loc& loc) {
@@ -402,14 +404,14 @@ ir::Attrs atomic_options(std::string_view sem, std::string_view scope, const Loc
     fail(loc, fmt::format("unknown atomic sem '{}' (relaxed, acquire, release, acq_rel)", sem));
   if (!ir::parse_enum(scope, c))
     fail(loc, fmt::format("unknown atomic scope '{}' (gpu, cta, sys)", scope));
-  return {{"sem", m}, {"scope", c}};
+  return {{attr::sem, m}, {attr::scope, c}};
 }
 } // namespace
 
 Value* atomic_rmw(ir::AtomicOp op, Value* p, Value* v, Value* mask, std::string_view sem,
                   std::string_view scope, const Loc& loc) {
   ir::Attrs attrs = atomic_options(sem, scope, loc);
-  attrs["op"] = op;
+  attrs[attr::op] = op;
   DType elem = p->type.elem.element_of_pointer();
   const std::string_view name = ir::enum_name(op);
   if ((op == ir::AtomicOp::And || op == ir::AtomicOp::Or || op == ir::AtomicOp::Xor) &&
@@ -461,7 +463,8 @@ Value* expand_dims(Value* v, int axis, const Loc& loc) {
          fmt::format("expand_dims axis {} is out of range for a tensor of rank {}", axis, rank));
   auto s = v->type.shape;
   s.insert(s.begin() + axis, 1);
-  return create1(OpKind::ExpandDims, {v}, v->type.with_shape(s), loc, {{"axis", int64_t{axis}}});
+  return create1(OpKind::ExpandDims, {v}, v->type.with_shape(s), loc,
+                 {{attr::axis, int64_t{axis}}});
 }
 
 Value* reshape(Value* v, std::vector<int64_t> shape, const Loc& loc) {
@@ -490,7 +493,7 @@ Value* trans(Value* v, std::vector<int64_t> order, const Loc& loc) {
   std::vector<int64_t> s;
   for (auto d : order)
     s.push_back(v->type.shape[d]);
-  return create1(OpKind::Trans, {v}, v->type.with_shape(s), loc, {{"order", order}});
+  return create1(OpKind::Trans, {v}, v->type.with_shape(s), loc, {{attr::order, order}});
 }
 
 Value* join(Value* a, Value* b, const Loc& loc) {
@@ -588,7 +591,7 @@ Value* histogram(Value* v, Value* mask, int num_bins, const Loc& loc) {
   // 256 one-hot took 86 s to compile for gfx942 and spilled), the CPU expands it (cpu/
   // expand_histogram.cpp).
   return create1(OpKind::Histogram, std::move(operands), Type(ScalarKind::I32, {num_bins}), loc,
-                 {{"num_bins", int64_t{num_bins}}});
+                 {{attr::num_bins, int64_t{num_bins}}});
 }
 
 Value* gather(Value* src, Value* index, int axis, const Loc& loc) {
@@ -690,7 +693,7 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision,
                           "same type, fp8 -> f32, f32 -> f32, f64 -> f64, i8 -> i32)",
                           ir::to_string(ea), ir::to_string(ec)));
   auto precision = enum_option<ir::InputPrecision>("input_precision", input_precision, loc);
-  ir::Attrs attrs{{"input_precision", precision}};
+  ir::Attrs attrs{{attr::input_precision, precision}};
   if (max_num_imprecise_acc != 0) {
     if (!ea.is_storage_float())
       fail(loc, fmt::format("max_num_imprecise_acc applies to fp8 operands (as Triton), not {}",
@@ -698,7 +701,7 @@ Value* dot(Value* a, Value* b, Value* acc, std::string_view input_precision,
     if (max_num_imprecise_acc < 0)
       fail(loc,
            fmt::format("max_num_imprecise_acc must be positive, got {}", max_num_imprecise_acc));
-    attrs[ir::attr::max_num_imprecise_acc] = max_num_imprecise_acc;
+    attrs[attr::max_num_imprecise_acc] = max_num_imprecise_acc;
   }
   return create1(OpKind::Dot, {a, b, acc}, acc->type, loc, std::move(attrs));
 }
@@ -727,7 +730,7 @@ std::vector<Value*> collective(OpKind kind, std::vector<Value*> xs, int axis, ir
   for (Value* x : xs)
     if (x->type.shape != xs[0]->type.shape)
       fail(loc, "the operands of a reduction must share one shape");
-  attrs["axis"] = int64_t{axis};
+  attrs[attr::axis] = int64_t{axis};
   std::vector<Type> result_types;
   for (Value* x : xs) {
     auto s = x->type.shape;
@@ -773,14 +776,14 @@ std::vector<Value*> reduce(std::vector<Value*> xs, int axis, bool keep_dims, con
                            const Loc& loc) {
   ir::Attrs attrs;
   if (keep_dims)
-    attrs["keep_dims"] = int64_t{1};
+    attrs[attr::keep_dims] = int64_t{1};
   return collective(OpKind::Reduce, std::move(xs), axis, attrs, combine, keep_dims, loc);
 }
 
 std::vector<Value*> scan(std::vector<Value*> xs, int axis, bool reverse, const Combine& combine,
                          const Loc& loc) {
   ir::Attrs attrs;
-  attrs["reverse"] = int64_t{reverse ? 1 : 0};
+  attrs[attr::reverse] = int64_t{reverse ? 1 : 0};
   return collective(OpKind::Scan, std::move(xs), axis, attrs, combine, false, loc);
 }
 

@@ -235,7 +235,8 @@ ir::Value* for_begin(ir::Value* lb, ir::Value* ub, ir::Value* step, const Loc& l
     if (v->type.elem.bits() == 64)
       it = ir::DType(ir::ScalarKind::I64);
   }
-  if (step->def && step->def->kind == ir::OpKind::Constant && step->def->int_attr("value", 1) == 0)
+  if (step->def && step->def->kind == ir::OpKind::Constant &&
+      step->def->int_attr(attr::value, 1) == 0)
     fail(loc, "tl::range with step 0 never ends");
   lb = cast(lb, it, loc);
   ub = cast(ub, it, loc);
@@ -474,15 +475,15 @@ RangeBase::RangeBase(IntArg lo, IntArg hi, IntArg step, RangeOptions opts, Loc l
                                   "loop_unroll_factor {})",
                                   opts.num_stages, opts.loop_unroll_factor));
   if (opts.num_stages > 0)
-    attrs_["num_stages"] = int64_t{opts.num_stages};
+    attrs_[attr::num_stages] = int64_t{opts.num_stages};
   if (opts.loop_unroll_factor > 0)
-    attrs_["loop_unroll_factor"] = int64_t{opts.loop_unroll_factor};
+    attrs_[attr::loop_unroll_factor] = int64_t{opts.loop_unroll_factor};
   if (opts.warp_specialize)
-    attrs_["warp_specialize"] = int64_t{1};
+    attrs_[attr::warp_specialize] = int64_t{1};
   if (opts.disallow_acc_multi_buffer)
-    attrs_["disallow_acc_multi_buffer"] = int64_t{1};
+    attrs_[attr::disallow_acc_multi_buffer] = int64_t{1};
   if (opts.flatten)
-    attrs_["flatten"] = int64_t{1};
+    attrs_[attr::flatten] = int64_t{1};
 }
 
 RangeBase::~RangeBase() {

@@ -526,9 +526,9 @@ private:
     }
     case ir::OpCategory::Extern: {
       // The host's C math library in double, rounded to the type (what the CPU backend does).
-      const ir::ExternMath* f = ir::find_extern_math(op.str_attr("symbol"));
+      const ir::ExternMath* f = ir::find_extern_math(op.str_attr(attr::symbol));
       if (!f)
-        fail(op, "unknown C math function '" + op.str_attr("symbol") + "'");
+        fail(op, "unknown C math function '" + op.str_attr(attr::symbol) + "'");
       DType t = op.result()->type.elem;
       switch (ir::as<ir::ExternOp>(op.kind)) {
       case ir::ExternOp::ExternUnary:
@@ -610,22 +610,22 @@ private:
     Tensor t = make(op.result()->type);
     switch (k) {
     case ir::SourceOp::ProgramId:
-      t.data[0] = int_scalar(pid_[op.int_attr(ir::attr::axis)]);
+      t.data[0] = int_scalar(pid_[op.int_attr(attr::axis)]);
       break;
     case ir::SourceOp::NumPrograms: {
-      int64_t axis = op.int_attr(ir::attr::axis);
+      int64_t axis = op.int_attr(attr::axis);
       t.data[0] = int_scalar(axis == 0 ? grid_.x : axis == 1 ? grid_.y : grid_.z);
       break;
     }
     case ir::SourceOp::Constant: {
       DType d = t.type.elem;
-      Scalar s =
-          d.is_float() ? float_scalar(op.float_attr("value")) : int_scalar(op.int_attr("value"));
+      Scalar s = d.is_float() ? float_scalar(op.float_attr(attr::value))
+                              : int_scalar(op.int_attr(attr::value));
       std::fill(t.data.begin(), t.data.end(), normalize(s, d));
       break;
     }
     case ir::SourceOp::Arange: {
-      int64_t start = op.int_attr(ir::attr::start);
+      int64_t start = op.int_attr(attr::start);
       for (size_t i = 0; i < t.size(); ++i)
         t.data[i] = int_scalar(start + static_cast<int64_t>(i));
       break;
@@ -669,7 +669,7 @@ private:
     case ir::ShapeOp::Trans: {
       const Tensor& a = get(o[0]);
       Tensor r = make(result_type());
-      auto order = op.ints_attr("order");
+      auto order = op.ints_attr(attr::order);
       auto as = strides(a.type.shape);
       auto rs = strides(r.type.shape);
       for (int64_t i = 0; i < static_cast<int64_t>(r.size()); ++i) {
@@ -868,12 +868,13 @@ private:
       const Tensor& c = get(o[0]);
       for (size_t i = 0; i < c.size(); ++i)
         if (!c.data[i].i)
-          fail(op, fmt::format("device_assert failed at lane {}: {}", i, op.str_attr("message")));
+          fail(op,
+               fmt::format("device_assert failed at lane {}: {}", i, op.str_attr(attr::message)));
       return;
     }
     case ir::DebugOp::Print: {
       std::string line =
-          fmt::format("pid ({}, {}, {}) {}", pid_[0], pid_[1], pid_[2], op.str_attr("prefix"));
+          fmt::format("pid ({}, {}, {}) {}", pid_[0], pid_[1], pid_[2], op.str_attr(attr::prefix));
       for (Value* v : o) {
         const Tensor& t = get(v);
         std::vector<std::string> items;
@@ -908,7 +909,7 @@ private:
     const auto& o = op.operands;
     size_t n = o.size();
     const auto& shape = get(o[0]).type.shape;
-    int64_t axis = op.int_attr(ir::attr::axis);
+    int64_t axis = op.int_attr(attr::axis);
     int64_t len = shape[axis], inner = 1, outer = 1;
     for (size_t d = axis + 1; d < shape.size(); ++d)
       inner *= shape[d];
@@ -917,7 +918,7 @@ private:
     std::vector<Tensor> results;
     for (size_t k = 0; k < n; ++k)
       results.push_back(make(op.results[k]->type));
-    bool reverse = op.kind == OpKind::Scan && op.int_attr("reverse", 0);
+    bool reverse = op.kind == OpKind::Scan && op.int_attr(attr::reverse, 0);
     // A scan combines in order; a reduction in the order of ir/reduce_order.hpp: partial
     // results over every P-th element, then a halving tree (P = 1: in order).
     const int64_t parts = op.kind == OpKind::Reduce ? ir::reduce_partials(len, outer * inner) : 1;
@@ -954,7 +955,7 @@ private:
     Tensor r = make(op.result()->type);
     for (Scalar& s : r.data)
       s = int_scalar(0);
-    const int64_t bins = op.int_attr("num_bins");
+    const int64_t bins = op.int_attr(attr::num_bins);
     for (size_t i = 0; i < x.size(); ++i)
       if ((!mask || mask->data[i].i) && x.data[i].i >= 0 && x.data[i].i < bins)
         ++r.data[static_cast<size_t>(x.data[i].i)].i;

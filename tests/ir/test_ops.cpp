@@ -176,5 +176,33 @@ TEST_CASE("closed attribute sets are enums: printed bare, parsed back by key") {
       doctest::Contains("attribute 'colour' takes no word like 'red'"), Error);
   // A string where an enum belongs is an error the verifier names.
   check_bad("func @k(%0: i32) {\n  %1 = cmp(%0, %0) {pred = \"lt\"} : i1\n  return()\n}\n",
-            "attribute 'pred' of op 'cmp' has the wrong kind");
+            "the attribute 'pred' must be one of its names");
+}
+
+TEST_CASE("attributes are those attrs.def lists, of the kind it lists") {
+  CHECK(*attr_kind(attr::axis) == AttrKind::Int);
+  CHECK(*attr_kind(attr::order) == AttrKind::Ints);
+  CHECK(*attr_kind("volatile") == AttrKind::Int);
+  CHECK(attr_kind("colour") == nullptr);
+  // A key the table does not list, a float where an integer belongs, an integer where a list
+  // or a string belongs, an enum under another enum's key.
+  check_bad("func @k(%0: i32) {\n  %1 = neg(%0) {colour = 1} : i32\n  return()\n}\n",
+            "op 'neg': has the attribute 'colour', which tritium's IR does not know");
+  check_bad("func @k() {\n  %0 = program_id() {axis = 0.5} : i32\n  return()\n}\n",
+            "the attribute 'axis' must be an integer");
+  check_bad("func @k(%0: tensor<4x8xf32>) {\n  %1 = trans(%0) {order = 1} : tensor<8x4xf32>\n"
+            "  return()\n}\n",
+            "the attribute 'order' must be a list of integers");
+  check_bad("func @k(%0: f32) {\n  %1 = extern_unary(%0) {symbol = 3} : f32\n  return()\n}\n",
+            "the attribute 'symbol' must be a string");
+  // (The parser reads an enum's names by key; code can still put another set's value there.)
+  auto f = parse("func @k(%0: i32) {\n  %1 = cmp(%0, %0) {pred = lt} : i1\n  return()\n}\n");
+  f->entry().ops[0]->attrs[attr::pred] = MemSem::Acquire;
+  CHECK_THROWS_WITH_AS(verify(*f),
+                       doctest::Contains("the attribute 'pred' must be one of its names"), Error);
+  // Loop options crossing from the tracer to the pipeliner are checked too.
+  check_bad("func @k(%0: i32) {\n  %1 = constant() {value = 1} : i32\n"
+            "  for(%0, %0, %1) {num_stages = \"two\"} {\n  ^(%2: i32):\n    yield()\n  }\n"
+            "  return()\n}\n",
+            "the attribute 'num_stages' must be an integer");
 }

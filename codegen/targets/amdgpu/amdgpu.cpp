@@ -439,10 +439,11 @@ public:
       // tl::extern_elementwise: ocml's function of that name (Debian's rocm-device-libs),
       // linked in prepare_module.
       bool f64 = args[0]->getType()->isDoubleTy();
-      std::string name = fmt::format("__ocml_{}_{}", op.str_attr("symbol"), f64 ? "f64" : "f32");
+      std::string name =
+          fmt::format("__ocml_{}_{}", op.str_attr(attr::symbol), f64 ? "f64" : "f32");
       std::vector<llvm::Type*> tys(args.size(), args[0]->getType());
       auto* fty = llvm::FunctionType::get(args[0]->getType(), tys, false);
-      ocml_users_.insert(op.loc.str() + " ('" + op.str_attr("symbol") + "')");
+      ocml_users_.insert(op.loc.str() + " ('" + op.str_attr(attr::symbol) + "')");
       return b.CreateCall(b.GetInsertBlock()->getModule()->getOrInsertFunction(name, fty), args);
     }
     // Triton's f32 tl.exp on AMD: exp2 of x * log2(e), LLVM's llvm.exp2.f32 (v_exp_f32, scaled

@@ -29,27 +29,27 @@ Value* expand(ir::Function& f, ir::Op& h, size_t at) {
   b.set_insert_point(*h.parent, at);
   b.set_loc(h.loc);
   Value* x = h.operands[0];
-  const int64_t n = x->type.shape[0], bins = h.int_attr("num_bins");
+  const int64_t n = x->type.shape[0], bins = h.int_attr(attr::num_bins);
   const std::vector<int64_t> grid{n, bins};
   auto column = [&](Value* v) { // v[n] -> [n, bins]
     Value* e =
-        b.create1(OpKind::ExpandDims, {v}, v->type.with_shape({n, 1}), {{"axis", int64_t{1}}});
+        b.create1(OpKind::ExpandDims, {v}, v->type.with_shape({n, 1}), {{attr::axis, int64_t{1}}});
     return b.create1(OpKind::Broadcast, {e}, v->type.with_shape(grid));
   };
   Value* ids = b.create1(OpKind::Arange, {}, Type(ScalarKind::I32, {bins}),
-                         {{"start", int64_t{0}}, {"end", bins}});
+                         {{attr::start, int64_t{0}}, {attr::end, bins}});
   if (!(ids->type.elem == x->type.elem))
     ids = b.create1(OpKind::Cast, {ids}, ids->type.with_elem(x->type.elem));
-  Value* row =
-      b.create1(OpKind::ExpandDims, {ids}, ids->type.with_shape({1, bins}), {{"axis", int64_t{0}}});
+  Value* row = b.create1(OpKind::ExpandDims, {ids}, ids->type.with_shape({1, bins}),
+                         {{attr::axis, int64_t{0}}});
   row = b.create1(OpKind::Broadcast, {row}, row->type.with_shape(grid));
   Value* hit = b.create1(OpKind::Cmp, {column(x), row}, Type(ScalarKind::I1, grid),
-                         {{"pred", ir::CmpPred::Eq}});
+                         {{attr::pred, ir::CmpPred::Eq}});
   if (h.operands.size() > 1)
     hit = b.create1(OpKind::And, {hit, column(h.operands[1])}, hit->type);
   Value* ones = b.create1(OpKind::Cast, {hit}, hit->type.with_elem(ir::DType(ScalarKind::I32)));
-  ir::Op& sum =
-      b.create(OpKind::Reduce, {ones}, {Type(ScalarKind::I32, {bins})}, {{"axis", int64_t{0}}}, 1);
+  ir::Op& sum = b.create(OpKind::Reduce, {ones}, {Type(ScalarKind::I32, {bins})},
+                         {{attr::axis, int64_t{0}}}, 1);
   ir::Block& body = *sum.regions[0]->block;
   Value* l = b.add_block_arg(body, Type(ScalarKind::I32));
   Value* r = b.add_block_arg(body, Type(ScalarKind::I32));

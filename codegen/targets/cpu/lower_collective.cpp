@@ -39,7 +39,7 @@ bool is_plus_zero(const ir::Value* v) {
     d = d->operand(0)->def;
   if (!d || d->kind != OpKind::Constant || !d->operands.empty())
     return false;
-  const ir::AttrValue& a = d->attrs.at("value");
+  const ir::AttrValue& a = d->attrs.at(attr::value);
   if (const auto* i = std::get_if<int64_t>(&a))
     return *i == 0;
   const auto* f = std::get_if<double>(&a);
@@ -174,7 +174,7 @@ private:
 
 CollectiveLowering::CollectiveLowering(KernelLowering& l, const ir::Op& op_)
     : L(l), b(l.b()), op(op_), o(op_.operands), n(o.size()), shape(o[0]->type.shape) {
-  axis = op.int_attr(ir::attr::axis);
+  axis = op.int_attr(attr::axis);
   len = shape[axis];
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
     if (d != axis)
@@ -220,7 +220,7 @@ View CollectiveLowering::axis_major(View v) const {
 
 // Sequentially along the axis, in the interpreter's order; reversed where asked.
 void CollectiveLowering::scan() {
-  const bool reverse = op.int_attr("reverse", 0);
+  const bool reverse = op.int_attr(attr::reverse, 0);
   auto step = [&](llvm::Value* j, bool first) {
     llvm::Value* jj = reverse ? b.CreateSub(i64(len - 1), j) : j;
     llvm::Value* r = b.CreateMul(jj, i64(lanes));

@@ -135,7 +135,7 @@ void KernelLowering::lower_print(const ir::Op& op) {
   auto* ptr = llvm::PointerType::get(ctx_, 0);
   auto* i64t = b.getInt64Ty();
   b.CreateCall(host_fn(kPrintBeginFn, b.getVoidTy(), {ptr, ptr}),
-               {global_string(op.str_attr("prefix")), fn_->getArg(1)});
+               {global_string(op.str_attr(attr::prefix)), fn_->getArg(1)});
   auto print_one = [&](llvm::Value* v, DType t) {
     if (t.is_float()) {
       llvm::Value* d = t.kind == ScalarKind::F64 ? v : b.CreateFPExt(v, b.getDoubleTy());

@@ -254,7 +254,7 @@ std::vector<const Op*> KernelLowering::reloaded_loads(const std::vector<const ir
 // wraps around (then base + (first + i) * size is lane i's address).
 static std::pair<llvm::Value*, llvm::Value*>
 affine_first(llvm::IRBuilder<>& b, const AffinePointer& a, int64_t lanes, llvm::Value* shift) {
-  llvm::Value* first = b.getInt64(a.range->int_attr(ir::attr::start));
+  llvm::Value* first = b.getInt64(a.range->int_attr(attr::start));
   if (shift)
     first = b.CreateAdd(first, b.CreateSExt(shift, b.getInt64Ty()));
   llvm::Value* last = b.CreateAdd(first, b.getInt64(lanes - 1));

@@ -63,7 +63,7 @@ void KernelLowering::store_user(llvm::Value* ptr, llvm::Value* v, DType t) {
 llvm::Value* KernelLowering::elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
   llvm::Value* r = scalar_.elementwise(op, args);
   if (op.kind == OpKind::Div && op.operands[0]->type.elem.kind == ScalarKind::F32 &&
-      !op.int_attr("rn", 0))
+      !op.int_attr(attr::rn, 0))
     if (auto* q = llvm::dyn_cast<llvm::Instruction>(r);
         q && q->getOpcode() == llvm::Instruction::FDiv)
       q->setHasAllowReciprocal(true);
@@ -216,11 +216,11 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
   // correctly rounded result the interpreter computes, measured over every f32 input; the double
   // path below is five times slower. An op with the attribute rn = 1 keeps the double path.
   if ((kind == OpKind::Exp || kind == OpKind::Exp2) && t.kind != ScalarKind::F64 &&
-      !op.int_attr("rn", 0)) {
+      !op.int_attr(attr::rn, 0)) {
     llvm::Value* r = exp_f32(args[0], kind == OpKind::Exp2);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
   }
-  if (kind == OpKind::Log && t.kind != ScalarKind::F64 && !op.int_attr("rn", 0)) {
+  if (kind == OpKind::Log && t.kind != ScalarKind::F64 && !op.int_attr(attr::rn, 0)) {
     llvm::CallInst* r = b.CreateUnaryIntrinsic(vectorizable(kind), args[0]);
     add_vector_variants(r);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
@@ -231,8 +231,9 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
   // double, the first four were one scalar call per element, 3.7-10.5 ns (a GELU's tanh 50
   // times its exp), sin and cos 4 lanes a call, 1 ns (bench/RESULTS.md, 2026-11-26). Where the
   // library lacks one, the double path below keeps the interpreter's result.
-  if (const char* fn = f32_function(kind);
-      fn && t.kind != ScalarKind::F64 && !op.int_attr("rn", 0) && target_.has_vector_variant(fn)) {
+  if (const char* fn = f32_function(kind); fn && t.kind != ScalarKind::F64 &&
+                                           !op.int_attr(attr::rn, 0) &&
+                                           target_.has_vector_variant(fn)) {
     llvm::CallInst* r = b.CreateCall(pure_f32_function(module_, fn), {args[0]});
     add_vector_variants(r);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
@@ -251,7 +252,7 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
   } else {
     // ops.def names math ops by their C function; extern ops carry it (tl::extern_elementwise).
     bool named = ir::op_category(kind) == ir::OpCategory::Extern;
-    std::string name = named ? op.str_attr("symbol") : std::string(ir::op_name(kind));
+    std::string name = named ? op.str_attr(attr::symbol) : std::string(ir::op_name(kind));
     r = b.CreateCall(libm(name.c_str(), static_cast<int>(wide.size())), wide);
   }
   return scalar_.round_from_double(r, t);

@@ -56,15 +56,32 @@ struct Lowered {
 
 // Contiguous in row-major order, ignoring dimensions of size 1 (their stride is never used).
 bool contiguous(const View& v);
+inline std::vector<int64_t> row_major(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+inline int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+inline bool is_rank0(const ir::Value* v) {
+  return v->type.is_scalar();
+}
 // Whether lower_op puts `op` into a fusion group.
 bool fusible(const ir::Op& op);
 // A rank-1 load or store at `base + arange [+ s]`: access_span bounds its addresses.
 bool affine_access(const ir::Op& access);
 
 class CollectiveLowering; // lower_collective.cpp
+class GroupLowering;      // lower_group.cpp
 
 class KernelLowering : private scalar::Target {
   friend class CollectiveLowering;
+  friend class GroupLowering;
 
 public:
   // `name`: the internal LLVM function of one program (grid_loop.cpp's entry point calls it).

@@ -87,7 +87,7 @@ Value* uniform_step(ir::Function& g, Value* offsets, const Op* loop, Block& body
     return d->operand(0);
   if (d->kind == OpKind::Constant && d->operands.empty() && !offsets->type.is_scalar()) {
     Op& c = insert_op(g, body, at, OpKind::Constant, {}, offsets->type.scalar(), d->loc);
-    c.attrs["value"] = d->int_attr("value");
+    c.attrs[attr::value] = d->int_attr(attr::value);
     return c.result();
   }
   return nullptr;
@@ -140,7 +140,7 @@ bool carry_offset(ir::Function& g, Op& loop, size_t i) {
 
   // The offset starts at 0 and grows by the step, in 64 bits, before the yield.
   Op& zero = insert_op(g, *loop.parent, index_of(loop), OpKind::Constant, {}, i64, loc);
-  zero.attrs["value"] = int64_t{0};
+  zero.attrs[attr::value] = int64_t{0};
   loop.operands[3 + i] = zero.result();
   Value* step64 = step;
   if (step->type.elem.kind != ScalarKind::I64)

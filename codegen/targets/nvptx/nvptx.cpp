@@ -658,7 +658,7 @@ public:
     bool f64 = args[0]->getType()->isDoubleTy();
     if (ir::op_category(kind) == ir::OpCategory::Extern) {
       // tl::extern_elementwise: the C math function of that name from libdevice.
-      const std::string& sym = op.str_attr("symbol");
+      const std::string& sym = op.str_attr(attr::symbol);
       if (sym == "round" && args[0]->getType()->isFloatTy())
         return round_half_away(b, args[0]);
       if (libdevice_.empty())

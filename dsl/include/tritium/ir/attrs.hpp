@@ -17,6 +17,14 @@ enum class CacheModifier : uint8_t { Ca, Cg, Cv, Cs, Wb, Wt }; // Triton's ".ca"
 enum class EvictionPolicy : uint8_t { First, Last, Normal };
 enum class InputPrecision : uint8_t { Ieee, Tf32, Tf32x3 };
 
+// The attribute keys (attrs.def), as constants: attr::axis is "axis". Keys are read and
+// written through these, never by a string of their own (tools/check_structure.py counts).
+namespace attr {
+#define TRITIUM_ATTR(id, key, kind) inline constexpr const char* id = key;
+#include <tritium/ir/attrs.def>
+#undef TRITIUM_ATTR
+} // namespace attr
+
 // EnumAttr<E>: the attribute key that holds an E, and the text name of each value.
 template <class E>
 struct EnumAttr;
@@ -28,13 +36,13 @@ struct EnumAttr;
     static constexpr std::array<std::string_view, static_cast<size_t>(E::Last) + 1> names{         \
         __VA_ARGS__};                                                                              \
   };
-TRITIUM_ENUM_ATTR_(CmpPred, Ge, "pred", "eq", "ne", "lt", "le", "gt", "ge")
-TRITIUM_ENUM_ATTR_(AtomicOp, Xchg, "op", "add", "max", "min", "and", "or", "xor", "xchg")
-TRITIUM_ENUM_ATTR_(MemSem, AcqRel, "sem", "relaxed", "acquire", "release", "acq_rel")
-TRITIUM_ENUM_ATTR_(MemScope, Sys, "scope", "gpu", "cta", "sys")
-TRITIUM_ENUM_ATTR_(CacheModifier, Wt, "cache", "ca", "cg", "cv", "cs", "wb", "wt")
-TRITIUM_ENUM_ATTR_(EvictionPolicy, Normal, "evict", "evict_first", "evict_last", "evict_normal")
-TRITIUM_ENUM_ATTR_(InputPrecision, Tf32x3, "input_precision", "ieee", "tf32", "tf32x3")
+TRITIUM_ENUM_ATTR_(CmpPred, Ge, attr::pred, "eq", "ne", "lt", "le", "gt", "ge")
+TRITIUM_ENUM_ATTR_(AtomicOp, Xchg, attr::op, "add", "max", "min", "and", "or", "xor", "xchg")
+TRITIUM_ENUM_ATTR_(MemSem, AcqRel, attr::sem, "relaxed", "acquire", "release", "acq_rel")
+TRITIUM_ENUM_ATTR_(MemScope, Sys, attr::scope, "gpu", "cta", "sys")
+TRITIUM_ENUM_ATTR_(CacheModifier, Wt, attr::cache, "ca", "cg", "cv", "cs", "wb", "wt")
+TRITIUM_ENUM_ATTR_(EvictionPolicy, Normal, attr::evict, "evict_first", "evict_last", "evict_normal")
+TRITIUM_ENUM_ATTR_(InputPrecision, Tf32x3, attr::input_precision, "ieee", "tf32", "tf32x3")
 #undef TRITIUM_ENUM_ATTR_
 
 template <class E>
@@ -63,14 +71,29 @@ std::string enum_names() {
   return s;
 }
 
-// The names of integer attributes, for code that builds ops outside the tracer (the enum ones
-// are EnumAttr<E>::key). Issue 37's attribute table will take these over.
-namespace attr {
-inline constexpr const char* axis = "axis";   // program_id, expand_dims, reduce, scan
-inline constexpr const char* start = "start"; // arange
-inline constexpr const char* end = "end";     // arange
-// dot (fp8): partial sums of this many K added in f32 (tl::DotOptions::max_num_imprecise_acc)
-inline constexpr const char* max_num_imprecise_acc = "max_num_imprecise_acc";
-} // namespace attr
+// The kind of value an attribute holds (attrs.def).
+enum class AttrKind : uint8_t { Int, Float, Number, Str, Ints, IntOrInts, Enum };
+
+// The kind `key` holds, or nullptr for a key attrs.def does not list.
+inline const AttrKind* attr_kind(std::string_view key) {
+  struct Entry {
+    std::string_view key;
+    AttrKind kind;
+  };
+  static constexpr Entry table[] = {
+#define TRITIUM_ATTR(id, key, kind) {key, AttrKind::kind},
+#include <tritium/ir/attrs.def>
+#undef TRITIUM_ATTR
+  };
+  for (const Entry& e : table)
+    if (e.key == key)
+      return &e.kind;
+  return nullptr;
+}
 
 } // namespace tritium::ir
+
+namespace tritium {
+// The attribute keys, as every namespace of tritium reads them: attr::axis.
+namespace attr = ir::attr;
+} // namespace tritium

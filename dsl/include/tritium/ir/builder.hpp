@@ -36,10 +36,10 @@ public:
   }
 
   Value* constant_int(int64_t v, Type t) {
-    return create1(OpKind::Constant, {}, t, {{"value", v}});
+    return create1(OpKind::Constant, {}, t, {{attr::value, v}});
   }
   Value* constant_float(double v, Type t) {
-    return create1(OpKind::Constant, {}, t, {{"value", v}});
+    return create1(OpKind::Constant, {}, t, {{attr::value, v}});
   }
   Value* add_block_arg(Block& b, Type t);
 

@@ -16,15 +16,15 @@ using detail::Loc;
 
 template <Element E>
 basic_tensor<E> multiple_of(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
-  return basic_tensor<E>(detail::hint(x.use(loc), "multiple_of", m, loc));
+  return basic_tensor<E>(detail::hint(x.use(loc), attr::multiple_of, m, loc));
 }
 template <Element E>
 basic_tensor<E> max_contiguous(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
-  return basic_tensor<E>(detail::hint(x.use(loc), "max_contiguous", m, loc));
+  return basic_tensor<E>(detail::hint(x.use(loc), attr::max_contiguous, m, loc));
 }
 template <Element E>
 basic_tensor<E> max_constancy(const basic_tensor<E>& x, int64_t m, Loc loc = Loc::current()) {
-  return basic_tensor<E>(detail::hint(x.use(loc), "max_constancy", m, loc));
+  return basic_tensor<E>(detail::hint(x.use(loc), attr::max_constancy, m, loc));
 }
 inline void assume(const i1& cond, Loc loc = Loc::current()) {
   detail::debug_op(ir::OpKind::Assume, {cond.use(loc)}, {}, loc);
@@ -48,7 +48,7 @@ struct Message {
 template <Element... E>
 void device_print(Message prefix, const basic_tensor<E>&... xs) {
   Loc loc = prefix.loc;
-  detail::debug_op(ir::OpKind::Print, {xs.use(loc)...}, {{"prefix", std::string(prefix.text)}},
+  detail::debug_op(ir::OpKind::Print, {xs.use(loc)...}, {{attr::prefix, std::string(prefix.text)}},
                    loc);
 }
 // Prints the prefix and the values' types (shape and element type) while tracing, once per
@@ -60,7 +60,7 @@ void static_print(Message prefix, const basic_tensor<E>&... xs) {
   detail::static_print(line, prefix.loc);
 }
 inline void device_assert(const i1& cond, std::string_view msg = "", Loc loc = Loc::current()) {
-  detail::debug_op(ir::OpKind::Assert, {cond.use(loc)}, {{"message", std::string(msg)}}, loc);
+  detail::debug_op(ir::OpKind::Assert, {cond.use(loc)}, {{attr::message, std::string(msg)}}, loc);
 }
 inline void debug_barrier(Loc loc = Loc::current()) {
   detail::debug_op(ir::OpKind::Barrier, {}, {}, loc);

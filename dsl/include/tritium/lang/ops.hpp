@@ -251,7 +251,7 @@ template <class A, class B>
 auto div_rn(const A& a, const B& b, Loc loc = Loc::current()) {
   auto q = fdiv(a, b, loc);
   if (ir::Op* d = q.use(loc)->def; d && d->kind == ir::OpKind::Div)
-    d->attrs["rn"] = int64_t{1}; // correctly rounded on every device
+    d->attrs[attr::rn] = int64_t{1}; // correctly rounded on every device
   return q;
 }
 
@@ -295,7 +295,7 @@ template <FloatElement E>
 basic_tensor<E> sqrt_rn(const basic_tensor<E>& x, Loc loc = Loc::current()) {
   auto r = sqrt(x, loc);
   if (ir::Op* d = r.use(loc)->def; d && d->kind == ir::OpKind::Sqrt)
-    d->attrs["rn"] = int64_t{1}; // correctly rounded on every device
+    d->attrs[attr::rn] = int64_t{1}; // correctly rounded on every device
   return r;
 }
 TRITIUM_FLOAT_UNARY(ceil, Ceil)

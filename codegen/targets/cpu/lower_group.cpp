@@ -1,0 +1,312 @@
+// A fusion group's one loop (or loop nest): every op of the group computed per element, what
+// other groups read stored to buffers, masked loads and stores split where all masks hold.
+#include "lowering.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+namespace tritium::cpu {
+
+using ir::DType;
+using ir::Op;
+using ir::OpCategory;
+using ir::OpKind;
+
+class GroupLowering {
+public:
+  GroupLowering(KernelLowering& l, KernelLowering::Group g);
+  void run();
+
+private:
+  using Values = std::unordered_map<const ir::Value*, llvm::Value*>;
+
+  bool choose_outputs();
+  void choose_loop_shape();
+  void collect_masks();
+  void element(const std::vector<llvm::Value*>& idx);
+  llvm::Value* element_of(const Op& op, const std::vector<llvm::Value*>& idx, llvm::Value* fl,
+                          Values& in);
+  llvm::Value* get(const ir::Value* v, const std::vector<llvm::Value*>& idx, llvm::Value* fl,
+                   Values& in);
+  void emit();
+  void emit_split();
+  void prefetch_and_emit();
+
+  KernelLowering& L;
+  llvm::IRBuilder<>& b;
+  KernelLowering::Group g;
+  std::unordered_set<const Op*> members;
+  std::vector<std::pair<const ir::Value*, View>> outputs; // values read outside the group
+  bool stores = false;
+  std::vector<const Op*> reloaded_loads_in; // loads of earlier groups' values this one reloads
+  bool flat = true;
+  std::vector<int64_t> space;
+  std::vector<const ir::Value*> masks;
+  bool split = false;
+  bool masks_true = false;     // lanes of the split's first loop
+  bool from_snapshots = false; // the version for rows copied aside (lower_reload.cpp)
+  const Op* streaming = nullptr;
+};
+
+GroupLowering::GroupLowering(KernelLowering& l, KernelLowering::Group group)
+    : L(l), b(l.builder_), g(std::move(group)), members(g.ops.begin(), g.ops.end()) {}
+
+// Only values read outside the group get a buffer, and not those that every reader (other
+// groups) recomputes from the launch alone (offsets, masks) or reloads from memory
+// (lower_reload.cpp). Whether the group has anything to do.
+bool GroupLowering::choose_outputs() {
+  for (const Op* op : g.ops)
+    for (ir::Value* r : op->results) {
+      auto& us = L.users_[r];
+      auto outside = [&](const Op* u) { return !members.count(u); };
+      if ((!std::any_of(us.begin(), us.end(), outside) && !L.division_leaf(r)) ||
+          L.lazy_init_values_.count(r))
+        continue;
+      bool recomputed = L.rematerializable(r) &&
+                        std::all_of(us.begin(), us.end(),
+                                    [&](const Op* u) { return !outside(u) || fusible(*u); });
+      if (recomputed || L.try_reload(r, members))
+        continue;
+      if (const View* carry = L.carried_in_place(r, members))
+        outputs.emplace_back(r, *carry);
+      else
+        outputs.emplace_back(r, L.new_buffer(r->type.elem, r->type.shape));
+    }
+  for (const Op* op : g.ops)
+    if (op->kind == OpKind::Store) {
+      L.guard_reloads(*op);
+      stores = true;
+    }
+  return !outputs.empty() || stores;
+}
+
+// One flat loop when every tensor read is contiguous in the group's shape: the best case
+// for the vectorizer. Otherwise a loop nest with the innermost dimension last.
+void GroupLowering::choose_loop_shape() {
+  std::vector<const ir::Value*> reloads;
+  for (const Op* op : g.ops)
+    for (ir::Value* o : op->operands)
+      if (L.is_reloaded(o) && !members.count(o->def) &&
+          std::find(reloads.begin(), reloads.end(), o) == reloads.end())
+        reloads.push_back(o);
+  reloaded_loads_in = L.reloaded_loads(reloads);
+  for (const Op* op : g.ops) {
+    if (op->kind == OpKind::Arange && g.shape.size() != 1)
+      flat = false;
+    for (ir::Value* o : op->operands) {
+      if (o->type.is_scalar() || g.defines.count(o) || L.is_reloaded(o))
+        continue;
+      if (L.rematerializable(o) ? g.shape.size() > 1 : !contiguous(L.values_.at(o).view))
+        flat = false;
+    }
+  }
+  space = flat ? std::vector<int64_t>{std::accumulate(g.shape.begin(), g.shape.end(), int64_t{1},
+                                                      std::multiplies<>())}
+               : g.shape;
+}
+
+// A masked vector load of memory that is not in cache costs several times a plain one (an
+// AMD Zen 5: a fused f16 row copy with `cols < n` masks moved 10 GB/s where the same loop
+// without masks moved 40). Where every mask of a 1-D group is recomputed from the launch
+// (`offs < n`), the loop is split after the leading lanes where all masks hold: those load
+// and store unconditionally, the rest as before (none, for a full block).
+void GroupLowering::collect_masks() {
+  split = flat && g.shape.size() == 1;
+  for (const Op* op : g.ops) {
+    const auto& o = op->operands;
+    const ir::Value* mask = op->kind == OpKind::Load && o.size() > 1    ? o[1]
+                            : op->kind == OpKind::Store && o.size() > 2 ? o[2]
+                                                                        : nullptr;
+    if (!mask)
+      continue;
+    masks.push_back(mask);
+    split = split && L.rematerializable(mask);
+  }
+  for (const Op* load : reloaded_loads_in)
+    if (load->operands.size() > 1)
+      masks.push_back(load->operand(1));
+  split = split && !masks.empty();
+}
+
+llvm::Value* GroupLowering::get(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+                                llvm::Value* fl, Values& in) {
+  if (std::optional<bool> known = L.known_mask(v))
+    return static_cast<llvm::Value*>(b.getInt1(*known));
+  return L.is_reloaded(v) ? L.reload(v, idx[0], masks_true, from_snapshots, in)
+                          : L.group_element(v, idx, fl, in);
+}
+
+// One op of the group at one element; its value, or nullptr for a store.
+llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Value*>& idx,
+                                       llvm::Value* fl, Values& in) {
+  const auto& o = op.operands;
+  DType t = op.results.empty() ? o[1]->type.elem : op.result()->type.elem;
+  auto arg = [&](const ir::Value* v) { return get(v, idx, fl, in); };
+  switch (op.kind) {
+  case OpKind::Constant:
+    return L.scalar_.constant(op, t);
+  case OpKind::Arange:
+    return b.CreateTrunc(b.CreateAdd(idx.back(), L.i64(op.int_attr(attr::start))), b.getInt32Ty());
+  case OpKind::Splat:
+    return arg(o[0]);
+  case OpKind::Load: {
+    llvm::Value* p = arg(o[0]);
+    if (o.size() == 1 || masks_true)
+      return L.load_user(p, t);
+    llvm::Value* mask = arg(o[1]);
+    llvm::Value* other = o.size() > 2 ? arg(o[2]) : L.scalar_.zero(t);
+    llvm::BasicBlock* from = b.GetInsertBlock();
+    auto* yes = llvm::BasicBlock::Create(L.ctx_, "load", L.fn_);
+    auto* done = llvm::BasicBlock::Create(L.ctx_, "load.done", L.fn_);
+    b.CreateCondBr(mask, yes, done);
+    b.SetInsertPoint(yes);
+    llvm::Value* loaded = L.load_user(p, t);
+    llvm::BasicBlock* yes_end = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    auto* phi = b.CreatePHI(loaded->getType(), 2);
+    phi->addIncoming(loaded, yes_end);
+    phi->addIncoming(other, from);
+    return phi;
+  }
+  case OpKind::Store: {
+    llvm::Value* v = arg(o[1]);
+    if (llvm::Value* aligned = L.streaming_pointer(op)) {
+      L.store_user(aligned, v, t);
+      L.mark_streaming(&b.GetInsertBlock()->back());
+      return nullptr;
+    }
+    llvm::Value* p = arg(o[0]);
+    if (o.size() == 2 || masks_true) {
+      L.store_user(p, v, t);
+      return nullptr;
+    }
+    auto* yes = llvm::BasicBlock::Create(L.ctx_, "store", L.fn_);
+    auto* done = llvm::BasicBlock::Create(L.ctx_, "store.done", L.fn_);
+    b.CreateCondBr(arg(o[2]), yes, done);
+    b.SetInsertPoint(yes);
+    L.store_user(p, v, t);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    return nullptr;
+  }
+  default: {
+    std::vector<llvm::Value*> args;
+    for (ir::Value* x : o)
+      args.push_back(arg(x));
+    return L.elementwise(op, args);
+  }
+  }
+}
+
+void GroupLowering::element(const std::vector<llvm::Value*>& idx) {
+  llvm::Value* fl = flat ? idx[0] : nullptr;
+  Values in;
+  for (const Op* op : g.ops)
+    if (llvm::Value* r = element_of(*op, idx, fl, in))
+      in[op->result()] = r;
+  for (auto& [v, buf] : outputs) {
+    llvm::Value* p = fl ? b.CreateInBoundsGEP(buf.ty, buf.base, fl) : L.element_ptr(buf, idx);
+    b.CreateStore(L.to_scratch(in.at(v), v->type.elem), p);
+  }
+}
+
+void GroupLowering::emit() {
+  auto each = [&](const std::vector<llvm::Value*>& idx) { element(idx); };
+  if (split)
+    return emit_split();
+  if (streaming && streaming->operands.size() == 2)
+    return L.store_loop(streaming, L.i64(0), L.i64(space[0]),
+                        [&](llvm::Value* i) { element({i}); });
+  L.loop_nest(space, each, flat);
+}
+
+// The leading lanes where every mask holds without masks; then the rest, skipped where no
+// lane needs it, or in two parts where every mask's end is known.
+void GroupLowering::emit_split() {
+  auto flat_element = [&](llvm::Value* i) { element({i}); };
+  llvm::Value* n = L.i64(space[0]);
+  llvm::Value* k = L.leading_true_lanes(masks, space[0]);
+  masks_true = true;
+  for (const ir::Value* m : masks)
+    L.known_masks_[m] = true;
+  L.store_loop(streaming, L.i64(0), k, flat_element);
+  L.known_masks_.clear();
+  masks_true = false;
+  llvm::Value* needed = L.masked_lanes_needed(g.ops, masks, outputs.empty(), space[0]);
+  if (!needed) {
+    llvm::Value* off = L.all_masks_off_from(masks, space[0]);
+    if (!off)
+      return L.loop(k, n, 1, flat_element, true);
+    // Past every mask's end, loads read their `other` and stores store nothing: no masked
+    // accesses (LLVM scalarizes masked f16 loads), often a loop-invariant value.
+    L.loop(k, off, 1, flat_element, true);
+    for (const ir::Value* m : masks)
+      L.known_masks_[m] = false;
+    L.loop(off, n, 1, flat_element, true);
+    L.known_masks_.clear();
+    return;
+  }
+  auto* rest = llvm::BasicBlock::Create(L.ctx_, "masked", L.fn_);
+  auto* done = llvm::BasicBlock::Create(L.ctx_, "masked.done", L.fn_);
+  b.CreateCondBr(needed, rest, done);
+  b.SetInsertPoint(rest);
+  L.loop(k, n, 1, flat_element, true);
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
+// Prefetches pay off in a pass that computes long enough per element to hide them and moves
+// no memory of its own: softmax's exp pass gained 2-17 %, while RMSNorm's output pass (a
+// store) and the looped layer norm's variance pass (a flat loop before its loops were
+// inlined) lost 4-17 %. (A reduction prefetches too: lower_collective.cpp.)
+void GroupLowering::prefetch_and_emit() {
+  std::vector<const Op*> accesses = reloaded_loads_in;
+  for (const Op* op : g.ops)
+    if (op->kind == OpKind::Load || op->kind == OpKind::Store)
+      accesses.push_back(op);
+  bool heavy = std::any_of(g.ops.begin(), g.ops.end(), [](const Op* op) {
+    auto c = ir::op_category(op->kind);
+    return c == OpCategory::Math || c == OpCategory::Extern;
+  });
+  // A pass whose store streams past the caches (lower_streaming_store.cpp) writes memory
+  // without reading it: the next block's reads overlap its writes, as in a plain copy loop.
+  if (flat && heavy && !stores)
+    L.begin_prefetch(accesses, space[0]);
+  else if (flat && streaming)
+    L.begin_prefetch(accesses, space[0], L.launch_streams(*streaming), true);
+  else
+    L.begin_prefetch(accesses, 0);
+  L.prefetch_strips_ = !L.prefetching_.empty();
+  L.emit_reload_versions(reloaded_loads_in, "group", [&](bool snapshots) {
+    from_snapshots = snapshots;
+    emit();
+    from_snapshots = false;
+    return KernelLowering::VersionValues{};
+  });
+  L.end_prefetch();
+}
+
+void GroupLowering::run() {
+  if (!choose_outputs())
+    return; // every value it computes is recomputed or reloaded where it is read
+  choose_loop_shape();
+  collect_masks();
+  // The one store of a 1-D group may stream past the caches (lower_streaming_store.cpp) in the
+  // lanes where it stores unconditionally.
+  streaming = L.streaming_store(g.ops, flat && g.shape.size() == 1);
+  prefetch_and_emit();
+  for (auto& [v, buf] : outputs)
+    L.set_view(v, buf);
+}
+
+void KernelLowering::flush() {
+  if (group_.ops.empty())
+    return;
+  Group g = std::move(group_);
+  group_ = Group{};
+  GroupLowering(*this, std::move(g)).run();
+}
+
+} // namespace tritium::cpu
