@@ -1,5 +1,6 @@
 // A fusion group's one loop (or loop nest): every op of the group computed per element, what
 // other groups read stored to buffers, masked loads and stores split where all masks hold.
+#include "guarded.hpp"
 #include "lowering.hpp"
 
 #include <algorithm>
@@ -156,19 +157,8 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
       return L.load_user(p, t);
     llvm::Value* mask = arg(o[1]);
     llvm::Value* other = o.size() > 2 ? arg(o[2]) : L.scalar_.zero(t);
-    llvm::BasicBlock* from = b.GetInsertBlock();
-    auto* yes = llvm::BasicBlock::Create(L.ctx_, "load", L.fn_);
-    auto* done = llvm::BasicBlock::Create(L.ctx_, "load.done", L.fn_);
-    b.CreateCondBr(mask, yes, done);
-    b.SetInsertPoint(yes);
-    llvm::Value* loaded = L.load_user(p, t);
-    llvm::BasicBlock* yes_end = b.GetInsertBlock();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    auto* phi = b.CreatePHI(loaded->getType(), 2);
-    phi->addIncoming(loaded, yes_end);
-    phi->addIncoming(other, from);
-    return phi;
+    return guarded(
+        b, mask, "load", [&] { return L.load_user(p, t); }, other);
   }
   case OpKind::Store: {
     llvm::Value* v = arg(o[1]);
@@ -182,14 +172,10 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
       L.store_user(p, v, t);
       return nullptr;
     }
-    auto* yes = llvm::BasicBlock::Create(L.ctx_, "store", L.fn_);
-    auto* done = llvm::BasicBlock::Create(L.ctx_, "store.done", L.fn_);
-    b.CreateCondBr(arg(o[2]), yes, done);
-    b.SetInsertPoint(yes);
-    L.store_user(p, v, t);
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    return nullptr;
+    return guarded(b, arg(o[2]), "store", [&]() -> llvm::Value* {
+      L.store_user(p, v, t);
+      return nullptr;
+    });
   }
   default: {
     std::vector<llvm::Value*> args;

@@ -5,6 +5,7 @@
 // their own files.
 #include "expand_histogram.hpp"
 #include "grid_loop.hpp"
+#include "guarded.hpp"
 #include "lowering.hpp"
 #include "pointer_offsets.hpp"
 #include "single_trip_loops.hpp"
@@ -459,19 +460,8 @@ void KernelLowering::lower_scalar_op(const Op& op) {
       break;
     }
     llvm::Value* other = o.size() > 2 ? scalar(o[2]) : scalar_.zero(t);
-    llvm::BasicBlock* from = b.GetInsertBlock();
-    auto* yes = llvm::BasicBlock::Create(ctx_, "load", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "load.done", fn_);
-    b.CreateCondBr(scalar(o[1]), yes, done);
-    b.SetInsertPoint(yes);
-    llvm::Value* loaded = load_user(scalar(o[0]), t);
-    llvm::BasicBlock* yes_end = b.GetInsertBlock();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    auto* phi = b.CreatePHI(loaded->getType(), 2);
-    phi->addIncoming(loaded, yes_end);
-    phi->addIncoming(other, from);
-    r = phi;
+    r = guarded(
+        b, scalar(o[1]), "load", [&] { return load_user(scalar(o[0]), t); }, other);
     break;
   }
   case OpKind::Store: {
@@ -480,13 +470,10 @@ void KernelLowering::lower_scalar_op(const Op& op) {
       store_user(scalar(o[0]), scalar(o[1]), t);
       return;
     }
-    auto* yes = llvm::BasicBlock::Create(ctx_, "store", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "store.done", fn_);
-    b.CreateCondBr(scalar(o[2]), yes, done);
-    b.SetInsertPoint(yes);
-    store_user(scalar(o[0]), scalar(o[1]), t);
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
+    guarded(b, scalar(o[2]), "store", [&]() -> llvm::Value* {
+      store_user(scalar(o[0]), scalar(o[1]), t);
+      return nullptr;
+    });
     return;
   }
   default: {

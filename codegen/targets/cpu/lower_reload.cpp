@@ -12,6 +12,7 @@
 // snapshot, per load), and every later reader takes a second version of its loop that reads
 // the copy. A write that cannot be bounded (an atomic, a store inside a loop or `if`, a scatter)
 // keeps the value buffered, as do readers that are not elementwise (views, loops, yields).
+#include "guarded.hpp"
 #include "lowering.hpp"
 
 #include <algorithm>
@@ -532,20 +533,7 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
       r = other;
       break;
     }
-    llvm::Value* m = get(mask);
-    llvm::BasicBlock* from = b.GetInsertBlock();
-    auto* yes = llvm::BasicBlock::Create(ctx_, "reload", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "reload.done", fn_);
-    b.CreateCondBr(m, yes, done);
-    b.SetInsertPoint(yes);
-    llvm::Value* loaded = fetch();
-    llvm::BasicBlock* yes_end = b.GetInsertBlock();
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    auto* phi = b.CreatePHI(loaded->getType(), 2);
-    phi->addIncoming(loaded, yes_end);
-    phi->addIncoming(other, from);
-    r = phi;
+    r = guarded(b, get(mask), "reload", fetch, other);
     break;
   }
   default: {
