@@ -10,6 +10,7 @@
 #include "gpu/layout.hpp"
 #include "gpu/target_info.hpp"
 #include "passes/passes.hpp"
+#include "llvm/guarded.hpp"
 #include "llvm/scalar.hpp"
 
 #include <tritium/error.hpp>
@@ -101,23 +102,7 @@ private:
   // Runs `body` only where `cond` holds (null: always); returns body's value or `otherwise`.
   template <class F>
   LV* guarded(LV* cond, F body, LV* otherwise) {
-    if (!cond)
-      return body();
-    auto* then_bb = llvm::BasicBlock::Create(ctx_, "g.then", fn_);
-    auto* cont = llvm::BasicBlock::Create(ctx_, "g.cont", fn_);
-    llvm::BasicBlock* from = b_.GetInsertBlock();
-    b_.CreateCondBr(cond, then_bb, cont);
-    b_.SetInsertPoint(then_bb);
-    LV* v = body();
-    llvm::BasicBlock* then_end = b_.GetInsertBlock();
-    b_.CreateBr(cont);
-    b_.SetInsertPoint(cont);
-    if (!v)
-      return nullptr;
-    auto* phi = b_.CreatePHI(v->getType(), 2);
-    phi->addIncoming(v, then_end);
-    phi->addIncoming(otherwise, from);
-    return phi;
+    return llvm_ir::guarded(b_, cond, "g.then", body, otherwise, "g.cont");
   }
 
   // --- elementwise ops (lower_elementwise.cpp): codegen/llvm/scalar.hpp per register ------

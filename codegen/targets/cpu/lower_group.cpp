@@ -1,7 +1,7 @@
 // A fusion group's one loop (or loop nest): every op of the group computed per element, what
 // other groups read stored to buffers, masked loads and stores split where all masks hold.
-#include "guarded.hpp"
 #include "lowering.hpp"
+#include "llvm/guarded.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -157,7 +157,7 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
       return L.load_user(p, t);
     llvm::Value* mask = arg(o[1]);
     llvm::Value* other = o.size() > 2 ? arg(o[2]) : L.scalar_.zero(t);
-    return guarded(
+    return llvm_ir::guarded(
         b, mask, "load", [&] { return L.load_user(p, t); }, other);
   }
   case OpKind::Store: {
@@ -172,7 +172,7 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
       L.store_user(p, v, t);
       return nullptr;
     }
-    return guarded(b, arg(o[2]), "store", [&]() -> llvm::Value* {
+    return llvm_ir::guarded(b, arg(o[2]), "store", [&]() -> llvm::Value* {
       L.store_user(p, v, t);
       return nullptr;
     });

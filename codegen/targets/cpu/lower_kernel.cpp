@@ -5,11 +5,11 @@
 // their own files.
 #include "expand_histogram.hpp"
 #include "grid_loop.hpp"
-#include "guarded.hpp"
 #include "lowering.hpp"
 #include "pointer_offsets.hpp"
 #include "single_trip_loops.hpp"
 #include "target.hpp"
+#include "llvm/guarded.hpp"
 
 #include <tritium/error.hpp>
 
@@ -460,7 +460,7 @@ void KernelLowering::lower_scalar_op(const Op& op) {
       break;
     }
     llvm::Value* other = o.size() > 2 ? scalar(o[2]) : scalar_.zero(t);
-    r = guarded(
+    r = llvm_ir::guarded(
         b, scalar(o[1]), "load", [&] { return load_user(scalar(o[0]), t); }, other);
     break;
   }
@@ -470,7 +470,7 @@ void KernelLowering::lower_scalar_op(const Op& op) {
       store_user(scalar(o[0]), scalar(o[1]), t);
       return;
     }
-    guarded(b, scalar(o[2]), "store", [&]() -> llvm::Value* {
+    llvm_ir::guarded(b, scalar(o[2]), "store", [&]() -> llvm::Value* {
       store_user(scalar(o[0]), scalar(o[1]), t);
       return nullptr;
     });

@@ -12,8 +12,8 @@
 // snapshot, per load), and every later reader takes a second version of its loop that reads
 // the copy. A write that cannot be bounded (an atomic, a store inside a loop or `if`, a scatter)
 // keeps the value buffered, as do readers that are not elementwise (views, loops, yields).
-#include "guarded.hpp"
 #include "lowering.hpp"
+#include "llvm/guarded.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -533,7 +533,7 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
       r = other;
       break;
     }
-    r = guarded(b, get(mask), "reload", fetch, other);
+    r = llvm_ir::guarded(b, get(mask), "reload", fetch, other);
     break;
   }
   default: {
