@@ -109,4 +109,31 @@ void carry_in_layout(ir::Function& f, ir::Op& loop, size_t k, const ir::LayoutPt
   out.operands[0] = res;
 }
 
+ir::Value* carry(ir::Function& f, ir::Op& loop, ir::Value* init) {
+  loop.operands.push_back(init);
+  ir::Block& b = loop.body();
+  ir::Value* arg = f.new_value(init->type);
+  arg->block = &b;
+  arg->index = static_cast<unsigned>(b.args.size());
+  b.args.push_back(arg);
+  ir::Value* res = f.new_value(init->type);
+  res->def = &loop;
+  res->index = static_cast<unsigned>(loop.results.size());
+  loop.results.push_back(res);
+  return arg;
+}
+
+ir::Op& insert_if(ir::Function& f, ir::Block& b, size_t at, ir::Value* cond,
+                  const ir::SourceLoc& loc) {
+  ir::Op& op = insert_op(f, b, at, ir::OpKind::If, {cond}, {}, loc);
+  for (int i = 0; i < 2; ++i) {
+    auto r = std::make_unique<ir::Region>();
+    r->parent = &op;
+    r->block->parent = r.get();
+    insert_op(f, *r->block, 0, ir::OpKind::Yield, {}, {}, loc);
+    op.regions.push_back(std::move(r));
+  }
+  return op;
+}
+
 } // namespace tritium::gpu

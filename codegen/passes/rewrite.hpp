@@ -19,6 +19,12 @@ ir::Value* convert_to(ir::Function& f, ir::Block& block, size_t& at, ir::Value* 
 // Carries loop argument `k` of `loop` (a For) in `layout`: the initial value, the block
 // argument, the yielded value and the result change layout; conversions keep every user's view.
 void carry_in_layout(ir::Function& f, ir::Op& loop, size_t k, const ir::LayoutPtr& layout);
+// A new value carried by `loop` (a For), `init` on entry: its operand, block argument and
+// result; returns the block argument (the caller adds what the body yields for it).
+ir::Value* carry(ir::Function& f, ir::Op& loop, ir::Value* init);
+// if (cond) {} else {}, inserted before position `at` of `b`; both regions end with a yield.
+ir::Op& insert_if(ir::Function& f, ir::Block& b, size_t at, ir::Value* cond,
+                  const ir::SourceLoc& loc);
 // Removes ops without side effects whose results are unused, everywhere in `f`.
 void erase_dead_ops(ir::Function& f);
 // Whether an op's only effect is its results.
