@@ -12,6 +12,7 @@
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -185,6 +186,8 @@ private:
       ir::Op& op = *b.ops[i];
       for (auto& r : op.regions)
         block(*r->block);
+      if (op.kind == OpKind::For && !dot_operands_only_)
+        carry_where_computed(op);
       if (op.kind == OpKind::ConvertLayout) {
         if (!dot_operands_only_ || dot_operand_layout(op.result()->type.layout))
           convert(op);
@@ -366,8 +369,9 @@ private:
     // into a matrix unit's layout rematerializes a 1-D load, and pulling the op out of that
     // layout would only be undone, round after round.)
     for (ir::Value* v : op.operands)
-      if (ir::Value* x = unconverted(v);
-          x != v && x->type.layout && !cheap(x, accelerator_layout(v->type.layout))) {
+      if (ir::Value* x = unconverted(v); x != v && x->type.layout &&
+                                         !cheap(x, accelerator_layout(v->type.layout)) &&
+                                         !reloadable(x, v->type.layout)) {
         from = x->type.layout;
         break;
       }
@@ -423,14 +427,7 @@ private:
       return;
     }
     const bool accel = accelerator_layout(want);
-    // A 1-D load that a 2-D tile broadcasts (a row of cos, a norm's weights: wanted as a slice
-    // of the tile's layout) is read again in that layout: a second read of a few cached lines
-    // costs less than a trip through shared memory and two barriers. (Not into a plain 1-D
-    // layout: that would undo coalesce.)
-    const bool reload = def->kind == OpKind::Load && def->result()->type.rank() <= 1 &&
-                        !def->int_attr(attr::volatile_, 0) &&
-                        dynamic_cast<const SliceLayout*>(want.get());
-    if (!rematerializable(*def, accel) && !reload)
+    if (!rematerializable(*def, accel) && !reloadable(x, want))
       return;
     // A broadcast or expand_dims always moves its conversion up: its operand has no more
     // elements. Other ops only when that removes conversions: every operand is cheap, already
@@ -439,6 +436,10 @@ private:
     const bool shrinks = def->kind == OpKind::Broadcast || def->kind == OpKind::ExpandDims;
     for (const ir::Value* v : def->operands) {
       ir::LayoutPtr need = operand_layout_for(*def, want);
+      // A 1-D load on its way (a zero point cast before a broadcast) is read again in the
+      // layout wanted, as above, once the conversion has moved up to it.
+      if (reloadable(v, need))
+        continue;
       if (!shrinks && !cheap(v, accel) && !same_layout(v->type.layout, need) &&
           !same_layout(unconverted(const_cast<ir::Value*>(v))->type.layout, need))
         return;
@@ -449,6 +450,50 @@ private:
         !dynamic_cast<const LinearLayoutAttr*>(want.get()))
       return;
     replace(c, rematerialize(*def, want, c));
+  }
+
+  // A loop that yields a conversion out of layout L, of a value each iteration reads only
+  // through conversions into L (a running state a reduction makes and the next iteration
+  // broadcasts: a scan's carry, a row's running max), carries it in L: both conversions an
+  // iteration go, one before and one after the loop take their place.
+  void carry_where_computed(ir::Op& loop) {
+    ir::Block& body = loop.body();
+    const ir::Op& y = *body.terminator();
+    for (size_t k = 0; k < y.operands.size(); ++k) {
+      const ir::Value* x = unconverted(y.operands[k]);
+      const ir::Value* arg = body.args[k + 1];
+      if (x == y.operands[k] || !x->type.layout || !arg->type.layout ||
+          same_layout(x->type.layout, arg->type.layout))
+        continue;
+      bool only_converted = true, read = false;
+      ir::walk(body, [&](ir::Op& op) {
+        for (const ir::Value* o : op.operands)
+          if (o == arg) {
+            read = true;
+            only_converted = only_converted && op.kind == OpKind::ConvertLayout &&
+                             same_layout(op.result()->type.layout, x->type.layout);
+          }
+      });
+      if (!read || !only_converted)
+        continue;
+      carry_in_layout(f_, loop, k, x->type.layout);
+      changed_ = true;
+    }
+  }
+
+  // A 1-D load that a 2-D tile broadcasts (a row of cos, a norm's weights: wanted as a slice
+  // of the tile's layout) is read again in that layout: a second read of a few cached lines
+  // costs less than a trip through shared memory and two barriers. (Not into a plain 1-D
+  // layout: that would undo coalesce.)
+  // Only where its pointers, mask and fill can be recomputed there too (not a pointer the loop
+  // carries).
+  static bool reloadable(const ir::Value* v, const ir::LayoutPtr& want) {
+    const ir::Op* d = v->def;
+    if (!d || d->kind != OpKind::Load || d->result()->type.rank() > 1 ||
+        d->int_attr(attr::volatile_, 0) || !dynamic_cast<const SliceLayout*>(want.get()))
+      return false;
+    return std::all_of(d->operands.begin(), d->operands.end(),
+                       [](const ir::Value* o) { return cheap(o); });
   }
 
   // The clone goes right before the conversion it replaces when both are in one block (so
