@@ -192,6 +192,8 @@ Scalar binary(ir::BinaryOp k, DType t, Scalar a, Scalar b) {
   return normalize(int_scalar(r), t);
 }
 
+namespace {
+
 template <class T>
 bool compare_values(ir::CmpPred pred, T x, T y) {
   switch (pred) {
@@ -210,6 +212,8 @@ bool compare_values(ir::CmpPred pred, T x, T y) {
   }
   return false;
 }
+
+} // namespace
 
 bool compare(ir::CmpPred pred, DType t, Scalar a, Scalar b) {
   if (t.is_float())
@@ -265,6 +269,8 @@ Scalar unary(ir::UnaryOp k, DType t, Scalar a) {
   return normalize(float_scalar(r), t);
 }
 
+namespace {
+
 // The C library's function in double, rounded once to t (ops.def names the function).
 template <int N, class F>
 double call(F f, double x, double y) {
@@ -273,6 +279,8 @@ double call(F f, double x, double y) {
   else
     return f(x, y);
 }
+
+} // namespace
 Scalar math(ir::MathOp k, DType t, Scalar a, Scalar b) {
   double r = 0;
   switch (k) {
