@@ -106,16 +106,24 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
       out.stages.emplace_back(std::move(stage), text());
   };
 
-  // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts.
-  keep("ir", [&] { return ir::print(f); });
+  // make_ttir + make_ttgir: a private copy of the kernel, verified, then layouts. Each stage's
+  // text names the target, so that `tritium opt` and `tritium compile` take it as it is.
+  const ir::ModuleAttrs module{target_in.arch, warps, options.num_stages};
+  keep("ir", [&] {
+    std::unique_ptr<ir::Function> c = ir::clone(f);
+    c->module = module;
+    return ir::print(*c);
+  });
   GpuFeatures features{warps, ti->warp_size(), ti->matrix_unit(), options.num_stages,
                        ti->max_shared_bytes()};
   set_arch_features(features, arch_of(target_in.arch));
   features.remarks = &out.remarks;
-  std::unique_ptr<ir::Function> g =
-      prepare_gpu_ir(f, features, [&](const std::string& pass, const ir::Function& h) {
+  std::unique_ptr<ir::Function> g = prepare_gpu_ir(
+      f, features,
+      [&](const std::string& pass, const ir::Function& h) {
         keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
-      });
+      },
+      module);
   keep("ir.opt", [&] { return ir::print(*g); });
   if (const char* v = std::getenv("TRITIUM_REMARKS"); v && *v)
     for (const std::string& r : out.remarks)

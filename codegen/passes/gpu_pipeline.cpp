@@ -27,9 +27,12 @@ std::span<const GpuPass> gpu_passes() {
 
 std::unique_ptr<ir::Function>
 prepare_gpu_ir(const ir::Function& f, const GpuFeatures& t,
-               const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass,
+               const ir::ModuleAttrs& module) {
   ir::verify(f);
   std::unique_ptr<ir::Function> g = ir::clone(f);
+  if (!module.empty())
+    g->module = module;
   for (const GpuPass& pass : gpu_passes()) {
     pass.run(*g, t);
     if (after_pass)

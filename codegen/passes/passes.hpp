@@ -66,10 +66,12 @@ struct GpuPass {
 };
 std::span<const GpuPass> gpu_passes();
 // make_ttgir: a verified private copy of `f` (ir::clone) after each GPU pass in order;
-// `after_pass(name, ir)` sees the IR after each (may be null).
+// `after_pass(name, ir)` sees the IR after each (may be null). The copy records `module` (what
+// it is compiled for), so that its text runs through `tritium opt` as it is.
 std::unique_ptr<ir::Function>
 prepare_gpu_ir(const ir::Function& f, const GpuFeatures& target,
-               const std::function<void(const std::string&, const ir::Function&)>& after_pass);
+               const std::function<void(const std::string&, const ir::Function&)>& after_pass,
+               const ir::ModuleAttrs& module = {});
 
 // combine.cpp: algebraic rewrites before layouts (x + dot(a, b) -> dot(a, b, x)).
 void combine(ir::Function& f);

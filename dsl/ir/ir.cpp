@@ -299,6 +299,7 @@ std::unique_ptr<Function> clone(const Function& f) {
   auto g = std::make_unique<Function>();
   g->name = f.name;
   g->arg_info = f.arg_info;
+  g->module = f.module;
   Cloner(*g).block(f.entry(), g->entry());
   return g;
 }

@@ -49,6 +49,11 @@ public:
     func_ = f.get();
     Builder b(*f, f->entry());
     builder_ = &b;
+    skip_ws();
+    if (s_.substr(pos_, 6) == "module") {
+      keyword("module");
+      f->module = module_attrs();
+    }
     keyword("func");
     expect('@');
     f->name = ident();
@@ -89,6 +94,34 @@ public:
   }
 
 private:
+  ModuleAttrs module_attrs() {
+    ModuleAttrs m;
+    for (const auto& a : attrs()) {
+      const std::string& k = a.first;
+      if (k == attr::target || k == attr::matrix_unit) {
+        (k == attr::target ? m.target : m.matrix_unit) = module_attr<std::string>(a);
+      } else if (k == attr::num_warps || k == attr::num_stages || k == attr::warp_size) {
+        int64_t v = module_attr<int64_t>(a);
+        if (v < 1 || v > (1 << 16))
+          fail(fmt::format("module: {} = {} is not a count from 1 to 65536", k, v));
+        (k == attr::num_warps    ? m.num_warps
+         : k == attr::num_stages ? m.num_stages
+                                 : m.warp_size) = v;
+      } else {
+        fail(fmt::format("module: unknown attribute '{}' (target, num_warps, num_stages, "
+                         "warp_size, matrix_unit)",
+                         k));
+      }
+    }
+    return m;
+  }
+  template <class T>
+  T module_attr(const Attrs::value_type& attr) {
+    if (const T* v = std::get_if<T>(&attr.second))
+      return *v;
+    fail(fmt::format("module: attribute '{}' has the wrong kind of value", attr.first));
+  }
+
   template <class T>
   T arg_attr(const std::string& arg, const Attrs::value_type& attr) {
     if (const T* v = std::get_if<T>(&attr.second))

@@ -50,6 +50,23 @@ public:
       : annotate_(annotate), locations_(locations) {}
 
   std::string run(const Function& f) {
+    if (!f.module.empty()) {
+      Attrs m;
+      const ModuleAttrs& a = f.module;
+      if (!a.target.empty())
+        m[attr::target] = a.target;
+      using Number = std::pair<const char*, int64_t>;
+      for (auto [key, v] :
+           {Number{attr::num_warps, a.num_warps}, Number{attr::num_stages, a.num_stages},
+            Number{attr::warp_size, a.warp_size}})
+        if (v)
+          m[key] = v;
+      if (!a.matrix_unit.empty())
+        m[attr::matrix_unit] = a.matrix_unit;
+      out_ += "module";
+      print_attrs(m);
+      out_ += "\n";
+    }
     out_ += fmt::format("func @{}(", f.name);
     const auto& args = f.args();
     for (size_t i = 0; i < args.size(); ++i) {

@@ -151,3 +151,26 @@ TEST_CASE("notes print as comments after each op and do not change what parses")
   CHECK(noted.find(": tensor<64xf32, #stripe<4>> { // note of for\n") != std::string::npos);
   CHECK(print(*parse(noted, parse_stripe)) == plain);
 }
+
+TEST_CASE("the module line records what a function is compiled for, and round-trips") {
+  const std::string text = "module {matrix_unit = \"mfma\", num_stages = 2, num_warps = 8, "
+                           "target = \"gfx942\", warp_size = 64}\n"
+                           "func @k() {\n  return()\n}\n";
+  auto f = parse(text);
+  CHECK(f->module.target == "gfx942");
+  CHECK(f->module.num_warps == 8);
+  CHECK(f->module.num_stages == 2);
+  CHECK(f->module.warp_size == 64);
+  CHECK(f->module.matrix_unit == "mfma");
+  CHECK(print(*f) == text);
+  CHECK(clone(*f)->module == f->module);
+  // Unset fields print nothing; no module, no line.
+  f->module = ModuleAttrs{"sm_90a", 4};
+  CHECK(print(*f).starts_with("module {num_warps = 4, target = \"sm_90a\"}\nfunc @k"));
+  f->module = {};
+  CHECK(print(*f).starts_with("func @k"));
+  CHECK_THROWS_WITH_AS(parse("module {target = 3}\nfunc @k() {\n  return()\n}\n"),
+                       doctest::Contains("module: attribute 'target' has the wrong kind"), Error);
+  CHECK_THROWS_WITH_AS(parse("module {num_warps = 0}\nfunc @k() {\n  return()\n}\n"),
+                       doctest::Contains("num_warps = 0 is not a count"), Error);
+}

@@ -3,10 +3,9 @@
 // lower_fusion.cpp and emitted in lower_group.cpp, structured control flow is in
 // lower_control.cpp, element semantics in lower_scalar.cpp; collectives, dot and atomics in
 // their own files.
-#include "expand_histogram.hpp"
+#include "cpu_passes.hpp"
 #include "grid_loop.hpp"
 #include "lowering.hpp"
-#include "pointer_offsets.hpp"
 #include "single_trip_loops.hpp"
 #include "target.hpp"
 #include "llvm/guarded.hpp"
@@ -688,13 +687,19 @@ LoweredModule lower_to_llvm(const ir::Function& f_in, const CpuTarget& target,
   out.module->setTargetTriple(target.triple);
   out.module->setDataLayout(target.machine->createDataLayout());
   out.symbol = symbol;
-  // Loop-carried pointer tensors become an offset from their initial value
-  // (pointer_offsets.cpp); kernels whose loops may run once get a second version with those
-  // loops inlined (single_trip_loops.cpp), chosen at entry.
-  std::unique_ptr<ir::Function> expanded = expand_histograms(f_in);
-  const ir::Function& f_h = expanded ? *expanded : f_in;
-  std::unique_ptr<ir::Function> offsets = carry_pointer_offsets(f_h);
-  const ir::Function& f = offsets ? *offsets : f_h;
+  // The IR passes (cpu_passes.cpp) in order; the last makes the single-trip version, a second
+  // copy with the loops that may run once inlined, chosen at entry.
+  std::unique_ptr<ir::Function> owned;
+  const ir::Function* current = &f_in;
+  for (const CpuPass& pass : cpu_passes()) {
+    if (pass.second_version)
+      break;
+    if (std::unique_ptr<ir::Function> g = pass.run(*current)) {
+      owned = std::move(g);
+      current = owned.get();
+    }
+  }
+  const ir::Function& f = *current;
   SingleTripVersion single = inline_single_trip_loops(f);
   llvm::Function* program = nullptr;
   if (!single.function) {

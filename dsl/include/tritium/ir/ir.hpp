@@ -101,10 +101,25 @@ struct ArgInfo {
   bool range32 = false;
 };
 
+// What a function is compiled for, once chosen: the GPU compiler and `tritium opt` record it
+// so that a dumped or hand-written `.tir` file runs through the passes without flags. Its text
+// form is a line before `func`: `module {target = "gfx942", num_warps = 4}`. Traced IR has
+// none; 0 and "" are unset (then the target's own warp size and matrix unit).
+struct ModuleAttrs {
+  std::string target; // an architecture (sm_90a, gfx942, ...) or "host"
+  int64_t num_warps = 0;
+  int64_t num_stages = 0;
+  int64_t warp_size = 0;   // set only where no target decides it
+  std::string matrix_unit; // set only where it differs from the target's
+  bool empty() const { return *this == ModuleAttrs{}; }
+  bool operator==(const ModuleAttrs&) const = default;
+};
+
 struct Function {
   std::string name;
   Region body;
   std::vector<ArgInfo> arg_info; // one per body argument
+  ModuleAttrs module;
 
   Function();
   Function(const Function&) = delete;
