@@ -4,6 +4,9 @@
 #   dsl/        includes nothing from codegen/ or runtime/, and no LLVM
 #   codegen/    includes nothing from runtime/
 #   runtime/    includes no LLVM (LLVM is codegen's business)
+#   inside codegen/: gpu_ir/ (layouts, matrix units, the architecture model, axis info) includes
+#   nothing of passes/, gpu/ or targets/, and no LLVM; passes/ includes nothing of gpu/ or
+#   targets/ and no LLVM. The GPU lowering (gpu/) and the targets sit above both.
 #   public headers (dsl/include, runtime/include) include no LLVM, no vendor header, and no
 #   internal header
 if(NOT ROOT)
@@ -33,10 +36,14 @@ check_folder(dsl "tritium/runtime/|tritium/tritium\\.hpp|codegen/|runtime/|${_ll
 check_folder(codegen "tritium/runtime/|tritium/tritium\\.hpp|runtime/"
              "codegen must not use the runtime")
 check_folder(runtime "${_llvm}" "the runtime holds no LLVM; ask codegen")
+check_folder(codegen/gpu_ir "passes/|gpu/|targets/|${_llvm}"
+             "gpu_ir is below the GPU passes and the lowering")
+check_folder(codegen/passes "[<\"/]gpu/|targets/|${_llvm}"
+             "the GPU passes sit below the lowering and the targets")
 check_folder(dsl/include "${_vendor}|\"" "public headers include only public headers")
 check_folder(runtime/include "${_vendor}|\"" "public headers include only public headers")
 
 if(_violations)
   message(FATAL_ERROR "layering violations:${_violations}")
 endif()
-message(STATUS "layers: dsl <- codegen <- runtime, no violations")
+message(STATUS "layers: dsl <- codegen (gpu_ir <- passes <- gpu, targets) <- runtime, no violations")

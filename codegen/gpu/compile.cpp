@@ -9,8 +9,8 @@
 //   ptx | amdgcn (+ hsaco.meta) the target's assembly (and the HSACO's metadata note)
 #include "gpu/compile.hpp"
 
-#include "gpu/arch.hpp"
 #include "gpu/target_info.hpp"
+#include "gpu_ir/arch.hpp"
 #include "passes/passes.hpp"
 
 #include <tritium/error.hpp>
@@ -69,6 +69,17 @@ void set_arch_features(GpuFeatures& features, const Arch& arch) {
   features.gathers_join_class = arch.vendor == Vendor::Amd;
 }
 
+LoweredKernel
+lower_kernel(const ir::Function& f, TargetInfo& ti, const GpuFeatures& features,
+             const ir::ModuleAttrs& module, llvm::LLVMContext& ctx, bool fp_fusion,
+             const std::function<void(const std::string&, const ir::Function&)>& after_pass) {
+  LoweredKernel k;
+  k.ir = prepare_gpu_ir(f, features, after_pass, module);
+  k.module = lower_to_llvm(*k.ir, ti, ctx, features.num_warps, fp_fusion, &k.shared_bytes,
+                           &k.global_scratch_bytes);
+  return k;
+}
+
 GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_in,
                                 const CompileOptions& options) {
   std::unique_ptr<TargetInfo> ti = make_target(target_in);
@@ -118,22 +129,21 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
                        ti->max_shared_bytes()};
   set_arch_features(features, arch_of(target_in.arch));
   features.remarks = &out.remarks;
-  std::unique_ptr<ir::Function> g = prepare_gpu_ir(
-      f, features,
-      [&](const std::string& pass, const ir::Function& h) {
-        keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
-      },
-      module);
-  keep("ir.opt", [&] { return ir::print(*g); });
+  // make_ttgir + make_llir: the passes, then the lowering (lower_kernel, which the gpu-emulator
+  // shares).
+  llvm::LLVMContext ctx;
+  LoweredKernel k = lower_kernel(f, *ti, features, module, ctx, options.enable_fp_fusion,
+                                 [&](const std::string& pass, const ir::Function& h) {
+                                   keep(fmt::format("ir.{}", pass), [&] { return ir::print(h); });
+                                 });
+  keep("ir.opt", [&] { return ir::print(*k.ir); });
   if (const char* v = std::getenv("TRITIUM_REMARKS"); v && *v)
     for (const std::string& r : out.remarks)
       std::fprintf(stderr, "tritium: remark: kernel '%s' (%s): %s\n", f.name.c_str(),
                    target.arch.c_str(), r.c_str());
-
-  // make_llir: LLVM IR, device libraries, O3.
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = lower_to_llvm(*g, *ti, ctx, warps, options.enable_fp_fusion,
-                                                  &out.shared_bytes, &out.global_scratch_bytes);
+  std::unique_ptr<llvm::Module>& m = k.module;
+  out.shared_bytes = k.shared_bytes;
+  out.global_scratch_bytes = k.global_scratch_bytes;
   if (out.shared_bytes > ti->max_shared_bytes())
     throw Error(fmt::format("kernel '{}': needs {} bytes of shared memory on {}, more than the {} "
                             "a block may use (smaller blocks, or fewer values live across "

@@ -2,12 +2,12 @@
 // LLVM IR for one kernel (lower.cpp: driver, values, shared memory, control flow;
 // lower_elementwise.cpp, lower_shape.cpp, lower_memory.cpp, lower_collective.cpp,
 // lower_dot.cpp: one op family each). Every tensor value becomes the list of registers its
-// layout gives this thread (gpu/layout.hpp); scalars are one register, the same in every
+// layout gives this thread (gpu_ir/layout.hpp); scalars are one register, the same in every
 // thread. Target specifics come only through TargetInfo.
 #pragma once
 
-#include "gpu/conversion_plan.hpp"
-#include "gpu/layout.hpp"
+#include "gpu_ir/conversion_plan.hpp"
+#include "gpu_ir/layout.hpp"
 #include "gpu/target_info.hpp"
 #include "passes/passes.hpp"
 #include "llvm/guarded.hpp"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "gpu/compile.hpp"
-#include "gpu/matrix.hpp"
+#include "gpu_ir/matrix.hpp"
 #include "passes/passes.hpp"
 
 #include <tritium/ir/ir.hpp>
@@ -284,5 +284,19 @@ make_target_machine(const std::string& triple, const std::string& cpu, const std
 std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Function& f, TargetInfo& ti,
                                             llvm::LLVMContext& ctx, int num_warps, bool fp_fusion,
                                             int* shared_bytes, int* global_scratch_bytes = nullptr);
+
+// make_ttgir + make_llir, what every GPU target's compile shares (compile_for_gpu for NVPTX and
+// AMDGPU, the gpu-emulator's JIT): the GPU passes over a verified private copy of `f` that
+// records `module` (prepare_gpu_ir; `after_pass` sees each pass's IR, may be null), then the
+// lowering through `ti` into `ctx`.
+struct LoweredKernel {
+  std::unique_ptr<ir::Function> ir; // after the passes: what was lowered
+  std::unique_ptr<llvm::Module> module;
+  int shared_bytes = 0, global_scratch_bytes = 0;
+};
+LoweredKernel
+lower_kernel(const ir::Function& f, TargetInfo& ti, const GpuFeatures& features,
+             const ir::ModuleAttrs& module, llvm::LLVMContext& ctx, bool fp_fusion,
+             const std::function<void(const std::string&, const ir::Function&)>& after_pass);
 
 } // namespace tritium::gpu

@@ -3,8 +3,8 @@
 // conversions around it. An accumulator carried by a loop is carried in the accumulator layout,
 // so that the loop body converts nothing but the operands; remove_layout_conversions then
 // folds what is left (and moves elementwise epilogues into the accumulator layout).
-#include "gpu/layout.hpp"
-#include "gpu/matrix.hpp"
+#include "gpu_ir/layout.hpp"
+#include "gpu_ir/matrix.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

@@ -10,7 +10,7 @@
 // loop-carried edges (same shape, so they should share a layout) form one class, and a class
 // that contains a load, store or atomic starts in that access's coalesced layout. Most kernels
 // then need no conversion at all; coalesce and remove_layout_conversions handle the rest.
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

@@ -3,7 +3,7 @@
 // contiguity and alignment allow) and consecutive threads hold consecutive runs. Conversions
 // around the access keep the rest of the kernel as it was; remove_layout_conversions then
 // usually makes them disappear.
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

@@ -12,7 +12,7 @@
 // The moved load reads in the coalesced layout (its operands converted there), a few registers
 // per thread where its consumer's layout (an accumulator's columns) may hold dozens, live
 // across the whole loop; a conversion back sits where the load was.
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

@@ -10,7 +10,7 @@
 // side then moves 2-byte elements), and on AMD fragment by fragment as the dot's K steps need
 // them (the conversion held the whole operand in registers at once: a prefill's gathered K^T
 // and V, 2,076 bytes of scratch on gfx1100, 68 this way; w8a16's weights, 268 and 0).
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/iteration_ahead.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"

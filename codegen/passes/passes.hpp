@@ -2,7 +2,8 @@
 // order codegen/gpu/compile.cpp lists them (make_ttgir's equivalent).
 #pragma once
 
-#include "../gpu/layout.hpp"
+#include "../gpu_ir/axis_info.hpp"
+#include "../gpu_ir/layout.hpp"
 
 #include <tritium/ir/ir.hpp>
 
@@ -18,16 +19,6 @@
 
 namespace tritium::gpu {
 
-// What is known about a value's elements along each dimension (one entry for a scalar):
-//   contiguity[d]:   runs of this many elements along d increase by exactly 1;
-//   divisibility[d]: the first element of each such run is a multiple of this (pointers: bytes);
-//   constancy[d]:    runs of this many elements along d are equal.
-struct AxisInfo {
-  std::vector<int64_t> contiguity, divisibility, constancy;
-  std::optional<int64_t> constant; // every element equals this integer
-};
-using AxisInfoMap = std::unordered_map<const ir::Value*, AxisInfo>;
-
 // What the passes know of the target.
 struct GpuFeatures {
   int num_warps = 4;
@@ -39,7 +30,7 @@ struct GpuFeatures {
   // Asynchronous global-to-shared copies (cp.async). Without them (AMD) a copy is a load into
   // registers and a store at its commit, and a pipeline's ring needs one slot fewer.
   bool async_copy = true;
-  // The matrix unit's generation (gpu/arch.hpp's MatrixModel::version): which operand types
+  // The matrix unit's generation (gpu_ir/arch.hpp's MatrixModel::version): which operand types
   // it multiplies and, for WMMA, which fragment layouts it reads.
   int matrix_version = 1;
   // AMD's buffer instructions: a base, 32-bit offsets, out-of-range offsets masked off.
@@ -89,11 +80,6 @@ bool in_range32_buffer(const ir::Function& f, const ir::Value* p);
 // Whether the tensor of pointers `ptrs` is such a pointer plus offsets (AMD's lowering then
 // reads it with buffer instructions, masked by an out-of-range offset instead of a branch).
 bool buffer_addressable(const ir::Function& f, const ir::Value* ptrs);
-
-// axis_info.cpp: the analysis, seeded by Function::arg_info and hint ops.
-AxisInfoMap analyze_axis_info(const ir::Function& f);
-// "contiguity=[4] divisibility=[16] constancy=[1]" (and "constant=N" when known).
-std::string to_string(const AxisInfo& info);
 
 // assign_layouts.cpp: gives every tensor value a distributed layout (default blocked, slices
 // for reductions) and inserts convert_layout where an op needs its operands in one layout.

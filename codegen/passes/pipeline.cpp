@@ -36,8 +36,8 @@
 // LDS buffer at its default two stages the same way). One barrier more an iteration buys
 // half the shared memory at two stages, which on AMD's 64 KiB is what lets attention's and
 // the MLP's tiles pipeline at all.
-#include "gpu/conversion_plan.hpp"
-#include "gpu/layout.hpp"
+#include "gpu_ir/conversion_plan.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/iteration_ahead.hpp"
 #include "passes/passes.hpp"
 #include "passes/pipeline_analysis.hpp"

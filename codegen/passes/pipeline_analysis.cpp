@@ -1,7 +1,7 @@
 #include "passes/pipeline_analysis.hpp"
 
-#include "gpu/conversion_plan.hpp"
-#include "gpu/layout.hpp"
+#include "gpu_ir/conversion_plan.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/iteration_ahead.hpp"
 #include "passes/rewrite.hpp"
 

@@ -10,7 +10,7 @@
 // running max, sum and output) stayed in the blocked layout, and each iteration sent the
 // accumulators through shared memory. Triton resolves the same by propagating the layouts of
 // its anchor ops forward; here the anchors are the dots on matrix units.
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

@@ -8,7 +8,7 @@
 // shape ops then make their results' layouts from it.
 // Conversions of conversions fold; conversions to the layout a value already has vanish;
 // dead ops are erased.
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

@@ -1,6 +1,6 @@
 #include "passes/rewrite.hpp"
 
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/ir/builder.hpp>

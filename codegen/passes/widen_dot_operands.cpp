@@ -12,8 +12,8 @@
 // fp8; any other operand order is widened rather than transposed through registers on its way
 // to shared memory. Not wired: sm_89+'s mma.sync e4m3 (it needs PTX 8.4), so a dot wgmma cannot
 // take (fewer than 64 rows) is widened too.
-#include "gpu/layout.hpp"
-#include "gpu/matrix.hpp"
+#include "gpu_ir/layout.hpp"
+#include "gpu_ir/matrix.hpp"
 #include "passes/passes.hpp"
 #include "passes/rewrite.hpp"
 

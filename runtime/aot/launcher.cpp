@@ -1,7 +1,7 @@
 // The runtime of ahead-of-time launchers (libtritium_aot.a): picks a built specialization,
 // loads its binary on the launch's device through the same driver code the JIT's backends use
 // (runtime/core/gpu_driver.hpp), and launches it. Nothing here traces or compiles.
-#include "codegen/gpu/arch.hpp"
+#include "codegen/gpu_ir/arch.hpp"
 #include "codegen/targets/cpu/cpu_codegen.hpp"
 #include "runtime/core/gpu_driver.hpp"
 #ifdef TRITIUM_HAVE_CUDA

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
-#include "codegen/gpu/arch.hpp"
+#include "codegen/gpu_ir/arch.hpp"
 #include "codegen/gpu/compile.hpp"
 #endif
 

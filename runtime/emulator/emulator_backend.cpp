@@ -5,16 +5,16 @@
 // interpreter's).
 //
 //   TRITIUM_EMULATOR_ARCH=gfx942             emulate that target's warp size and matrix unit
-//                                            (codegen/gpu/arch.hpp's model of it)
+//                                            (codegen/gpu_ir/arch.hpp's model of it)
 //   TRITIUM_EMULATOR_WARP=64                 emulate wave64 (default 32)
 //   TRITIUM_EMULATOR_MATRIX=mma_sync|wgmma|mfma|wmma|wmma_v2
 //                                            dot on that unit's instructions, their per-lane
 //                                            semantics emulated (default: FMA units)
 //   TRITIUM_EMULATOR_TARGETS=gfx942,sm_90,…  every kernel must also compile for these targets
 // With TRITIUM_EMULATOR_ARCH, WARP and MATRIX may be set only to what the target has.
-#include "codegen/gpu/arch.hpp"
+#include "codegen/gpu_ir/arch.hpp"
 #include "codegen/gpu/compile.hpp"
-#include "codegen/gpu/emulate.hpp"
+#include "codegen/targets/emulator/emulate.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/runtime/backend.hpp>

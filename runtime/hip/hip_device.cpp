@@ -1,6 +1,6 @@
 // Opening AMD GPUs: the HIP runtime once per process, each device once, never closed (see
 // driver::Gpu). Shared by the hip backend and the AOT launcher.
-#include "codegen/gpu/arch.hpp"
+#include "codegen/gpu_ir/arch.hpp"
 #include "runtime/hip/hip_driver.hpp"
 
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
-// The architecture model (codegen/gpu/arch.hpp): parsing target strings, what each target is,
+// The architecture model (codegen/gpu_ir/arch.hpp): parsing target strings, what each target is,
 // and that every known target compiles, with the matrix unit its generation has.
-#include "../../codegen/gpu/arch.hpp"
+#include "../../codegen/gpu_ir/arch.hpp"
 #include "../../codegen/gpu/compile.hpp"
-#include "../../codegen/gpu/emulate.hpp"
+#include "../../codegen/targets/emulator/emulate.hpp"
 #include "../../tools/sample_kernels.hpp"
 #include "compile_util.hpp"
 #include "kernels.hpp"

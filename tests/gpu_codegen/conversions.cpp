@@ -3,8 +3,8 @@
 // vectors on one side and no bank conflicts on either (the plans are checked here bank by
 // bank, the kernels' PTX for the instructions that result).
 #include "../../codegen/gpu/compile.hpp"
-#include "../../codegen/gpu/conversion_plan.hpp"
-#include "../../codegen/gpu/layout.hpp"
+#include "../../codegen/gpu_ir/conversion_plan.hpp"
+#include "../../codegen/gpu_ir/layout.hpp"
 #include "compile_util.hpp"
 #include "kernels.hpp"
 

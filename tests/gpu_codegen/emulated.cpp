@@ -2,7 +2,7 @@
 // passes and lower.cpp (with a host TargetInfo: one OS thread per GPU thread, real barriers,
 // shuffles through memory) must compute what the reference interpreter computes, for warp
 // sizes 32 (NVIDIA, RDNA) and 64 (CDNA).
-#include "../../codegen/gpu/emulate.hpp"
+#include "../../codegen/targets/emulator/emulate.hpp"
 #include "kernels.hpp"
 
 #include <tritium/error.hpp>

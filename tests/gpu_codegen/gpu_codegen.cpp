@@ -3,8 +3,8 @@
 // shuffles in reductions, shared memory for layout conversions; and that every op of the IR
 // compiles for gfx90a, gfx942, gfx1100 and sm_90.
 #include "../../codegen/gpu/compile.hpp"
-#include "../../codegen/gpu/conversion_plan.hpp"
-#include "../../codegen/gpu/layout.hpp"
+#include "../../codegen/gpu_ir/conversion_plan.hpp"
+#include "../../codegen/gpu_ir/layout.hpp"
 #include "../../codegen/passes/passes.hpp"
 #include "compile_util.hpp"
 #include "kernels.hpp"

@@ -1,4 +1,4 @@
-// AMDGPU: CDNA (wave64) and RDNA (wave32) targets of the architecture model (gpu/arch.hpp),
+// AMDGPU: CDNA (wave64) and RDNA (wave32) targets of the architecture model (gpu_ir/arch.hpp),
 // which says what differs between them. LLVM emits a relocatable ELF object,
 // Debian's ld.lld-19 links it (`-shared`) into the HSACO that hipModuleLoadData takes (see
 // docs/gpu-codegen.md for why lld runs as a subprocess rather than in process). Code object
@@ -6,7 +6,7 @@
 // on f32 and the shared expansions for tanh/erf/pow, and our own f64 expansions. The C math
 // functions of tl::extern_elementwise come from ROCm's ocml bitcode (Debian 12's
 // rocm-device-libs), linked only when a kernel calls one.
-#include "gpu/arch.hpp"
+#include "gpu_ir/arch.hpp"
 #include "gpu/subprocess.hpp"
 #include "gpu/target_info.hpp"
 

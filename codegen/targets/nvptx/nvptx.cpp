@@ -1,9 +1,9 @@
-// NVPTX: the NVIDIA targets of the architecture model (gpu/arch.hpp). PTX text comes from LLVM; the
+// NVPTX: the NVIDIA targets of the architecture model (gpu_ir/arch.hpp). PTX text comes from LLVM; the
 // CUDA driver (or ptxas) makes the cubin. Math functions come from libdevice when the CUDA
 // toolkit's libdevice.10.bc is found (linked only-needed, internalized, __nvvm_reflect resolved by
 // LLVM's NVVMReflect pass); without it, from the PTX approximate instructions
 // (ex2/lg2/sin/cos.approx, ~2 ulp) and the shared expansions.
-#include "gpu/arch.hpp"
+#include "gpu_ir/arch.hpp"
 #include "gpu/target_info.hpp"
 #include "targets/nvptx/ptx_asm.hpp"
 

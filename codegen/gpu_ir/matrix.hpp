@@ -2,8 +2,8 @@
 // lowering ask the same function, so they always agree), and its shape. No LLVM here.
 #pragma once
 
-#include "gpu/arch.hpp"
-#include "gpu/layout.hpp"
+#include "gpu_ir/arch.hpp"
+#include "gpu_ir/layout.hpp"
 
 #include <tritium/ir/types.hpp>
 

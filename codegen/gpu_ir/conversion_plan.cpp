@@ -1,4 +1,4 @@
-#include "gpu/conversion_plan.hpp"
+#include "gpu_ir/conversion_plan.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 
 #include <tritium/error.hpp>
 

@@ -3,7 +3,7 @@
 // GF(2) each basis is one coordinate bit, so the result's bases are the operand's with their
 // bits renamed: no data moves, and a conversion is needed only where a user wants another
 // layout (Triton's LinearLayout does the same).
-#include "gpu/layout.hpp"
+#include "gpu_ir/layout.hpp"
 
 #include <tritium/error.hpp>
 

@@ -1,4 +1,4 @@
-#include "gpu/emulate_matrix.hpp"
+#include "targets/emulator/emulate_matrix.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>

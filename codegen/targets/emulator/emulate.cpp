@@ -1,12 +1,12 @@
 // The host emulation of the GPU lowering (see emulate.hpp). The TargetInfo below answers
 // thread ids, barriers and shuffles with calls into this file; the kernel is JIT-compiled for
 // the host and run by one OS thread per GPU thread.
-#include "gpu/emulate.hpp"
+#include "targets/emulator/emulate.hpp"
 
-#include "gpu/arch.hpp"
+#include "gpu_ir/arch.hpp"
 
-#include "gpu/emulate_matrix.hpp"
 #include "gpu/target_info.hpp"
+#include "targets/emulator/emulate_matrix.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
@@ -564,12 +564,16 @@ public:
     // unsigned offset, HostEmuTarget::buffer_load) are what runs here for an AMD matrix unit.
     features.buffer_ops = matrix_ == MatrixUnit::Mfma || matrix_ == MatrixUnit::Wmma;
     features.gathers_join_class = features.buffer_ops;
-    auto g = prepare_gpu_ir(f, features, nullptr);
-    ir_ = ir::print(*g);
+    // The same passes and lowering as a GPU target's compile (compile.cpp), through the host
+    // TargetInfo; the module is JIT-compiled for the host instead of emitted.
     HostEmuTarget ti(ws_, matrix_, jit_->getDataLayout().getStringRepresentation());
     auto ctx = std::make_unique<llvm::LLVMContext>();
-    auto m = lower_to_llvm(*g, ti, *ctx, warps_, options.enable_fp_fusion, &shared_bytes_,
-                           &scratch_bytes_);
+    LoweredKernel k = lower_kernel(f, ti, features, ir::ModuleAttrs{{}, warps_, stages_}, *ctx,
+                                   options.enable_fp_fusion, nullptr);
+    ir_ = ir::print(*k.ir);
+    shared_bytes_ = k.shared_bytes;
+    scratch_bytes_ = k.global_scratch_bytes;
+    std::unique_ptr<llvm::Module> m = std::move(k.module);
     add_entry(*m, *m->getFunction(f.name));
     // fp8 parameters arrive as the code of the slot's double, as the CUDA launch packs them
     // (runtime/core/kernel_params.hpp); add_entry passes the slot's low bits.

@@ -1,4 +1,4 @@
-#include "gpu/matrix.hpp"
+#include "gpu_ir/matrix.hpp"
 
 #include <tritium/error.hpp>
 

@@ -5,7 +5,7 @@
 // kernels this way. Internal header, no LLVM.
 #pragma once
 
-#include "layout.hpp"
+#include "../../gpu_ir/layout.hpp"
 
 #include <tritium/ir/ir.hpp>
 #include <tritium/launch.hpp>

@@ -1,11 +1,11 @@
 // The semantics of each matrix instruction the GPU lowering emits, per lane, written from the
 // vendors' ISA descriptions of the fragment layouts (NVIDIA PTX ISA "Matrix fragments for
 // mma.m16n8k*"; AMD CDNA3, RDNA3 and RDNA4 ISA for v_mfma / v_wmma), independently of
-// gpu/layout.cpp. The host emulation (emulate.cpp) runs them, so CI checks the layouts the
+// gpu_ir/layout.cpp. The host emulation (emulate.cpp) runs them, so CI checks the layouts the
 // compiler assigns against the hardware's definition without the hardware. No LLVM here.
 #pragma once
 
-#include "gpu/matrix.hpp"
+#include "gpu_ir/matrix.hpp"
 
 #include <cstdint>
 

@@ -3,7 +3,7 @@
 // integers == 1 as constants) and hint ops; each op kind has one transfer rule below.
 // Loop-carried values start from their initial value and are met with what the body yields
 // until nothing changes.
-#include "passes/passes.hpp"
+#include "gpu_ir/axis_info.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
