@@ -85,27 +85,27 @@ std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object
   return std::string(buf.str());
 }
 
-std::vector<llvm::Value*> TargetInfo::mma(llvm::IRBuilder<>&, const MmaInstr& instr,
-                                          const std::vector<llvm::Value*>&,
-                                          const std::vector<llvm::Value*>&,
-                                          const std::vector<llvm::Value*>&) {
-  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions", arch(),
+std::vector<llvm::Value*> MatrixOps::mma(llvm::IRBuilder<>&, const MmaInstr& instr,
+                                         const std::vector<llvm::Value*>&,
+                                         const std::vector<llvm::Value*>&,
+                                         const std::vector<llvm::Value*>&) {
+  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions", arch_,
                           matrix_unit_name(instr.unit)));
 }
 
-std::vector<llvm::Value*> TargetInfo::mma_shared(llvm::IRBuilder<>&, const MmaInstr& instr,
-                                                 const SmemMatrix&, const SmemMatrix&,
-                                                 const std::vector<llvm::Value*>&) {
-  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions on shared memory", arch(),
+std::vector<llvm::Value*> MatrixOps::mma_shared(llvm::IRBuilder<>&, const MmaInstr& instr,
+                                                const SmemMatrix&, const SmemMatrix&,
+                                                const std::vector<llvm::Value*>&) {
+  throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions on shared memory", arch_,
                           matrix_unit_name(instr.unit)));
 }
 
-std::vector<llvm::Value*> TargetInfo::mma_shared_regs(llvm::IRBuilder<>&, const MmaInstr& instr,
-                                                      const std::vector<llvm::Value*>&,
-                                                      const SmemMatrix&,
-                                                      const std::vector<llvm::Value*>&) {
+std::vector<llvm::Value*> MatrixOps::mma_shared_regs(llvm::IRBuilder<>&, const MmaInstr& instr,
+                                                     const std::vector<llvm::Value*>&,
+                                                     const SmemMatrix&,
+                                                     const std::vector<llvm::Value*>&) {
   throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions with a in registers",
-                          arch(), matrix_unit_name(instr.unit)));
+                          arch_, matrix_unit_name(instr.unit)));
 }
 
 std::vector<llvm::Value*> pack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems) {

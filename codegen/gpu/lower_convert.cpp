@@ -2,8 +2,8 @@
 // where every thread already holds what it needs, else a round trip through shared memory laid
 // out by plan_conversion (vectorized on one side, swizzled so that neither side's warps meet in
 // a bank).
-#include "gpu_ir/conversion_plan.hpp"
 #include "gpu/lowering.hpp"
+#include "gpu_ir/conversion_plan.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -122,8 +122,8 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
       // Transposed (MFMA): the instruction computes b^T a^T, its accumulator the tile's
       // transpose; a's and b's fragments are laid out alike, so they only trade places (and
       // their types, where they differ: fp8 formats).
-      acc = m.transposed ? ti_.mma(b_, swapped, ib->second, ia->second, acc)
-                         : ti_.mma(b_, *instr, ia->second, ib->second, acc);
+      acc = m.transposed ? ti_.matrix().mma(b_, swapped, ib->second, ia->second, acc)
+                         : ti_.matrix().mma(b_, *instr, ia->second, ib->second, acc);
       std::copy(acc.begin(), acc.end(), out.begin() + rc);
     }
     if (ahead) {
@@ -137,15 +137,15 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
 // An operand tile in shared memory, as the matrix instruction's shared-memory operand: the
 // canonical layout's strides from the tile's SharedLayout (rows of 128, 64 or 32 bytes, or
 // 128-byte blocks of longer rows), at element (r, k) of the tile (r along M or N).
-TargetInfo::SmemMatrix Lowering::smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k,
-                                             int k_dim) {
+MatrixOps::SmemMatrix Lowering::smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k,
+                                            int k_dim) {
   auto* s = dynamic_cast<const SharedLayout*>(tile->type.layout.get());
   const int64_t eb = mem_bytes(tile->type.elem);
   const int fast = s->order[0];
   const int64_t fast_len = tile->type.shape[fast], slow_len = tile->type.shape[1 - fast];
   const int64_t block = s->block_cols ? s->block_cols : fast_len;
   const int64_t row_bytes = block * eb;
-  TargetInfo::SmemMatrix m;
+  MatrixOps::SmemMatrix m;
   m.swizzle = static_cast<int>(row_bytes);
   m.k_major = fast == k_dim;
   // Element (r, k) of the tile: rows along the slow dimension, columns (cut in blocks) along
@@ -214,24 +214,24 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   const int64_t chunk = partial ? std::max<int64_t>(instr->k, promote) : K;
   for (int64_t c0 = 0; c0 < K; c0 += chunk) {
     Regs part = partial ? Regs(out.size(), llvm::ConstantFP::get(b_.getFloatTy(), 0.0)) : out;
-    ti_.mma_shared_fence(b_);
+    ti_.matrix().mma_shared_fence(b_);
     for (int r = 0; r < lc.num_regs(); r += fc) {
       auto o = lc.reg_offset(r);
       LV* m0 = b_.CreateAdd(wg[0], b_.getInt32(static_cast<uint32_t>(o[0])));
       LV* n0 = b_.CreateAdd(wg[1], b_.getInt32(static_cast<uint32_t>(o[1])));
       Regs acc(part.begin() + r, part.begin() + r + fc);
       for (int64_t k0 = c0; k0 < std::min(K, c0 + chunk); k0 += instr->k)
-        acc = a_regs ? ti_.mma_shared_regs(b_, *instr, a_words(o[0], k0),
-                                           smem_matrix(bv, bbase, n0, k0, 0), acc)
-                     : ti_.mma_shared(b_, *instr, smem_matrix(a, abase, m0, k0, 1),
-                                      smem_matrix(bv, bbase, n0, k0, 0), acc);
+        acc = a_regs ? ti_.matrix().mma_shared_regs(b_, *instr, a_words(o[0], k0),
+                                                    smem_matrix(bv, bbase, n0, k0, 0), acc)
+                     : ti_.matrix().mma_shared(b_, *instr, smem_matrix(a, abase, m0, k0, 1),
+                                               smem_matrix(bv, bbase, n0, k0, 0), acc);
       std::copy(acc.begin(), acc.end(), part.begin() + r);
     }
     if (!partial) {
       out = std::move(part);
       break;
     }
-    ti_.mma_shared_commit(b_);
+    ti_.matrix().mma_shared_commit(b_);
     part = wgmma_wait(std::move(part));
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = b_.CreateFAdd(out[i], part[i]);
@@ -240,14 +240,14 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
     set(op.result(), std::move(out));
     return;
   }
-  ti_.mma_shared_commit(b_);
+  ti_.matrix().mma_shared_commit(b_);
   // The pipeline lets a dot that only feeds the next iteration stay in flight (its slot is not
   // written again until the next dot's wait); the loop's drain waits for it.
   const int pending = static_cast<int>(op.int_attr(attr::wgmma_pending, 0));
   if (pending == 0)
     out = wgmma_wait(out);
   else
-    ti_.mma_shared_wait(b_, pending, {});
+    ti_.matrix().mma_shared_wait(b_, pending, {});
   wgmma_in_flight_ = wgmma_in_flight_ || pending > 0;
   set(op.result(), std::move(out));
 }
@@ -260,7 +260,7 @@ Regs Lowering::wgmma_wait(Regs own) {
     const Regs& r = get(v);
     live.insert(live.end(), r.begin(), r.end());
   }
-  std::vector<LV*> after = ti_.mma_shared_wait(b_, 0, live);
+  std::vector<LV*> after = ti_.matrix().mma_shared_wait(b_, 0, live);
   size_t at = own.size();
   for (const ir::Value* v : wgmma_live_) {
     Regs r(after.begin() + at, after.begin() + at + get(v).size());

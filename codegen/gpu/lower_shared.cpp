@@ -277,7 +277,7 @@ void Lowering::write_tile(const ir::Value* x, LV* base, const ir::Type& tile) {
   for (size_t r = 0; r < regs.size(); ++r)
     mem[r] = to_mem(regs[r], x->type.elem);
   store_runs(dist(x), mem, base, tile, [&](LV* p, LV* v) { b_.CreateStore(v, p); });
-  ti_.fence_shared_for_async(b_);
+  ti_.async().fence_shared_for_async(b_);
   ti_.barrier(b_);
 }
 
@@ -354,8 +354,8 @@ void Lowering::async_copy(const ir::Op& op) {
   for (int r = 0; r < d.num_regs(); r += vec) {
     LV* dst = shared_addr(base, buf->type, d, r);
     LV* pred = m ? (*m)[r] : nullptr;
-    if (ti_.has_async_copy() && vec * eb >= 4 && same_run) {
-      ti_.async_copy(b_, dst, p[r], static_cast<int>(vec * eb), pred);
+    if (ti_.async().has_async_copy() && vec * eb >= 4 && same_run) {
+      ti_.async().async_copy(b_, dst, p[r], static_cast<int>(vec * eb), pred);
       continue;
     }
     // Through registers (targets without async copies, copies narrower than cp.async's 4
@@ -386,14 +386,14 @@ void Lowering::async_commit(const ir::Op&) {
   for (const DeferredStore& s : deferred_)
     b_.CreateStore(s.value, s.dst);
   deferred_.clear();
-  if (ti_.has_async_copy())
-    ti_.async_commit(b_);
+  if (ti_.async().has_async_copy())
+    ti_.async().async_commit(b_);
 }
 
 void Lowering::async_wait(const ir::Op& op) {
   if (!deferred_.empty())
     fail(op, "async copies without a commit before the wait (internal: pipeline pass)");
-  ti_.async_wait(b_, static_cast<int>(op.int_attr(attr::pending)));
+  ti_.async().async_wait(b_, static_cast<int>(op.int_attr(attr::pending)));
   if (op.int_attr(attr::pending) == 0 && wgmma_in_flight_)
     wgmma_wait({});
   ti_.barrier(b_);
@@ -447,7 +447,7 @@ bool Lowering::ldmatrix_ok(const ir::Op& op) {
   const ir::Value* res = op.result();
   auto* dot_op = dynamic_cast<const DotOperandLayout*>(res->type.layout.get());
   auto* mma = dot_op ? dynamic_cast<const MmaLayout*>(dot_op->parent.get()) : nullptr;
-  if (!ti_.has_ldmatrix() || !mma || mma->unit != MatrixUnit::MmaSync ||
+  if (!ti_.matrix().has_ldmatrix() || !mma || mma->unit != MatrixUnit::MmaSync ||
       mem_bytes(res->type.elem) != 2 || shared_of(op.operand(0)).vec < 8 || res->type.rank() != 2)
     return false;
   LinearLayout d = dist(res);
@@ -481,7 +481,7 @@ Regs Lowering::ldmatrix_group(const ir::Op& op, int r0, int count) {
   std::vector<LinearLayout::Coord> low(d.reg.begin(),
                                        d.reg.begin() + std::min<size_t>(3, d.reg.size()));
   place_bits(c, elem, low);
-  auto words = ti_.load_matrix(b_, shared_addr(get(buf)[0], buf->type, c), count, trans);
+  auto words = ti_.matrix().load_matrix(b_, shared_addr(get(buf)[0], buf->type, c), count, trans);
   return unpack_words(b_, words, mem_type(res->type.elem));
 }
 

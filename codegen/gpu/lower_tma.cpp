@@ -46,9 +46,9 @@ void Lowering::tma_create(const ir::Op& op) {
   if (!program_scratch_)
     fail(op, "a tensor map without global scratch (internal)");
   const auto box = std::get<std::vector<int64_t>>(op.attrs.at(attr::box));
-  TargetInfo::TmaBox tb{static_cast<int>(mem_bytes(op.operand(0)->type.elem.element_of_pointer())),
-                        static_cast<int>(box.at(0)), static_cast<int>(box.at(1)),
-                        static_cast<int>(op.int_attr(attr::swizzle))};
+  AsyncOps::TmaBox tb{static_cast<int>(mem_bytes(op.operand(0)->type.elem.element_of_pointer())),
+                      static_cast<int>(box.at(0)), static_cast<int>(box.at(1)),
+                      static_cast<int>(op.int_attr(attr::swizzle))};
   LV* map = b_.CreateGEP(b_.getInt8Ty(), program_scratch_,
                          b_.getInt64(op.int_attr(attr::slot) * kTmaMapBytes));
   auto i64 = [&](int k) { return b_.CreateSExtOrTrunc(get(op.operand(k))[0], b_.getInt64Ty()); };
@@ -56,7 +56,7 @@ void Lowering::tma_create(const ir::Op& op) {
   LV* inner = i64(1);
   LV* outer = i64(2);
   LV* stride = b_.CreateMul(i64(3), b_.getInt64(tb.elem_bytes));
-  in_thread0([&] { ti_.tma_create(b_, map, base, inner, outer, stride, tb); });
+  in_thread0([&] { ti_.async().tma_create(b_, map, base, inner, outer, stride, tb); });
   set(op.result(), {map});
 }
 
@@ -80,11 +80,11 @@ void Lowering::tma_copy(const ir::Op& op) {
   b_.CreateCondBr(b_.CreateAnd(pred, b_.CreateICmpEQ(tid_, b_.getInt32(0))), go, cont);
   b_.SetInsertPoint(go);
   // The whole tile counts, boxes partly out of bounds too (TMA fills them with zeros).
-  ti_.mbar_arrive_expect(b_, bar, cols * rows * eb);
+  ti_.async().mbar_arrive_expect(b_, bar, cols * rows * eb);
   for (int64_t c = 0; c < cols; c += block) {
     LV* at = b_.CreateGEP(b_.getInt8Ty(), dst, b_.getInt32(static_cast<uint32_t>(c * rows * eb)));
-    ti_.tma_copy(b_, at, map, b_.CreateAdd(inner, b_.getInt32(static_cast<uint32_t>(c))), outer,
-                 bar);
+    ti_.async().tma_copy(b_, at, map, b_.CreateAdd(inner, b_.getInt32(static_cast<uint32_t>(c))),
+                         outer, bar);
   }
   b_.CreateBr(cont);
   b_.SetInsertPoint(cont);
@@ -97,11 +97,11 @@ void Lowering::mbar_init(const ir::Op& op) {
   const int count = static_cast<int>(op.int_attr(attr::count)); // arrivals per phase
   in_thread0([&] {
     for (int64_t i = 0; i < n; ++i)
-      ti_.mbar_init(
+      ti_.async().mbar_init(
           b_, b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(8 * i))), count);
   });
   // The inits, visible to every thread and to the copies' completions, before any use.
-  ti_.fence_shared_for_async(b_);
+  ti_.async().fence_shared_for_async(b_);
   ti_.barrier(b_);
 }
 
@@ -112,14 +112,14 @@ void Lowering::mbar_inval(const ir::Op& op) {
   const int64_t n = op.operand(0)->type.shape[0];
   in_thread0([&] {
     for (int64_t i = 0; i < n; ++i)
-      ti_.mbar_inval(b_,
-                     b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(8 * i))));
+      ti_.async().mbar_inval(
+          b_, b_.CreateGEP(b_.getInt8Ty(), base, b_.getInt32(static_cast<uint32_t>(8 * i))));
   });
   ti_.barrier(b_);
 }
 
 void Lowering::mbar_wait(const ir::Op& op) {
-  ti_.mbar_wait(b_, get(op.operand(0))[0], get(op.operand(1))[0]);
+  ti_.async().mbar_wait(b_, get(op.operand(0))[0], get(op.operand(1))[0]);
 }
 
 } // namespace tritium::gpu

@@ -34,6 +34,11 @@ using Regs = std::vector<LV*>;
 
 class ScanLowering; // lower_scan.cpp
 
+// Shared-memory scratch is placed in 16-byte steps.
+inline int64_t align16(int64_t v) {
+  return (v + 15) / 16 * 16;
+}
+
 class Lowering : private scalar::Target {
   friend class ScanLowering;
 
@@ -81,7 +86,6 @@ private:
   void need_shared(int64_t bytes) {
     shared_bytes_ = std::max(shared_bytes_, scratch_base_ + bytes);
   }
-  static int64_t align16(int64_t v) { return (v + 15) / 16 * 16; }
   int64_t to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset);
   LV* from_smem(ir::DType e, LV* index, int64_t byte_offset);
 
@@ -110,6 +114,7 @@ private:
   LV* cast(LV* x, ir::DType from, ir::DType to) { return scalar_.convert(x, from, to); }
   // scalar::Target: half / bfloat registers; math through TargetInfo::math.
   bool narrow_floats_in_f32() const override { return false; }
+  bool narrow_ints_in_i32() const override { return ti_.narrow_ints_in_i32(); }
   unsigned global_address_space() const override { return ti_.global_address_space(); }
   LV* opaque_bits(LV* bits) override { return ti_.opaque_bits(b_, bits); }
   LV* math(ir::OpKind kind, ir::DType t, const std::vector<LV*>& args, const ir::Op& op) override;
@@ -201,7 +206,7 @@ private:
   void dot_mma(const ir::Op& op, const MmaLayout& m);
   void dot_wgmma(const ir::Op& op, const MmaLayout& m);
   Regs wgmma_wait(Regs own);
-  TargetInfo::SmemMatrix smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k, int k_dim);
+  MatrixOps::SmemMatrix smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k, int k_dim);
   LV* fma_acc(LV* x, LV* y, LV* s, ir::DType in, ir::DType acc);
 
   const ir::Function& f_;

@@ -21,22 +21,14 @@
 
 namespace tritium::gpu {
 
-class TargetInfo {
+// The instructions of a target's matrix unit (mma.sync, wgmma, MFMA, WMMA) and the shared-memory
+// loads made for them (TargetInfo::matrix()). The defaults: no such instructions; `arch` names the
+// target in the error the lowering then gets.
+class MatrixOps {
 public:
-  virtual ~TargetInfo() = default;
+  explicit MatrixOps(std::string arch) : arch_(std::move(arch)) {}
+  virtual ~MatrixOps() = default;
 
-  virtual std::string arch() const = 0;
-  virtual std::string triple() const = 0;
-  virtual std::string data_layout() const = 0;
-  virtual int warp_size() const = 0;
-  // Shared memory (LDS) one block may use.
-  virtual int max_shared_bytes() const = 0;
-  // Address space of global memory pointers (kernel pointer arguments) and of shared memory.
-  virtual unsigned global_address_space() const { return 1; }
-  virtual unsigned shared_address_space() const { return 3; }
-
-  // The matrix instructions dot can use (None: dot runs on FMA units).
-  virtual MatrixUnit matrix_unit() const { return MatrixUnit::None; }
   // One matrix instruction, d = a x b + c, on this lane's fragments: `a`, `b` and `c` hold the
   // elements the DotOperand / Mma layouts give one instruction's tile, in register order (a
   // and b in instr.a's LLVM type, c in instr.acc's); returns d's elements in c's order.
@@ -76,13 +68,29 @@ public:
                                                     const std::vector<llvm::Value*>& live) {
     return live;
   }
+  // ldmatrix: `count` (2 or 4) 8x8 matrices of 16-bit elements from shared memory, lane l
+  // giving the address of row l % 8 of matrix l / 8; returns `count` 32-bit words: word j holds
+  // row lane / 4, columns 2 * (lane % 4) and + 1 of matrix j (transposed: rows 2 * (lane % 4)
+  // and + 1 of column lane / 4).
+  virtual bool has_ldmatrix() const { return false; }
+  virtual std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr,
+                                                int count, bool trans) {
+    return {};
+  }
+
+protected:
+  std::string arch_;
+};
+
+// Copies that run beside the threads (TargetInfo::async()): cp.async groups, TMA and its
+// mbarriers. The defaults: none (copies are loads and stores of the threads).
+class AsyncOps {
+public:
+  virtual ~AsyncOps() = default;
+
   // Makes this thread's ordinary shared-memory stores visible to the asynchronous readers
   // (wgmma); before the barrier that publishes them.
   virtual void fence_shared_for_async(llvm::IRBuilder<>& b) {}
-
-  // Keeps the instruction scheduler from moving instructions across this point (AMDGPU's
-  // sched_barrier), where overlapping more work than written would cost registers.
-  virtual void schedule_barrier(llvm::IRBuilder<>& b) {}
 
   // Asynchronous copies from global to shared memory (cp.async). Without them the lowering
   // loads into registers where the copy is issued and stores to shared memory at the commit.
@@ -94,16 +102,6 @@ public:
   virtual void async_commit(llvm::IRBuilder<>& b) {}
   // Waits until at most `pending` committed groups of this thread are in flight.
   virtual void async_wait(llvm::IRBuilder<>& b, int pending) {}
-  // ldmatrix: `count` (2 or 4) 8x8 matrices of 16-bit elements from shared memory, lane l
-  // giving the address of row l % 8 of matrix l / 8; returns `count` 32-bit words: word j holds
-  // row lane / 4, columns 2 * (lane % 4) and + 1 of matrix j (transposed: rows 2 * (lane % 4)
-  // and + 1 of column lane / 4).
-  virtual bool has_ldmatrix() const { return false; }
-  virtual std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr,
-                                                int count, bool trans) {
-    return {};
-  }
-
   // TMA (the Tensor Memory Accelerator, sm_90a): a tensor map describes a 2-D global tensor
   // and the box one copy moves; a copy lands in shared memory in the hardware's swizzle of
   // `swizzle` bytes (the 128-, 64- and 32-byte patterns wgmma reads) and completes on an
@@ -132,6 +130,37 @@ public:
   virtual void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) {}
   // After the last use (one thread): the 8 bytes are ordinary shared memory again.
   virtual void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) {}
+};
+
+class TargetInfo {
+public:
+  virtual ~TargetInfo() = default;
+
+  virtual std::string arch() const = 0;
+  virtual std::string triple() const = 0;
+  virtual std::string data_layout() const = 0;
+  virtual int warp_size() const = 0;
+  // Shared memory (LDS) one block may use.
+  virtual int max_shared_bytes() const = 0;
+  // 8-bit integer arithmetic on 32-bit registers (scalar::Target::narrow_ints_in_i32): where the
+  // target has no 8-bit registers and LLVM's legalization masks each i8 step in 16 bits
+  // (NVPTX). AMD keeps i8: its byte selects (SDWA) do better (w4a16 M16 gfx942: 351 loop
+  // instructions against 383 in i32).
+  virtual bool narrow_ints_in_i32() const { return false; }
+  // Address space of global memory pointers (kernel pointer arguments) and of shared memory.
+  virtual unsigned global_address_space() const { return 1; }
+  virtual unsigned shared_address_space() const { return 3; }
+
+  // The matrix instructions dot can use (None: dot runs on FMA units).
+  virtual MatrixUnit matrix_unit() const { return MatrixUnit::None; }
+  // Keeps the instruction scheduler from moving instructions across this point (AMDGPU's
+  // sched_barrier), where overlapping more work than written would cost registers.
+  virtual void schedule_barrier(llvm::IRBuilder<>& b) {}
+
+  // The matrix unit's instructions and the copies that run beside the threads, each a small
+  // object of the target's (the defaults: none of either).
+  virtual MatrixOps& matrix() = 0;
+  virtual AsyncOps& async() = 0;
 
   // Index of this thread in the block (0 .. num_threads-1), i32.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) = 0;

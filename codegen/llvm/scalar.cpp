@@ -256,6 +256,15 @@ Value* Emitter::binary(ir::BinaryOp k, DType t, Value* a, Value* y) {
   }
   const bool u = t.is_unsigned() || t.is_ptr();
   const unsigned bits = static_cast<unsigned>(t.bits());
+  if (bits == 8 && target_.narrow_ints_in_i32() && k != BinaryOp::Div && k != BinaryOp::Rem &&
+      k != BinaryOp::Umulhi) {
+    // The low 8 bits of the 32-bit result are the 8-bit op's; shifts by 8 or more give 0 (or
+    // the sign) either way.
+    const DType wide(u ? ScalarKind::U32 : ScalarKind::I32);
+    Value* r = binary(k, wide, b_.CreateIntCast(a, b_.getInt32Ty(), !u),
+                      b_.CreateIntCast(y, b_.getInt32Ty(), !u));
+    return b_.CreateTrunc(r, a->getType());
+  }
   auto c = [&](int64_t v) {
     return llvm::ConstantInt::get(a->getType(), static_cast<uint64_t>(v), true);
   };
@@ -431,6 +440,10 @@ Value* Emitter::convert(Value* a, DType from, DType to) {
     return b_.CreateIntToPtr(b_.CreateIntCast(a, b_.getInt64Ty(), from.is_signed_int()), tt);
   if (to.is_float()) {
     const bool u = from.is_unsigned();
+    if (from.bits() == 8 && target_.narrow_ints_in_i32()) {
+      a = b_.CreateIntCast(a, b_.getInt32Ty(), !u);
+      from = DType(u ? ScalarKind::U32 : ScalarKind::I32);
+    }
     if (!in_f32(to))
       return u ? b_.CreateUIToFP(a, tt) : b_.CreateSIToFP(a, tt);
     // To f16/bf16 in an f32 register: through double, rounded once.

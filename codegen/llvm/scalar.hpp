@@ -31,6 +31,11 @@ public:
   // True: f16 and bf16 are f32 registers holding exactly representable values, rounded after
   // each op. False: they are LLVM half and bfloat.
   virtual bool narrow_floats_in_f32() const = 0;
+  // True: 8-bit integer arithmetic is done on 32-bit registers (extended, computed, truncated),
+  // where the target has no 8-bit registers and LLVM would otherwise legalize each i8 op into
+  // 16-bit ones with a mask after every step (NVPTX: bfe, cvt.u16.u32, and 255 before a shift
+  // of an unpacked byte). A vector CPU keeps i8: four times the lanes.
+  virtual bool narrow_ints_in_i32() const { return false; }
   virtual unsigned global_address_space() const = 0;
   // `kind` (a Math op, an Extern op naming its function in op's symbol, or Rsqrt) on `args`,
   // registers of element type `t`.

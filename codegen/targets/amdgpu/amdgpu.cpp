@@ -6,9 +6,9 @@
 // on f32 and the shared expansions for tanh/erf/pow, and our own f64 expansions. The C math
 // functions of tl::extern_elementwise come from ROCm's ocml bitcode (Debian 12's
 // rocm-device-libs), linked only when a kernel calls one.
-#include "gpu_ir/arch.hpp"
 #include "gpu/subprocess.hpp"
 #include "gpu/target_info.hpp"
+#include "gpu_ir/arch.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/float_format.hpp>
@@ -153,35 +153,11 @@ std::string find_ocml() {
   return {};
 }
 
-class AmdgpuTarget final : public TargetInfo {
+// MFMA (CDNA) and WMMA (RDNA) through LLVM's AMDGPU intrinsics (AmdgpuTarget::matrix()).
+class AmdMatrix final : public MatrixOps {
 public:
-  explicit AmdgpuTarget(const GpuTarget& t)
-      : model_(arch_of(t.arch)), arch_(model_.name), code_object_(t.code_object),
-        warp_(model_.warp_size) {
-    if (!model_.is_amd())
-      throw Error(fmt::format("AMDGPU: '{}' is not an AMD architecture", t.arch));
-    if (code_object_ != 4 && code_object_ != 5)
-      throw Error(fmt::format("AMDGPU: code object version {} (4 or 5)", code_object_));
-    tm_ =
-        make_target_machine(triple(), arch_, warp_ == 64 ? "+wavefrontsize64" : "+wavefrontsize32");
-  }
+  explicit AmdMatrix(const Arch& model) : MatrixOps(std::string(model.name)), model_(model) {}
 
-  std::string arch() const override { return arch_; }
-  std::string triple() const override { return "amdgcn-amd-amdhsa"; }
-  std::string data_layout() const override {
-    return tm_->createDataLayout().getStringRepresentation();
-  }
-  int warp_size() const override { return warp_; }
-  int max_shared_bytes() const override { return model_.shared_bytes; }
-
-  void schedule_barrier(llvm::IRBuilder<>& b) override {
-    b.CreateIntrinsic(llvm::Intrinsic::amdgcn_sched_barrier, {}, {b.getInt32(0)});
-  }
-
-  // CDNA: v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}; RDNA: v_wmma_f32_16x16x16_{f16,bf16},
-  // whose operands are 16 elements a lane on gfx11 and 8 on gfx12 (the fragment layouts say
-  // which; the intrinsics are overloaded on the vector types).
-  MatrixUnit matrix_unit() const override { return model_.matrix.unit; }
   std::vector<llvm::Value*> mma(llvm::IRBuilder<>& b, const MmaInstr& in,
                                 const std::vector<llvm::Value*>& a,
                                 const std::vector<llvm::Value*>& bv,
@@ -231,6 +207,43 @@ public:
       out.push_back(b.CreateExtractElement(d, i));
     return out;
   }
+
+private:
+  const Arch& model_;
+};
+
+class AmdgpuTarget final : public TargetInfo {
+public:
+  explicit AmdgpuTarget(const GpuTarget& t)
+      : model_(arch_of(t.arch)), arch_(model_.name), code_object_(t.code_object),
+        warp_(model_.warp_size) {
+    if (!model_.is_amd())
+      throw Error(fmt::format("AMDGPU: '{}' is not an AMD architecture", t.arch));
+    if (code_object_ != 4 && code_object_ != 5)
+      throw Error(fmt::format("AMDGPU: code object version {} (4 or 5)", code_object_));
+    tm_ =
+        make_target_machine(triple(), arch_, warp_ == 64 ? "+wavefrontsize64" : "+wavefrontsize32");
+  }
+
+  std::string arch() const override { return arch_; }
+  std::string triple() const override { return "amdgcn-amd-amdhsa"; }
+  std::string data_layout() const override {
+    return tm_->createDataLayout().getStringRepresentation();
+  }
+  int warp_size() const override { return warp_; }
+  int max_shared_bytes() const override { return model_.shared_bytes; }
+
+  void schedule_barrier(llvm::IRBuilder<>& b) override {
+    b.CreateIntrinsic(llvm::Intrinsic::amdgcn_sched_barrier, {}, {b.getInt32(0)});
+  }
+
+  // CDNA: v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}; RDNA: v_wmma_f32_16x16x16_{f16,bf16},
+  // whose operands are 16 elements a lane on gfx11 and 8 on gfx12 (the fragment layouts say
+  // which; the intrinsics are overloaded on the vector types).
+  MatrixUnit matrix_unit() const override { return model_.matrix.unit; }
+  MatrixOps& matrix() override { return matrix_; }
+  // No copies beside the threads: a pipeline's copy is a load and a store (lower_shared.cpp).
+  AsyncOps& async() override { return async_; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) override {
     auto* v = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
@@ -543,6 +556,8 @@ public:
 private:
   const Arch& model_;
   std::string arch_;
+  AmdMatrix matrix_{model_};
+  AsyncOps async_;
   int code_object_;
   int warp_;
   std::set<std::string> ocml_users_; // where the kernel calls ocml, for the error without it

@@ -261,49 +261,22 @@ std::pair<llvm::Value*, llvm::Value*> buffer_address(llvm::IRBuilder<>& b, llvm:
   return {b.CreateGEP(b.getInt8Ty(), base, b.CreateZExt(safe, b.getInt64Ty())), ok};
 }
 
-class HostEmuTarget final : public TargetInfo {
+// A call of one of the emulation's runtime functions (defined at the JIT's symbols below).
+llvm::Value* call(llvm::IRBuilder<>& b, const char* name, llvm::Type* ret,
+                  std::vector<llvm::Value*> args) {
+  std::vector<llvm::Type*> tys;
+  for (auto* a : args)
+    tys.push_back(a->getType());
+  auto* m = b.GetInsertBlock()->getModule();
+  return b.CreateCall(m->getOrInsertFunction(name, llvm::FunctionType::get(ret, tys, false)), args);
+}
+
+// The matrix instructions emulated (HostEmuTarget::matrix()): each a call of the runtime's
+// per-lane semantics (emulate_matrix.cpp).
+class HostEmuMatrix final : public MatrixOps {
 public:
-  HostEmuTarget(int warp_size, MatrixUnit matrix, std::string dl)
-      : ws_(warp_size), matrix_(matrix), dl_(std::move(dl)) {}
-  MatrixUnit matrix_unit() const override { return matrix_; }
-  // An empty asm statement that hands the bits back. x86 has no bf16 registers: LLVM holds a
-  // bfloat as an f32 and stores it by rounding, which turns NaN patterns into the canonical NaN.
-  // Where every user of an i16 load is a store or a bitcast to bfloat, InstCombine makes it a
-  // bfloat load, and the stored i16 values that look like NaNs came back as 0xffc0 (random
-  // kernel seed 2078: every negative i16 joined and split became -64).
-  llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) override {
-    if (!bits->getType()->isIntegerTy(16))
-      return bits;
-    auto* fn = llvm::InlineAsm::get(
-        llvm::FunctionType::get(b.getInt16Ty(), {b.getInt16Ty()}, false), "", "=r,0", false);
-    return b.CreateCall(fn, {bits});
-  }
-  // AMD's buffer accesses where an AMD matrix unit is emulated, with their semantics: a base
-  // and an unsigned 32-bit byte offset, which reads zeros and drops writes at or past the
-  // resource's 0x7ffffffe bytes (where the lowering sends masked-off lanes), so that the
-  // offsets a kernel computes for them (their signs, their sums) are checked here.
-  llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
-                           llvm::Value* byte_offset, llvm::Value* mask) override {
-    if (matrix_ != MatrixUnit::Mfma && matrix_ != MatrixUnit::Wmma)
-      return nullptr;
-    auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
-    auto* vt = as_vector(type);
-    llvm::Value* v =
-        b.CreateMaskedLoad(vt, ptr, llvm::Align(1), b.CreateVectorSplat(vt->getNumElements(), ok),
-                           llvm::Constant::getNullValue(vt));
-    return type == vt ? v : b.CreateExtractElement(v, uint64_t{0});
-  }
-  bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
-                    llvm::Value* byte_offset, llvm::Value* mask) override {
-    if (matrix_ != MatrixUnit::Mfma && matrix_ != MatrixUnit::Wmma)
-      return false;
-    auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
-    auto* vt = as_vector(value->getType());
-    if (vt != value->getType())
-      value = b.CreateInsertElement(llvm::PoisonValue::get(vt), value, uint64_t{0});
-    b.CreateMaskedStore(value, ptr, llvm::Align(1), b.CreateVectorSplat(vt->getNumElements(), ok));
-    return true;
-  }
+  explicit HostEmuMatrix(MatrixUnit matrix) : MatrixOps("host-emulation"), matrix_(matrix) {}
+
   // As NVIDIA sm_80 (sm_90a) where mma.sync (wgmma) is emulated.
   bool has_ldmatrix() const override {
     return matrix_ == MatrixUnit::MmaSync || matrix_ == MatrixUnit::Wgmma;
@@ -399,6 +372,90 @@ public:
       d.push_back(b.CreateLoad(b.getInt32Ty(), b.CreateConstGEP1_32(b.getInt32Ty(), out, i)));
     return unpack_words(b, d, c[0]->getType());
   }
+
+private:
+  MatrixUnit matrix_;
+};
+
+// TMA and mbarriers emulated where wgmma is (sm_90a; HostEmuTarget::async()).
+class HostEmuAsync final : public AsyncOps {
+public:
+  explicit HostEmuAsync(MatrixUnit matrix) : matrix_(matrix) {}
+
+  bool has_tma() const override { return matrix_ == MatrixUnit::Wgmma; }
+  void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base, llvm::Value* inner,
+                  llvm::Value* outer, llvm::Value* outer_stride_bytes, const TmaBox& box) override {
+    call(b, "tritium_emu_tma_create", b.getVoidTy(),
+         {map, base, inner, outer, outer_stride_bytes, b.getInt32(box.elem_bytes),
+          b.getInt32(box.box_inner), b.getInt32(box.box_outer), b.getInt32(box.swizzle)});
+  }
+  void tma_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* inner,
+                llvm::Value* outer, llvm::Value* bar) override {
+    call(b, "tritium_emu_tma_copy", b.getVoidTy(), {dst, map, inner, outer, bar});
+  }
+  void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) override {
+    call(b, "tritium_emu_mbar_init", b.getVoidTy(), {bar, b.getInt32(count)});
+  }
+  void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) override {
+    call(b, "tritium_emu_mbar_expect", b.getVoidTy(), {bar, b.getInt64(bytes)});
+  }
+  void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
+    call(b, "tritium_emu_mbar_wait", b.getVoidTy(), {bar, phase});
+  }
+  void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) override {
+    call(b, "tritium_emu_mbar_inval", b.getVoidTy(), {bar});
+  }
+
+private:
+  MatrixUnit matrix_;
+};
+
+class HostEmuTarget final : public TargetInfo {
+public:
+  HostEmuTarget(int warp_size, MatrixUnit matrix, std::string dl)
+      : ws_(warp_size), matrix_(matrix), dl_(std::move(dl)), matrix_ops_(matrix),
+        async_ops_(matrix) {}
+  MatrixUnit matrix_unit() const override { return matrix_; }
+  MatrixOps& matrix() override { return matrix_ops_; }
+  AsyncOps& async() override { return async_ops_; }
+  // An empty asm statement that hands the bits back. x86 has no bf16 registers: LLVM holds a
+  // bfloat as an f32 and stores it by rounding, which turns NaN patterns into the canonical NaN.
+  // Where every user of an i16 load is a store or a bitcast to bfloat, InstCombine makes it a
+  // bfloat load, and the stored i16 values that look like NaNs came back as 0xffc0 (random
+  // kernel seed 2078: every negative i16 joined and split became -64).
+  llvm::Value* opaque_bits(llvm::IRBuilder<>& b, llvm::Value* bits) override {
+    if (!bits->getType()->isIntegerTy(16))
+      return bits;
+    auto* fn = llvm::InlineAsm::get(
+        llvm::FunctionType::get(b.getInt16Ty(), {b.getInt16Ty()}, false), "", "=r,0", false);
+    return b.CreateCall(fn, {bits});
+  }
+  // AMD's buffer accesses where an AMD matrix unit is emulated, with their semantics: a base
+  // and an unsigned 32-bit byte offset, which reads zeros and drops writes at or past the
+  // resource's 0x7ffffffe bytes (where the lowering sends masked-off lanes), so that the
+  // offsets a kernel computes for them (their signs, their sums) are checked here.
+  llvm::Value* buffer_load(llvm::IRBuilder<>& b, llvm::Type* type, llvm::Value* base,
+                           llvm::Value* byte_offset, llvm::Value* mask) override {
+    if (matrix_ != MatrixUnit::Mfma && matrix_ != MatrixUnit::Wmma)
+      return nullptr;
+    auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
+    auto* vt = as_vector(type);
+    llvm::Value* v =
+        b.CreateMaskedLoad(vt, ptr, llvm::Align(1), b.CreateVectorSplat(vt->getNumElements(), ok),
+                           llvm::Constant::getNullValue(vt));
+    return type == vt ? v : b.CreateExtractElement(v, uint64_t{0});
+  }
+  bool buffer_store(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Value* base,
+                    llvm::Value* byte_offset, llvm::Value* mask) override {
+    if (matrix_ != MatrixUnit::Mfma && matrix_ != MatrixUnit::Wmma)
+      return false;
+    auto [ptr, ok] = buffer_address(b, base, byte_offset, mask);
+    auto* vt = as_vector(value->getType());
+    if (vt != value->getType())
+      value = b.CreateInsertElement(llvm::PoisonValue::get(vt), value, uint64_t{0});
+    b.CreateMaskedStore(value, ptr, llvm::Align(1), b.CreateVectorSplat(vt->getNumElements(), ok));
+    return true;
+  }
   std::string arch() const override { return "host-emulation"; }
   std::string triple() const override { return llvm::sys::getProcessTriple(); }
   std::string data_layout() const override { return dl_; }
@@ -407,15 +464,6 @@ public:
   unsigned global_address_space() const override { return 0; }
   unsigned shared_address_space() const override { return 0; }
 
-  llvm::Value* call(llvm::IRBuilder<>& b, const char* name, llvm::Type* ret,
-                    std::vector<llvm::Value*> args) {
-    std::vector<llvm::Type*> tys;
-    for (auto* a : args)
-      tys.push_back(a->getType());
-    auto* m = b.GetInsertBlock()->getModule();
-    return b.CreateCall(m->getOrInsertFunction(name, llvm::FunctionType::get(ret, tys, false)),
-                        args);
-  }
   llvm::Value* thread_id(llvm::IRBuilder<>& b) override {
     return call(b, "tritium_emu_tid", b.getInt32Ty(), {});
   }
@@ -461,29 +509,6 @@ public:
     return llvm::SyncScope::System;
   }
   // TMA where the emulated matrix unit is sm_90a's.
-  bool has_tma() const override { return matrix_ == MatrixUnit::Wgmma; }
-  void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base, llvm::Value* inner,
-                  llvm::Value* outer, llvm::Value* outer_stride_bytes, const TmaBox& box) override {
-    call(b, "tritium_emu_tma_create", b.getVoidTy(),
-         {map, base, inner, outer, outer_stride_bytes, b.getInt32(box.elem_bytes),
-          b.getInt32(box.box_inner), b.getInt32(box.box_outer), b.getInt32(box.swizzle)});
-  }
-  void tma_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* inner,
-                llvm::Value* outer, llvm::Value* bar) override {
-    call(b, "tritium_emu_tma_copy", b.getVoidTy(), {dst, map, inner, outer, bar});
-  }
-  void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) override {
-    call(b, "tritium_emu_mbar_init", b.getVoidTy(), {bar, b.getInt32(count)});
-  }
-  void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) override {
-    call(b, "tritium_emu_mbar_expect", b.getVoidTy(), {bar, b.getInt64(bytes)});
-  }
-  void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
-    call(b, "tritium_emu_mbar_wait", b.getVoidTy(), {bar, phase});
-  }
-  void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) override {
-    call(b, "tritium_emu_mbar_inval", b.getVoidTy(), {bar});
-  }
   void make_kernel(llvm::Function&, int, int) override {}
   void prepare_module(llvm::Module&) override {}
   void optimize(llvm::Module&) override {}
@@ -493,6 +518,8 @@ private:
   int ws_;
   MatrixUnit matrix_;
   std::string dl_;
+  HostEmuMatrix matrix_ops_;
+  HostEmuAsync async_ops_;
 };
 
 // void tritium_emu_entry(ptr slots): loads each parameter from its 64-bit slot and calls the

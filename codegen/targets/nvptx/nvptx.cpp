@@ -1,10 +1,11 @@
-// NVPTX: the NVIDIA targets of the architecture model (gpu_ir/arch.hpp). PTX text comes from LLVM; the
-// CUDA driver (or ptxas) makes the cubin. Math functions come from libdevice when the CUDA
+// NVPTX: the NVIDIA targets of the architecture model (gpu_ir/arch.hpp). PTX text comes from LLVM;
+// the CUDA driver (or ptxas) makes the cubin. Math functions come from libdevice when the CUDA
 // toolkit's libdevice.10.bc is found (linked only-needed, internalized, __nvvm_reflect resolved by
 // LLVM's NVVMReflect pass); without it, from the PTX approximate instructions
 // (ex2/lg2/sin/cos.approx, ~2 ulp) and the shared expansions.
-#include "gpu_ir/arch.hpp"
 #include "gpu/target_info.hpp"
+#include "gpu_ir/arch.hpp"
+#include "targets/nvptx/nvptx_ops.hpp"
 #include "targets/nvptx/ptx_asm.hpp"
 
 #include <tritium/error.hpp>
@@ -102,6 +103,8 @@ public:
       throw Error(fmt::format("NVPTX: '{}' is not an NVIDIA architecture", t.arch));
     tm_ = make_target_machine(triple(), arch_, fmt::format("+ptx{}", model_.ptx_version));
     libdevice_ = find_libdevice();
+    matrix_ = make_nvptx_matrix(model_);
+    async_ = make_nvptx_async(model_);
   }
 
   std::string arch() const override { return arch_; }
@@ -110,323 +113,17 @@ public:
     return tm_->createDataLayout().getStringRepresentation();
   }
   int warp_size() const override { return 32; }
+  // No 8-bit registers: an unpacked byte computes in 32 bits (bfe, shr, and, cvt: w4a16 M16's
+  // loop 740 -> 610 instructions) where i8 took a cvt.u16.u32 and an and 255 more each step.
+  bool narrow_ints_in_i32() const override { return true; }
   // Opt-in maximum per block (cuFuncSetAttribute).
   int max_shared_bytes() const override { return model_.shared_bytes; }
 
   // sm_90a: warpgroup MMA from shared memory; before it (and for what wgmma cannot take),
   // mma.sync.
   MatrixUnit matrix_unit() const override { return model_.matrix.unit; }
-
-  // wgmma.mma_async through inline PTX (LLVM 19 has no intrinsics for it), as CUTLASS writes it.
-  std::vector<llvm::Value*> mma_shared(llvm::IRBuilder<>& b, const MmaInstr& in,
-                                       const SmemMatrix& a, const SmemMatrix& bm,
-                                       const std::vector<llvm::Value*>& c) override {
-    return wgmma(b, in, {descriptor(b, a)}, &a, bm, c);
-  }
-  std::vector<llvm::Value*> mma_shared_regs(llvm::IRBuilder<>& b, const MmaInstr& in,
-                                            const std::vector<llvm::Value*>& a_words,
-                                            const SmemMatrix& bm,
-                                            const std::vector<llvm::Value*>& c) override {
-    if (a_words.size() != 4)
-      throw Error("NVPTX: wgmma with a in registers of the wrong shape (internal)");
-    return wgmma(b, in, a_words, nullptr, bm, c);
-  }
-  void mma_shared_fence(llvm::IRBuilder<>& b) override { ptx(b, "wgmma.fence.sync.aligned;"); }
-  void mma_shared_commit(llvm::IRBuilder<>& b) override {
-    ptx(b, "wgmma.commit_group.sync.aligned;");
-  }
-  // The live registers pass through the wait's inline asm as tied operands, as Triton's "wait
-  // for regs": LLVM then cannot move a read of an accumulator above the wait.
-  std::vector<llvm::Value*> mma_shared_wait(llvm::IRBuilder<>& b, int pending,
-                                            const std::vector<llvm::Value*>& live) override {
-    const std::string text = fmt::format("wgmma.wait_group.sync.aligned {};", pending);
-    if (live.empty()) {
-      ptx(b, text);
-      return live;
-    }
-    std::vector<llvm::Type*> types;
-    std::string outs, ins;
-    for (size_t i = 0; i < live.size(); ++i) {
-      llvm::Type* t = live[i]->getType();
-      types.push_back(t);
-      const char* c = t->isFloatTy()                        ? "f"
-                      : t->isDoubleTy()                     ? "d"
-                      : t->isHalfTy() || t->isIntegerTy(16) ? "h"
-                      : t->isIntegerTy(64)                  ? "l"
-                                                            : "r";
-      outs += fmt::format("{}={}", i ? "," : "", c);
-      ins += fmt::format(",{}", i);
-    }
-    auto* st = llvm::StructType::get(b.getContext(), types);
-    auto* fty = llvm::FunctionType::get(st, types, false);
-    llvm::Value* r =
-        b.CreateCall(llvm::InlineAsm::get(fty, text, outs + ins + ",~{memory}", true), live);
-    std::vector<llvm::Value*> out;
-    for (unsigned i = 0; i < live.size(); ++i)
-      out.push_back(b.CreateExtractValue(r, {i}));
-    return out;
-  }
-  void fence_shared_for_async(llvm::IRBuilder<>& b) override {
-    if (model_.has(Feature::Wgmma)) // only wgmma reads through the async proxy
-      ptx(b, "fence.proxy.async.shared::cta;");
-  }
-
-  // TMA through inline PTX (LLVM 19 has no intrinsics for it). The map is built in global
-  // memory in place: zeroed, each field set with tensormap.replace, then published to the
-  // tensor-map proxy that cp.async.bulk.tensor reads it through.
-  bool has_tma() const override { return model_.has(Feature::Tma); }
-  void tma_create(llvm::IRBuilder<>& b, llvm::Value* map, llvm::Value* base, llvm::Value* inner,
-                  llvm::Value* outer, llvm::Value* outer_stride_bytes, const TmaBox& box) override {
-    auto* v4 = llvm::FixedVectorType::get(b.getInt32Ty(), 4);
-    for (int i = 0; i < 8; ++i)
-      b.CreateAlignedStore(llvm::Constant::getNullValue(v4),
-                           b.CreateGEP(b.getInt8Ty(), map, b.getInt64(16 * i)), llvm::Align(16));
-    auto replace = [&](const std::string& field, const std::string& ord, llvm::Value* v) {
-      const bool wide = v->getType()->isIntegerTy(64) || v->getType()->isPointerTy();
-      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) { // some fields take only immediates
-        std::string text =
-            fmt::format("tensormap.replace.tile.{}.global.b1024.{} [$0], {}{};", field,
-                        wide ? "b64" : "b32", ord.empty() ? "" : ord + ", ", c->getSExtValue());
-        auto* fty = llvm::FunctionType::get(b.getVoidTy(), {map->getType()}, false);
-        b.CreateCall(llvm::InlineAsm::get(fty, text, "l,~{memory}", true), {map});
-        return;
-      }
-      std::string text = fmt::format("tensormap.replace.tile.{}.global.b1024.{} [$0], {}$1;", field,
-                                     wide ? "b64" : "b32", ord.empty() ? "" : ord + ", ");
-      auto* fty = llvm::FunctionType::get(b.getVoidTy(), {map->getType(), v->getType()}, false);
-      b.CreateCall(llvm::InlineAsm::get(fty, text, wide ? "l,l,~{memory}" : "l,r,~{memory}", true),
-                   {map, v});
-    };
-    auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
-    auto dim = [&](llvm::Value* v) { return b.CreateTrunc(v, b.getInt32Ty()); };
-    replace("global_address", "", base);
-    replace("rank", "", i32(1)); // rank - 1
-    replace("box_dim", "0", i32(box.box_inner));
-    replace("box_dim", "1", i32(box.box_outer));
-    replace("global_dim", "0", dim(inner));
-    replace("global_dim", "1", dim(outer));
-    // Bytes between rows, as the PTX ISA says. (Triton shifts them right by 4 for PTX ISA 8.5
-    // and older, a ptxas workaround; with the 580 driver's JIT that reads rows 16 times too
-    // close: measured on an H200, every TMA GEMM and attention wrong.)
-    replace("global_stride", "0", outer_stride_bytes);
-    replace("element_stride", "0", i32(1));
-    replace("element_stride", "1", i32(1));
-    // Elements as raw bits of their width (u8, u16, u32): copies do not convert.
-    replace("elemtype", "", i32(box.elem_bytes == 1 ? 0 : box.elem_bytes == 2 ? 1 : 2));
-    replace("interleave_layout", "", i32(0));
-    replace("swizzle_mode", "",
-            i32(box.swizzle == 128  ? 3
-                : box.swizzle == 64 ? 2
-                : box.swizzle == 32 ? 1
-                                    : 0));
-    replace("fill_mode", "", i32(0)); // zeros out of bounds
-    ptx(b, "fence.proxy.tensormap::generic.release.gpu;");
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {map->getType()}, false);
-    b.CreateCall(llvm::InlineAsm::get(fty, "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;",
-                                      "l,~{memory}", true),
-                 {map});
-  }
-  static llvm::Value* shared_u32(llvm::IRBuilder<>& b, llvm::Value* p) {
-    return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), b.getInt32Ty());
-  }
-  void tma_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* map, llvm::Value* inner,
-                llvm::Value* outer, llvm::Value* bar) override {
-    auto* i32 = b.getInt32Ty();
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {i32, map->getType(), i32, i32, i32}, false);
-    b.CreateCall(llvm::InlineAsm::get(fty,
-                                      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-                                      "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
-                                      "r,l,r,r,r,~{memory}", true),
-                 {shared_u32(b, dst), map, inner, outer, shared_u32(b, bar)});
-  }
-  void mbar_init(llvm::IRBuilder<>& b, llvm::Value* bar, int count) override {
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
-    b.CreateCall(llvm::InlineAsm::get(fty,
-                                      fmt::format("mbarrier.init.shared::cta.b64 [$0], {};", count),
-                                      "r,~{memory}", true),
-                 {shared_u32(b, bar)});
-  }
-  void mbar_arrive_expect(llvm::IRBuilder<>& b, llvm::Value* bar, int64_t bytes) override {
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
-    b.CreateCall(llvm::InlineAsm::get(
-                     fty,
-                     fmt::format("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {};", bytes),
-                     "r,~{memory}", true),
-                 {shared_u32(b, bar)});
-  }
-  void mbar_inval(llvm::IRBuilder<>& b, llvm::Value* bar) override {
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
-    b.CreateCall(
-        llvm::InlineAsm::get(fty, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", true),
-        {shared_u32(b, bar)});
-  }
-  void mbar_wait(llvm::IRBuilder<>& b, llvm::Value* bar, llvm::Value* phase) override {
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty(), b.getInt32Ty()}, false);
-    b.CreateCall(llvm::InlineAsm::get(fty,
-                                      "{\n.reg .pred done;\nwait_${:uid}:\n"
-                                      "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-                                      "@!done bra wait_${:uid};\n}",
-                                      "r,r,~{memory}", true),
-                 {shared_u32(b, bar), phase});
-  }
-  // One wgmma: operands d (the accumulator registers), a (a descriptor, or four registers
-  // in braces), b's descriptor, scale-d, the scales, the transposition flags (16-bit operands;
-  // a's only with a in shared memory, `am`); c is tied to d.
-  std::vector<llvm::Value*> wgmma(llvm::IRBuilder<>& b, const MmaInstr& in,
-                                  const std::vector<llvm::Value*>& a, const SmemMatrix* am,
-                                  const SmemMatrix& bm, const std::vector<llvm::Value*>& c) {
-    const int regs = in.n / 2;
-    if (static_cast<int>(c.size()) != regs || in.acc.kind != ir::ScalarKind::F32)
-      throw Error("NVPTX: wgmma accumulator of the wrong shape (internal)");
-    const int na = static_cast<int>(a.size());
-    // 8-bit operands have no transposed form: both K-major (widen_dot_operands saw to it).
-    const bool half = in.a.bits() == 16;
-    if (!half && (!am || !am->k_major || !bm.k_major))
-      throw Error("NVPTX: fp8 wgmma needs both operands K-major in shared memory (internal)");
-    std::string text = fmt::format("{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\n"
-                                   "wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{}.{} {{",
-                                   regs + na + 1, in.n, in.k, ptx_type(in.a), ptx_type(in.b));
-    std::string cons;
-    for (int i = 0; i < regs; ++i) {
-      text += fmt::format("{}${}", i ? ", " : "", i);
-      cons += "=f,";
-    }
-    std::string a_text;
-    for (int i = 0; i < na; ++i)
-      a_text += fmt::format("{}${}", i ? ", " : "", regs + i);
-    if (na > 1)
-      a_text = "{" + a_text + "}";
-    std::string trans = half ? fmt::format(", {}", bm.k_major ? 0 : 1) : "";
-    if (half && am)
-      trans = fmt::format(", {}{}", am->k_major ? 0 : 1, trans);
-    text += fmt::format("}}, {}, ${}, p, 1, 1{};\n}}", a_text, regs + na, trans);
-    cons += na > 1 ? "r,r,r,r,l,r" : "l,l,r";
-    for (int i = 0; i < regs; ++i)
-      cons += fmt::format(",{}", i);
-    std::vector<llvm::Type*> outs(regs, b.getFloatTy());
-    auto* ret = llvm::StructType::get(b.getContext(), outs);
-    std::vector<llvm::Value*> args(a.begin(), a.end());
-    args.push_back(descriptor(b, bm));
-    args.push_back(b.getInt32(1));
-    args.insert(args.end(), c.begin(), c.end());
-    std::vector<llvm::Type*> arg_types;
-    for (auto* v : args)
-      arg_types.push_back(v->getType());
-    auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(ret, arg_types, false), text, cons,
-                                        /*hasSideEffects=*/true);
-    llvm::Value* r = b.CreateCall(asm_fn, args);
-    std::vector<llvm::Value*> d;
-    for (int i = 0; i < regs; ++i)
-      d.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
-    return d;
-  }
-
-  // A side-effecting PTX statement without operands.
-  static void ptx(llvm::IRBuilder<>& b, const std::string& text) {
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
-    b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
-  }
-  // wgmma's 64-bit shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start
-  // address, leading and stride byte offsets (all >> 4), and the swizzle mode in bits 62-63.
-  // Built as two 32-bit halves and paired (a register pair, no instructions): only the low
-  // half depends on the address.
-  static llvm::Value* descriptor(llvm::IRBuilder<>& b, const SmemMatrix& m) {
-    llvm::Value* addr = shared_u32(b, m.addr);
-    const uint32_t lbo = ((static_cast<uint32_t>(m.lbo) >> 4) & 0x3FFF) << 16;
-    llvm::Value* lo = b.CreateOr(b.CreateLShr(b.CreateAnd(addr, 0x3FFFF), 4), lbo);
-    const uint32_t mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
-    const uint32_t hi = ((static_cast<uint32_t>(m.sbo) >> 4) & 0x3FFF) | mode << 30;
-    // (As a vector bitcast, instcombine turns the pair back into a 64-bit zext and or.)
-    auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getInt32Ty(), b.getInt32Ty()}, false);
-    return b.CreateCall(llvm::InlineAsm::get(fty, "mov.b64 $0, {$1, $2};", "=l,r,r", false),
-                        {lo, b.getInt32(hi)});
-  }
-
-  // mma.sync.aligned.m16n8kK.row.col through LLVM's NVVM intrinsics; operands packed into the
-  // 32-bit registers the instruction reads (<2 x half> for f16).
-  std::vector<llvm::Value*> mma(llvm::IRBuilder<>& b, const MmaInstr& in,
-                                const std::vector<llvm::Value*>& a,
-                                const std::vector<llvm::Value*>& bv,
-                                const std::vector<llvm::Value*>& c) override {
-    using ir::ScalarKind;
-    llvm::Intrinsic::ID id;
-    const bool f16_acc = in.acc.kind == ScalarKind::F16;
-    if (in.tf32)
-      id = llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
-    else if (in.a.kind == ScalarKind::F16)
-      id = f16_acc ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f16_f16
-                   : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32; // d, c types
-    else if (in.a.kind == ScalarKind::BF16)
-      id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
-    else if (in.a.kind == ScalarKind::I8)
-      id = llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8;
-    else
-      id = llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_u8;
-    llvm::Function* fn = llvm::Intrinsic::getDeclaration(b.GetInsertBlock()->getModule(), id);
-    std::vector<llvm::Value*> args = pack_words(b, a);
-    for (llvm::Value* w : pack_words(b, bv))
-      args.push_back(w);
-    if (f16_acc)
-      for (llvm::Value* w : pack_words(b, c))
-        args.push_back(w);
-    else
-      args.insert(args.end(), c.begin(), c.end());
-    llvm::FunctionType* fty = fn->getFunctionType();
-    if (args.size() != fty->getNumParams())
-      throw Error(fmt::format("NVPTX: mma takes {} operands, given {} (internal)",
-                              fty->getNumParams(), args.size()));
-    for (unsigned i = 0; i < args.size(); ++i)
-      if (args[i]->getType() != fty->getParamType(i))
-        args[i] = b.CreateBitCast(args[i], fty->getParamType(i));
-    llvm::Value* r = b.CreateCall(fn, args);
-    std::vector<llvm::Value*> out;
-    auto* st = llvm::cast<llvm::StructType>(r->getType());
-    for (unsigned i = 0; i < st->getNumElements(); ++i)
-      out.push_back(b.CreateExtractValue(r, i));
-    if (f16_acc)
-      out = unpack_words(b, out, b.getHalfTy());
-    return out;
-  }
-
-  // cp.async (sm_80+): the form with a source size reads that many bytes, 0 where masked (zero
-  // fill). Inline PTX: LLVM 19 selects its intrinsic only for 64-bit shared addresses, and
-  // shared pointers are 32-bit here (make_target_machine).
-  bool has_async_copy() const override { return model_.has(Feature::AsyncCopy); }
-  void async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src, int bytes,
-                  llvm::Value* pred) override {
-    if (bytes != 4 && bytes != 8 && bytes != 16)
-      throw Error(fmt::format("NVPTX: cp.async of {} bytes (internal)", bytes));
-    llvm::Value* n = pred ? b.CreateSelect(pred, b.getInt32(bytes), b.getInt32(0))
-                          : static_cast<llvm::Value*>(b.getInt32(bytes));
-    auto* i32 = b.getInt32Ty();
-    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {i32, src->getType(), i32}, false);
-    const std::string text = fmt::format("cp.async.{}.shared.global [$0], [$1], {}, $2;",
-                                         bytes == 16 ? "cg" : "ca", bytes);
-    b.CreateCall(llvm::InlineAsm::get(fty, text, "r,l,r,~{memory}", true),
-                 {shared_u32(b, dst), src, n});
-  }
-  void async_commit(llvm::IRBuilder<>& b) override {
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
-  }
-  void async_wait(llvm::IRBuilder<>& b, int pending) override {
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b.getInt32(pending)});
-    // The copies are ordinary shared-memory writes: wgmma reads through the async proxy.
-    fence_shared_for_async(b);
-  }
-  bool has_ldmatrix() const override { return model_.has(Feature::Ldmatrix); }
-  std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr, int count,
-                                        bool trans) override {
-    using I = llvm::Intrinsic::ID;
-    I id = count == 4 ? (trans ? I(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16)
-                               : I(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16))
-                      : (trans ? I(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16)
-                               : I(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16));
-    llvm::Value* r = b.CreateIntrinsic(id, {row_ptr->getType()}, {row_ptr});
-    std::vector<llvm::Value*> words;
-    for (int i = 0; i < count; ++i)
-      words.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
-    return words;
-  }
+  MatrixOps& matrix() override { return *matrix_; }
+  AsyncOps& async() override { return *async_; }
 
   llvm::Value* sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
     return b.CreateIntrinsic(id, {}, {});
@@ -786,6 +483,8 @@ private:
   std::string arch_;
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::string libdevice_;
+  std::unique_ptr<MatrixOps> matrix_; // nvptx_matrix.cpp
+  std::unique_ptr<AsyncOps> async_;   // nvptx_async.cpp
 };
 
 } // namespace

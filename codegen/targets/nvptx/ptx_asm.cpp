@@ -1,5 +1,6 @@
 // Inline-asm PTX for what LLVM 19's NVPTX backend lacks or expands at length (ptx_asm.hpp).
 #include "targets/nvptx/ptx_asm.hpp"
+#include "targets/nvptx/nvptx_ops.hpp"
 
 #include <fmt/format.h>
 
@@ -137,6 +138,15 @@ bool red_add(llvm::IRBuilder<>& b, bool vectors, llvm::Value* value, llvm::Value
                                   cons + ",~{memory}", /*hasSideEffects=*/true);
   b.CreateCall(fn, args);
   return true;
+}
+
+void ptx_statement(llvm::IRBuilder<>& b, const std::string& text) {
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), false);
+  b.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", true), {});
+}
+
+llvm::Value* shared_u32(llvm::IRBuilder<>& b, llvm::Value* p) {
+  return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), b.getInt32Ty());
 }
 
 } // namespace tritium::gpu
