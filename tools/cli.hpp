@@ -51,6 +51,14 @@ inline int whole_number(const std::string& option, const std::string& text, int 
   return n;
 }
 
+// The value of the option at argv[i] (the next argument, which `i` moves to), or an error
+// naming the option.
+inline std::string option_value(int argc, char** argv, int& i) {
+  if (i + 1 >= argc)
+    throw Error(std::string(argv[i]) + " needs a value");
+  return argv[++i];
+}
+
 // A file's text; "-" is stdin.
 inline std::string read_text(const std::string& file) {
   std::stringstream ss;

@@ -133,11 +133,7 @@ int opt(int argc, char** argv) {
   std::string file;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw Error(a + " needs a value");
-      return argv[++i];
-    };
+    auto next = [&] { return option_value(argc, argv, i); };
     auto number = [&]() { return whole_number(a, next(), 1, 1 << 16); };
     if (is_help(a))
       return help();

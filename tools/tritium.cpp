@@ -80,11 +80,7 @@ int main(int argc, char** argv) {
   bool warps_given = false, stages_given = false;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw Error(a + " needs a value");
-      return argv[++i];
-    };
+    auto next = [&] { return option_value(argc, argv, i); };
     try {
       if (is_help(a))
         return help();
