@@ -5,8 +5,8 @@
 // module line, so that the output runs again as it is. A target's passes are its pipeline's:
 // the GPU's (passes/gpu_pipeline.cpp) for an architecture, the CPU backend's
 // (targets/cpu/cpu_passes.cpp) for `host`.
-#include "../codegen/gpu_ir/arch.hpp"
 #include "../codegen/gpu/compile.hpp"
+#include "../codegen/gpu_ir/arch.hpp"
 #include "../codegen/gpu_ir/layout.hpp"
 #include "../codegen/passes/passes.hpp"
 #include "../codegen/targets/cpu/cpu_passes.hpp"

@@ -20,8 +20,8 @@
 // FILE.tir holds a kernel in the IR's text form (ir::print / ir::parse). Without --dump the
 // final assembly is printed; with it, DIR/<kernel>.<stage> is written for every stage (IR
 // after each pass, LLVM IR before and after O3, PTX or AMDGCN, the HSACO and its metadata).
-#include "../codegen/gpu_ir/arch.hpp"
 #include "../codegen/gpu/compile.hpp"
+#include "../codegen/gpu_ir/arch.hpp"
 #include "../codegen/gpu_ir/layout.hpp"
 #include "cli.hpp"
 #include "sample_kernels.hpp"

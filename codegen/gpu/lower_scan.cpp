@@ -205,8 +205,7 @@ void ScanLowering::across_warps() {
   int64_t off = 0;
   for (size_t t = 0; t < n; ++t) {
     base.push_back(off);
-    off += align16(int64_t{reps} * W * lines *
-                             Lowering::mem_bytes(op.operand(t)->type.elem));
+    off += align16(int64_t{reps} * W * lines * Lowering::mem_bytes(op.operand(t)->type.elem));
   }
   lw.need_shared(off);
   std::vector<LV*> line_of;

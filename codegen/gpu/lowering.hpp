@@ -6,9 +6,9 @@
 // thread. Target specifics come only through TargetInfo.
 #pragma once
 
+#include "gpu/target_info.hpp"
 #include "gpu_ir/conversion_plan.hpp"
 #include "gpu_ir/layout.hpp"
-#include "gpu/target_info.hpp"
 #include "passes/passes.hpp"
 #include "llvm/guarded.hpp"
 #include "llvm/scalar.hpp"

@@ -23,7 +23,6 @@ struct AxisInfo {
 };
 using AxisInfoMap = std::unordered_map<const ir::Value*, AxisInfo>;
 
-
 // The analysis, seeded by Function::arg_info and hint ops.
 AxisInfoMap analyze_axis_info(const ir::Function& f);
 // "contiguity=[4] divisibility=[16] constancy=[1]" (and "constant=N" when known).

@@ -6,8 +6,8 @@
 #include <cstdlib>
 
 #ifdef TRITIUM_HAVE_GPU_CODEGEN
-#include "codegen/gpu_ir/arch.hpp"
 #include "codegen/gpu/compile.hpp"
+#include "codegen/gpu_ir/arch.hpp"
 #endif
 
 namespace tritium::cuda {

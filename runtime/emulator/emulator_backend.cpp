@@ -12,8 +12,8 @@
 //                                            semantics emulated (default: FMA units)
 //   TRITIUM_EMULATOR_TARGETS=gfx942,sm_90,…  every kernel must also compile for these targets
 // With TRITIUM_EMULATOR_ARCH, WARP and MATRIX may be set only to what the target has.
-#include "codegen/gpu_ir/arch.hpp"
 #include "codegen/gpu/compile.hpp"
+#include "codegen/gpu_ir/arch.hpp"
 #include "codegen/targets/emulator/emulate.hpp"
 
 #include <tritium/error.hpp>
