@@ -14,6 +14,8 @@
 
 #include <tritium/ir/printer.hpp>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <vector>
@@ -25,6 +27,13 @@ constexpr std::array kPrinters = {std::string_view("print_axis_info")};
 constexpr std::array kMatrixUnits = {gpu::MatrixUnit::None, gpu::MatrixUnit::MmaSync,
                                      gpu::MatrixUnit::Wgmma, gpu::MatrixUnit::Mfma,
                                      gpu::MatrixUnit::Wmma};
+
+std::vector<std::string_view> cpu_pass_names() {
+  std::vector<std::string_view> names;
+  for (const cpu::CpuPass& p : cpu::cpu_passes())
+    names.push_back(p.name);
+  return names;
+}
 
 std::string all_pass_names() {
   std::string names;
@@ -96,12 +105,8 @@ std::unique_ptr<ir::Function> run_cpu_pass(std::string_view name, std::unique_pt
     }
   for (const gpu::GpuPass& p : gpu::gpu_passes())
     if (p.name == name)
-      throw Error(fmt::format("pass '{}' is a GPU pass: the target host runs {}", name, [] {
-        std::string s;
-        for (const cpu::CpuPass& c : cpu::cpu_passes())
-          s += (s.empty() ? "" : ", ") + std::string(c.name);
-        return s;
-      }()));
+      throw Error(fmt::format("pass '{}' is a GPU pass: the target host runs {}", name,
+                              fmt::join(cpu_pass_names(), ", ")));
   throw Error(fmt::format("no pass named '{}' (passes: {})", name, all_pass_names()));
 }
 
