@@ -25,59 +25,59 @@ std::unique_ptr<llvm::Module> Lowering::run(int* shared_bytes, int* global_scrat
   auto m = std::make_unique<llvm::Module>(f_.name, ctx_);
   m->setTargetTriple(ti_.triple());
   m->setDataLayout(ti_.data_layout());
-  m_ = m.get();
+  s_.m = m.get();
   // As Triton (enable_fp_fusion, on by default): a float multiply feeding an add may become one
   // fma, the instruction GPUs have, rounding once instead of twice.
   llvm::FastMathFlags contract;
-  contract.setAllowContract(fp_fusion_);
+  contract.setAllowContract(s_.fp_fusion);
   b_.setFastMathFlags(contract);
-  axis_ = analyze_axis_info(f_);
+  s_.axis = analyze_axis_info(f_);
   std::vector<llvm::Type*> params;
   for (const ir::Value* a : f_.args())
     params.push_back(a->type.elem.is_bool() ? b_.getInt8Ty() : type(a->type.elem));
-  const int scratch = tma_scratch_bytes();
+  const int scratch = tma_.tma_scratch_bytes();
   if (scratch > 0) // compile.hpp: the global scratch's pointer, last
     params.push_back(llvm::PointerType::get(ctx_, ti_.global_address_space()));
   if (global_scratch_bytes)
     *global_scratch_bytes = scratch;
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f_.name, m_);
-  ti_.make_kernel(*fn_, num_warps_ * ws_, min_blocks_per_sm());
-  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  s_.fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, f_.name, s_.m);
+  ti_.make_kernel(*s_.fn, num_warps_ * ws_, min_blocks_per_sm());
+  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", s_.fn);
   b_.SetInsertPoint(entry);
   for (size_t i = 0; i < f_.args().size(); ++i) {
-    LV* a = fn_->getArg(static_cast<unsigned>(i));
+    LV* a = s_.fn->getArg(static_cast<unsigned>(i));
     a->setName(f_.arg_info[i].name.empty() ? fmt::format("arg{}", i) : f_.arg_info[i].name);
     if (f_.args()[i]->type.elem.is_bool())
       a = b_.CreateTrunc(a, b_.getInt1Ty());
-    vals_[f_.args()[i]] = {a};
+    s_.vals[f_.args()[i]] = {a};
   }
-  tid_ = ti_.thread_id(b_);
-  lane_ = b_.CreateURem(tid_, b_.getInt32(ws_), "lane");
-  warp_ = b_.CreateUDiv(tid_, b_.getInt32(ws_), "warp");
+  s_.tid = ti_.thread_id(b_);
+  s_.lane = b_.CreateURem(s_.tid, b_.getInt32(ws_), "lane");
+  s_.warp = b_.CreateUDiv(s_.tid, b_.getInt32(ws_), "warp");
   if (scratch > 0) {
     // Program x + nx (y + ny z)'s part.
     LV* pid = ti_.program_id(b_, 2);
     for (int axis : {1, 0})
       pid = b_.CreateAdd(b_.CreateMul(pid, ti_.num_programs(b_, axis)), ti_.program_id(b_, axis));
     LV* off = b_.CreateMul(b_.CreateZExt(pid, b_.getInt64Ty()), b_.getInt64(scratch));
-    program_scratch_ = b_.CreateGEP(b_.getInt8Ty(), fn_->getArg(fn_->arg_size() - 1), off);
+    s_.program_scratch = b_.CreateGEP(b_.getInt8Ty(), s_.fn->getArg(s_.fn->arg_size() - 1), off);
   }
-  plan_buffers();
+  shared_.plan_buffers();
   block(f_.entry());
   b_.CreateRetVoid();
-  *shared_bytes = static_cast<int>(std::max(buffers_bytes_, shared_bytes_));
+  *shared_bytes = static_cast<int>(std::max(s_.buffers_bytes, s_.shared_bytes));
   std::string err;
   llvm::raw_string_ostream os(err);
-  if (llvm::verifyModule(*m_, &os))
+  if (llvm::verifyModule(*s_.m, &os))
     throw Error(
         fmt::format("kernel '{}': internal error, the LLVM IR is invalid: {}", f_.name, os.str()));
   return m;
 }
 
-const Regs& Lowering::get(const ir::Value* v) {
-  auto it = vals_.find(v);
-  if (it == vals_.end())
+const Regs& Context::get(const ir::Value* v) {
+  auto it = s_.vals.find(v);
+  if (it == s_.vals.end())
     throw Error(fmt::format(
         "kernel '{}': internal error, a value used before it is lowered (a {} {})", f_.name,
         v->def ? std::string(ir::op_name(v->def->kind)) + " result" : std::string("block argument"),
@@ -87,22 +87,22 @@ const Regs& Lowering::get(const ir::Value* v) {
 
 // This thread's part of each coordinate: the bits its lane and warp ids select (memoized per
 // resolved layout).
-const Regs& Lowering::thread_base(const LinearLayout& d) {
+const Regs& Context::thread_base(const LinearLayout& d) {
   std::string key = d.str();
-  auto it = bases_.find(key);
-  if (it != bases_.end())
+  auto it = s_.bases.find(key);
+  if (it != s_.bases.end())
     return it->second;
   llvm::IRBuilder<>::InsertPointGuard guard(b_);
   // Right after the thread ids, so that every use is dominated.
-  auto* w = llvm::cast<llvm::Instruction>(warp_);
+  auto* w = llvm::cast<llvm::Instruction>(s_.warp);
   if (llvm::Instruction* next = w->getNextNode())
     b_.SetInsertPoint(next);
   else
     b_.SetInsertPoint(w->getParent());
   Regs base(d.rank(), b_.getInt32(0));
-  place_bits(base, lane_, d.lane);
-  place_bits(base, warp_, d.warp);
-  return bases_.emplace(key, std::move(base)).first->second;
+  place_bits(base, s_.lane, d.lane);
+  place_bits(base, s_.warp, d.warp);
+  return s_.bases.emplace(key, std::move(base)).first->second;
 }
 
 // Runs of consecutive id bits that select consecutive bits of one coordinate move together.
@@ -174,7 +174,7 @@ int Lowering::streaming_trip_words() {
   return most;
 }
 
-void Lowering::place_bits(Regs& coords, LV* id, const std::vector<LinearLayout::Coord>& bases) {
+void Context::place_bits(Regs& coords, LV* id, const std::vector<LinearLayout::Coord>& bases) {
   for (size_t j = 0; j < bases.size();) {
     int dim = LinearLayout::dim_of(bases[j]);
     if (dim < 0) {
@@ -192,7 +192,7 @@ void Lowering::place_bits(Regs& coords, LV* id, const std::vector<LinearLayout::
   }
 }
 
-Regs Lowering::coords(const LinearLayout& d, int r) {
+Regs Context::coords(const LinearLayout& d, int r) {
   const Regs& base = thread_base(d);
   auto off = d.reg_offset(r);
   Regs c;
@@ -201,7 +201,7 @@ Regs Lowering::coords(const LinearLayout& d, int r) {
   return c;
 }
 
-LV* Lowering::linear(const Regs& c, const std::vector<int64_t>& shape) {
+LV* Context::linear(const Regs& c, const std::vector<int64_t>& shape) {
   LV* idx = b_.getInt32(0);
   for (size_t k = 0; k < c.size(); ++k)
     idx = b_.CreateAdd(b_.CreateMul(idx, b_.getInt32(static_cast<uint32_t>(shape[k]))), c[k]);
@@ -210,22 +210,22 @@ LV* Lowering::linear(const Regs& c, const std::vector<int64_t>& shape) {
 
 // Whether this thread is the first holder of its elements: the id bits that only replicate
 // are zero.
-LV* Lowering::is_owner(const LinearLayout& d) {
-  LV* ok = b_.CreateICmpEQ(b_.CreateAnd(lane_, d.replica_lane_mask()), b_.getInt32(0));
-  return b_.CreateAnd(ok,
-                      b_.CreateICmpEQ(b_.CreateAnd(warp_, d.replica_warp_mask()), b_.getInt32(0)));
+LV* Context::is_owner(const LinearLayout& d) {
+  LV* ok = b_.CreateICmpEQ(b_.CreateAnd(s_.lane, d.replica_lane_mask()), b_.getInt32(0));
+  return b_.CreateAnd(
+      ok, b_.CreateICmpEQ(b_.CreateAnd(s_.warp, d.replica_warp_mask()), b_.getInt32(0)));
 }
 
 // Scratch shared memory: above the buffers live at or after this point.
-LV* Lowering::smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes) {
+LV* Context::smem_ptr(LV* index, int64_t byte_offset, int64_t elem_bytes) {
   LV* base = ti_.shared_memory_base(b_);
-  LV* off = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(scratch_base_ + byte_offset)),
+  LV* off = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(s_.scratch_base + byte_offset)),
                          b_.CreateMul(index, b_.getInt32(static_cast<uint32_t>(elem_bytes))));
   return b_.CreateGEP(b_.getInt8Ty(), base, off);
 }
 
 // Writes tensor `v` (registers `regs`) row-major at byte_offset; returns the bytes used.
-int64_t Lowering::to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset) {
+int64_t Context::to_smem(const ir::Value* v, const Regs& regs, int64_t byte_offset) {
   DType e = v->type.elem;
   int64_t eb = mem_bytes(e);
   if (v->type.is_scalar()) {
@@ -239,7 +239,7 @@ int64_t Lowering::to_smem(const ir::Value* v, const Regs& regs, int64_t byte_off
   return align16(v->type.numel() * eb);
 }
 
-LV* Lowering::from_smem(DType e, LV* index, int64_t byte_offset) {
+LV* Context::from_smem(DType e, LV* index, int64_t byte_offset) {
   return from_mem(b_.CreateLoad(mem_type(e), smem_ptr(index, byte_offset, mem_bytes(e))), e);
 }
 
@@ -248,11 +248,11 @@ void Lowering::block(const ir::Block& blk) {
     const auto& op = blk.ops[i];
     if (op_category(op->kind) == ir::OpCategory::Terminator)
       return;
-    scratch_base_ = scratch_base_at_.at(op.get());
+    s_.scratch_base = s_.scratch_base_at.at(op.get());
     // Only a wgmma dot may take an accumulator a group may still be writing (it chains on it).
     if (op->kind != OpKind::Dot)
       for (const ir::Value* v : op->operands)
-        if (std::find(wgmma_live_.begin(), wgmma_live_.end(), v) != wgmma_live_.end())
+        if (std::find(s_.wgmma_live.begin(), s_.wgmma_live.end(), v) != s_.wgmma_live.end())
           fail(*op, "reads an accumulator before the wgmma wait that completes it (internal: "
                     "pipeline pass)");
     try {
@@ -322,11 +322,11 @@ void Lowering::lower(const ir::Op& op) {
   case ir::OpCategory::Ternary:
   case ir::OpCategory::Select:
   case ir::OpCategory::Convert:
-    return elementwise(op);
+    return elementwise_.elementwise(op);
   case ir::OpCategory::Hint:
     switch (ir::as<ir::HintOp>(op.kind)) {
     case ir::HintOp::Hint:
-      return elementwise(op);
+      return elementwise_.elementwise(op);
     case ir::HintOp::DescHint:
       return; // not taken by the pipeliner: the load computes the block itself
     }
@@ -355,76 +355,76 @@ void Lowering::lower(const ir::Op& op) {
     case ir::ShapeOp::Splat:
       return set(op.result(), Regs(nregs(op.result()), get(op.operand(0))[0]));
     case ir::ShapeOp::Broadcast:
-      return broadcast(op);
+      return shapes_.broadcast(op);
     case ir::ShapeOp::ExpandDims:
-      return shape_op(op);
+      return shapes_.shape_op(op);
     case ir::ShapeOp::ConvertLayout:
-      return convert_layout(op);
+      return shapes_.convert_layout(op);
     case ir::ShapeOp::Trans:
       // Of a tile in shared memory: a view of the same bytes (its layout's order is swapped).
       if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
         return set(op.result(), get(op.operand(0)));
-      return shape_op(op);
+      return shapes_.shape_op(op);
     case ir::ShapeOp::Reshape:
     case ir::ShapeOp::Join:
     case ir::ShapeOp::Split:
-      return shape_op(op);
+      return shapes_.shape_op(op);
     case ir::ShapeOp::Cat:
-      return cat(op);
+      return shapes_.cat(op);
     }
     return;
   case ir::OpCategory::Memory:
     switch (ir::as<ir::MemoryOp>(op.kind)) {
     case ir::MemoryOp::AddPtr:
-      track_base_offset(op);
-      return elementwise(op);
+      memory_.track_base_offset(op);
+      return elementwise_.elementwise(op);
     case ir::MemoryOp::Load:
-      return load(op);
+      return memory_.load(op);
     case ir::MemoryOp::Store:
-      return store(op);
+      return memory_.store(op);
     case ir::MemoryOp::AtomicRmw:
     case ir::MemoryOp::AtomicCas:
-      return atomic(op);
+      return memory_.atomic(op);
     }
     return;
   case ir::OpCategory::Shared:
     switch (ir::as<ir::SharedOp>(op.kind)) {
     case ir::SharedOp::LocalAlloc:
-      return local_alloc(op);
+      return shared_.local_alloc(op);
     case ir::SharedOp::MemdescIndex:
-      return memdesc_index(op);
+      return shared_.memdesc_index(op);
     case ir::SharedOp::AsyncCopy:
-      return async_copy(op);
+      return shared_.async_copy(op);
     case ir::SharedOp::AsyncCommit:
-      return async_commit(op);
+      return shared_.async_commit(op);
     case ir::SharedOp::AsyncWait:
-      return async_wait(op);
+      return shared_.async_wait(op);
     case ir::SharedOp::LocalLoad:
-      return local_load(op);
+      return shared_.local_load(op);
     case ir::SharedOp::LocalStore:
-      return local_store(op);
+      return shared_.local_store(op);
     case ir::SharedOp::TmaCreate:
-      return tma_create(op);
+      return tma_.tma_create(op);
     case ir::SharedOp::TmaCopy:
-      return tma_copy(op);
+      return tma_.tma_copy(op);
     case ir::SharedOp::MbarInit:
-      return mbar_init(op);
+      return tma_.mbar_init(op);
     case ir::SharedOp::MbarWait:
-      return mbar_wait(op);
+      return tma_.mbar_wait(op);
     case ir::SharedOp::MbarInval:
-      return mbar_inval(op);
+      return tma_.mbar_inval(op);
     }
     return;
   case ir::OpCategory::Collective:
     switch (ir::as<ir::CollectiveOp>(op.kind)) {
     case ir::CollectiveOp::Reduce:
-      return reduce(op);
+      return collectives_.reduce(op);
     case ir::CollectiveOp::Scan:
-      return scan(op);
+      return collectives_.scan(op);
     case ir::CollectiveOp::Dot:
-      return dot(op);
+      return dots_.dot(op);
     case ir::CollectiveOp::Histogram:
-      return histogram(op);
+      return collectives_.histogram(op);
     }
     return;
   case ir::OpCategory::Control:
@@ -448,7 +448,7 @@ void Lowering::lower(const ir::Op& op) {
         b_.CreateAssumption(c);
       return;
     case ir::DebugOp::Assert:
-      return trap_unless(b_, fn_, get(op.operand(0)));
+      return trap_unless(b_, s_.fn, get(op.operand(0)));
     case ir::DebugOp::Print:
       return print(op);
     }
@@ -493,7 +493,7 @@ void Lowering::print(const ir::Op& op) {
           nullptr);
     };
     if (v->type.is_scalar()) {
-      emit(b_.CreateICmpEQ(tid_, b_.getInt32(0)), nullptr, regs[0]);
+      emit(b_.CreateICmpEQ(s_.tid, b_.getInt32(0)), nullptr, regs[0]);
       continue;
     }
     LinearLayout d = dist(v);
@@ -556,10 +556,10 @@ void Lowering::for_loop(const ir::Op& op) {
     return b_.CreateSelect(positive, up, down);
   };
   llvm::BasicBlock* guard = b_.GetInsertBlock();
-  auto* pre = llvm::BasicBlock::Create(ctx_, "for.pre", fn_);
-  auto* body = llvm::BasicBlock::Create(ctx_, "for.body", fn_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "for.done", fn_);
-  auto* exit = llvm::BasicBlock::Create(ctx_, "for.exit", fn_);
+  auto* pre = llvm::BasicBlock::Create(ctx_, "for.pre", s_.fn);
+  auto* body = llvm::BasicBlock::Create(ctx_, "for.body", s_.fn);
+  auto* done = llvm::BasicBlock::Create(ctx_, "for.done", s_.fn);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "for.exit", s_.fn);
   b_.CreateCondBr(in_range(lb), pre, exit);
   b_.SetInsertPoint(pre);
   b_.CreateBr(body);
@@ -580,9 +580,9 @@ void Lowering::for_loop(const ir::Op& op) {
         if (yield->operands[k] == o->result())
           in_flight.push_back(k);
   for (size_t k : in_flight)
-    wgmma_live_.push_back(op.body().args[k + 1]);
+    s_.wgmma_live.push_back(op.body().args[k + 1]);
   auto yielded = region(op.body(), args);
-  std::erase_if(wgmma_live_, [&](const ir::Value* v) { return v->block == &op.body(); });
+  std::erase_if(s_.wgmma_live, [&](const ir::Value* v) { return v->block == &op.body(); });
   LV* next = b_.CreateAdd(iv, step);
   llvm::BasicBlock* end = b_.GetInsertBlock();
   b_.CreateCondBr(in_range(next), body, done);
@@ -603,14 +603,14 @@ void Lowering::for_loop(const ir::Op& op) {
     set(op.results[i], std::move(out));
   }
   for (size_t k : in_flight)
-    wgmma_live_.push_back(op.results[k]);
+    s_.wgmma_live.push_back(op.results[k]);
 }
 
 void Lowering::if_op(const ir::Op& op) {
   LV* cond = get(op.operand(0))[0];
-  auto* then_bb = llvm::BasicBlock::Create(ctx_, "if.then", fn_);
-  auto* else_bb = llvm::BasicBlock::Create(ctx_, "if.else", fn_);
-  auto* cont = llvm::BasicBlock::Create(ctx_, "if.end", fn_);
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "if.then", s_.fn);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "if.else", s_.fn);
+  auto* cont = llvm::BasicBlock::Create(ctx_, "if.end", s_.fn);
   b_.CreateCondBr(cond, then_bb, else_bb);
   b_.SetInsertPoint(then_bb);
   auto tv = region(op.body(0), {});
@@ -638,9 +638,9 @@ void Lowering::while_loop(const ir::Op& op) {
   for (const ir::Value* v : op.operands)
     init.push_back(get(v));
   llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* head = llvm::BasicBlock::Create(ctx_, "while.before", fn_);
-  auto* after = llvm::BasicBlock::Create(ctx_, "while.after", fn_);
-  auto* exit = llvm::BasicBlock::Create(ctx_, "while.exit", fn_);
+  auto* head = llvm::BasicBlock::Create(ctx_, "while.before", s_.fn);
+  auto* after = llvm::BasicBlock::Create(ctx_, "while.after", s_.fn);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "while.exit", s_.fn);
   b_.CreateBr(head);
   b_.SetInsertPoint(head);
   auto phis = phis_for(init, pre);
@@ -661,7 +661,8 @@ void Lowering::while_loop(const ir::Op& op) {
 std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Function& f, TargetInfo& ti,
                                             llvm::LLVMContext& ctx, int num_warps, bool fp_fusion,
                                             int* shared_bytes, int* global_scratch_bytes) {
-  return Lowering(f, ti, ctx, num_warps, fp_fusion).run(shared_bytes, global_scratch_bytes);
+  KernelState state(f, ti, ctx, num_warps, fp_fusion);
+  return Lowering(state).run(shared_bytes, global_scratch_bytes);
 }
 
 } // namespace tritium::gpu

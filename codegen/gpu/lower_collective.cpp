@@ -13,9 +13,9 @@ using ir::OpKind;
 using ir::ScalarKind;
 
 template <class F>
-LV* Lowering::shuffle_any(LV* v, F shfl32) {
+LV* Context::shuffle_any(LV* v, F shfl32) {
   llvm::Type* t = v->getType();
-  unsigned bits = static_cast<unsigned>(m_->getDataLayout().getTypeSizeInBits(t));
+  unsigned bits = static_cast<unsigned>(s_.m->getDataLayout().getTypeSizeInBits(t));
   LV* x = t->isPointerTy() ? b_.CreatePtrToInt(v, b_.getInt64Ty()) : v;
   if (!x->getType()->isIntegerTy())
     x = b_.CreateBitCast(x, b_.getIntNTy(bits));
@@ -35,18 +35,18 @@ LV* Lowering::shuffle_any(LV* v, F shfl32) {
   return r->getType() == t ? r : b_.CreateBitCast(r, t);
 }
 
-LV* Lowering::shuffle_xor(LV* v, int lane_mask) {
+LV* Context::shuffle_xor(LV* v, int lane_mask) {
   return shuffle_any(v, [&](LV* w) { return ti_.shuffle_xor(b_, w, lane_mask); });
 }
 
-LV* Lowering::shuffle_idx(LV* v, LV* src_lane) {
+LV* Context::shuffle_idx(LV* v, LV* src_lane) {
   return shuffle_any(v, [&](LV* w) { return ti_.shuffle_idx(b_, w, src_lane); });
 }
 
 // Reduction: within each thread, then across the lanes holding the axis (xor butterfly),
 // then across warps through shared memory. Every thread ends with the results its slice
 // layout gives it.
-void Lowering::reduce(const ir::Op& op) {
+void CollectiveLowering::reduce(const ir::Op& op) {
   const size_t n = op.operands.size();
   const ir::Value* x0 = op.operand(0);
   const int axis = static_cast<int>(op.int_attr(attr::axis));
@@ -70,7 +70,7 @@ void Lowering::reduce(const ir::Op& op) {
       std::vector<LV*> xj;
       for (size_t k = 0; k < n; ++k)
         xj.push_back(get(op.operand(k))[regs[j]]);
-      a = combine(op, a, xj);
+      a = s_.driver->combine(op, a, xj);
     }
     acc.push_back(a);
     keys.push_back(key);
@@ -90,7 +90,7 @@ void Lowering::reduce(const ir::Op& op) {
         std::vector<LV*> other;
         for (LV* v : a)
           other.push_back(shuffle_xor(v, 1 << j));
-        a = combine(op, a, other);
+        a = s_.driver->combine(op, a, other);
       }
   if (by_rows)
     for (auto& a : acc) {
@@ -102,7 +102,7 @@ void Lowering::reduce(const ir::Op& op) {
       };
       std::vector<LV*> total = row(0);
       for (int r = 1; r < 4; ++r)
-        total = combine(op, total, row(r));
+        total = s_.driver->combine(op, total, row(r));
       a = total;
     }
   // Warps along the axis, and this warp's index among them (its axis bits, packed).
@@ -110,7 +110,7 @@ void Lowering::reduce(const ir::Op& op) {
   LV* warp_axis = b_.getInt32(0);
   for (size_t j = 0; j < d.warp.size(); ++j)
     if (LinearLayout::dim_of(d.warp[j]) == axis) {
-      LV* bit = b_.CreateAnd(b_.CreateLShr(warp_, static_cast<uint64_t>(j)), 1);
+      LV* bit = b_.CreateAnd(b_.CreateLShr(s_.warp, static_cast<uint64_t>(j)), 1);
       warp_axis =
           b_.CreateOr(warp_axis, b_.CreateShl(bit, static_cast<uint64_t>(log2_exact(warps))));
       warps *= 2;
@@ -151,7 +151,7 @@ void Lowering::reduce(const ir::Op& op) {
           LV* slot = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(w * out_numel)), out_idx[g]);
           xw.push_back(from_smem(e, slot, base[k]));
         }
-        a = w == 0 ? xw : combine(op, a, xw);
+        a = w == 0 ? xw : s_.driver->combine(op, a, xw);
       }
       acc[g] = a;
     }
@@ -182,12 +182,13 @@ void Lowering::reduce(const ir::Op& op) {
 }
 
 // a then b in scan order, either possibly absent.
-Lowering::Partial Lowering::then(const ir::Op& op, const Partial& a, const Partial& b) {
+CollectiveLowering::Partial CollectiveLowering::then(const ir::Op& op, const Partial& a,
+                                                     const Partial& b) {
   if (!a.has)
     return b;
   if (!b.has)
     return a;
-  std::vector<LV*> both = combine(op, a.v, b.v);
+  std::vector<LV*> both = s_.driver->combine(op, a.v, b.v);
   Partial r;
   for (size_t k = 0; k < both.size(); ++k)
     r.v.push_back(b_.CreateSelect(a.has, b_.CreateSelect(b.has, both[k], a.v[k]), b.v[k]));

@@ -23,8 +23,8 @@ int64_t xor_of(const std::vector<int64_t>& bases, int64_t r) {
 
 } // namespace
 
-Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const LinearLayout& to,
-                            ir::DType e) {
+Regs ShapeLowering::convert_regs(const Regs& x, const LinearLayout& from, const LinearLayout& to,
+                                 ir::DType e) {
   if (from == to)
     return x;
   // The same elements in every thread, in another register order (a wgmma accumulator as the
@@ -52,7 +52,7 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
     auto [mask, value] = rounds.warps_of_round(to_side, t);
     if (!mask)
       return nullptr;
-    return b_.CreateICmpEQ(b_.CreateAnd(warp_, b_.getInt32(mask)), b_.getInt32(value));
+    return b_.CreateICmpEQ(b_.CreateAnd(s_.warp, b_.getInt32(mask)), b_.getInt32(value));
   };
   Regs out(static_cast<size_t>(to.num_regs()));
   for (int t = 0; t < rounds.rounds(); ++t) {
@@ -72,8 +72,8 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
     llvm::BasicBlock* skip = b_.GetInsertBlock();
     llvm::BasicBlock *read_bb = nullptr, *cont = nullptr;
     if (reading) {
-      read_bb = llvm::BasicBlock::Create(ctx_, "cvt.read", fn_);
-      cont = llvm::BasicBlock::Create(ctx_, "cvt.cont", fn_);
+      read_bb = llvm::BasicBlock::Create(ctx_, "cvt.read", s_.fn);
+      cont = llvm::BasicBlock::Create(ctx_, "cvt.cont", s_.fn);
       b_.CreateCondBr(reading, read_bb, cont);
       b_.SetInsertPoint(read_bb);
     }
@@ -103,8 +103,8 @@ Regs Lowering::convert_regs(const Regs& x, const LinearLayout& from, const Linea
 // exchange is one xor shuffle per register pair per swapped lane bit: the thread whose lane
 // bit is b keeps its registers whose bit is b and trades the others with its partner. Then
 // the registers are renamed. Null where that does not reach `to`.
-std::optional<Regs> Lowering::swap_lanes(const Regs& x, const LinearLayout& from,
-                                         const LinearLayout& to) {
+std::optional<Regs> ShapeLowering::swap_lanes(const Regs& x, const LinearLayout& from,
+                                              const LinearLayout& to) {
   auto swaps = lane_swaps(from, to);
   if (!swaps)
     return std::nullopt;
@@ -113,7 +113,7 @@ std::optional<Regs> Lowering::swap_lanes(const Regs& x, const LinearLayout& from
     apply_lane_step(cur, j, k);
   Regs v = x;
   for (const auto& [j, k] : *swaps) {
-    LV* b = b_.CreateICmpNE(b_.CreateAnd(lane_, b_.getInt32(1u << j)), b_.getInt32(0));
+    LV* b = b_.CreateICmpNE(b_.CreateAnd(s_.lane, b_.getInt32(1u << j)), b_.getInt32(0));
     if (k == kGatherLane) {
       // The new register bit is the lane bit: the value of the lane whose bit is 0 first.
       // 16-bit values travel in pairs, one 32-bit shuffle for two registers.
@@ -156,7 +156,8 @@ std::optional<Regs> Lowering::swap_lanes(const Regs& x, const LinearLayout& from
 }
 
 // This thread's part of a side's offsets: the XOR of its lane's and warp's bases.
-LV* Lowering::thread_offset(const std::vector<int64_t>& lane, const std::vector<int64_t>& warp) {
+LV* ShapeLowering::thread_offset(const std::vector<int64_t>& lane,
+                                 const std::vector<int64_t>& warp) {
   LV* off = b_.getInt32(0);
   auto add = [&](LV* id, const std::vector<int64_t>& bases) {
     for (size_t j = 0; j < bases.size(); ++j) {
@@ -167,13 +168,13 @@ LV* Lowering::thread_offset(const std::vector<int64_t>& lane, const std::vector<
           off, b_.CreateSelect(set, b_.getInt32(static_cast<uint32_t>(bases[j])), b_.getInt32(0)));
     }
   };
-  add(lane_, lane);
-  add(warp_, warp);
+  add(s_.lane, lane);
+  add(s_.warp, warp);
   return off;
 }
 
 // Writes `regs` (write side) or reads the registers of the read side, one vector at a time.
-Regs Lowering::smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs) {
+Regs ShapeLowering::smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs) {
   const int64_t eb = mem_bytes(e);
   LV* thread = thread_offset(s.lane, s.warp);
   int64_t thread_bits = 0;

@@ -14,7 +14,7 @@ using ir::OpKind;
 using ir::ScalarKind;
 
 // tf32 keeps 10 mantissa bits: round-to-nearest-even at bit 13 (the interpreter's rule).
-LV* Lowering::round_tf32(LV* x) {
+LV* DotLowering::round_tf32(LV* x) {
   LV* u = b_.CreateBitCast(x, b_.getInt32Ty());
   LV* finite = b_.CreateICmpNE(b_.CreateAnd(u, 0x7f800000u), b_.getInt32(0x7f800000u));
   LV* odd = b_.CreateAnd(b_.CreateLShr(u, 13), 1);
@@ -42,7 +42,7 @@ int fragment_size(const LinearLayout& l, int64_t extent0, int64_t extent1) {
 // dot on matrix instructions: the operands arrive in their fragment layouts and the
 // accumulator in the instruction's; each accumulator tile takes one instruction per K tile,
 // in K order.
-void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
+void DotLowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
   std::string precision(
@@ -70,7 +70,7 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
   };
   auto ta = tiles(la, fa), tb = tiles(lb, fb), tc = tiles(lc, fc);
   auto fragment = [&](const ir::Value* v, int r0, int n) {
-    Regs f = operand_regs(v, r0, n);
+    Regs f = s_.shared->operand_regs(v, r0, n);
     if (instr->tf32)
       for (auto& x : f)
         x = round_tf32(x);
@@ -137,8 +137,8 @@ void Lowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
 // An operand tile in shared memory, as the matrix instruction's shared-memory operand: the
 // canonical layout's strides from the tile's SharedLayout (rows of 128, 64 or 32 bytes, or
 // 128-byte blocks of longer rows), at element (r, k) of the tile (r along M or N).
-MatrixOps::SmemMatrix Lowering::smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k,
-                                            int k_dim) {
+MatrixOps::SmemMatrix DotLowering::smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k,
+                                               int k_dim) {
   auto* s = dynamic_cast<const SharedLayout*>(tile->type.layout.get());
   const int64_t eb = mem_bytes(tile->type.elem);
   const int fast = s->order[0];
@@ -167,7 +167,7 @@ MatrixOps::SmemMatrix Lowering::smem_matrix(const ir::Value* tile, LV* base, LV*
 
 // dot on warpgroup instructions that read a and b from shared memory (wgmma): per warpgroup
 // and tile of 64 x n, one instruction per K step of 16, issued back to back, then waited for.
-void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
+void DotLowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
   std::string precision(
@@ -187,7 +187,7 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
     fail(op, "wgmma accumulator is not in its fragment layout (internal)");
   // The warpgroup's origin: the warp bits above the warpgroup's four.
   Regs wg(2, b_.getInt32(0));
-  place_bits(wg, b_.CreateAnd(warp_, ~3u), lc.warp);
+  place_bits(wg, b_.CreateAnd(s_.warp, ~3u), lc.warp);
   LV* abase = a_regs ? nullptr : get(a)[0];
   LV* bbase = get(bv)[0];
   Regs out = get(c);
@@ -248,32 +248,32 @@ void Lowering::dot_wgmma(const ir::Op& op, const MmaLayout& m) {
     out = wgmma_wait(out);
   else
     ti_.matrix().mma_shared_wait(b_, pending, {});
-  wgmma_in_flight_ = wgmma_in_flight_ || pending > 0;
+  s_.wgmma_in_flight = s_.wgmma_in_flight || pending > 0;
   set(op.result(), std::move(out));
 }
 
 // Waits for every wgmma group. `own` (a dot's result) and the accumulators left in flight
-// (wgmma_live_) pass through the wait, so no read of them is scheduled before it.
-Regs Lowering::wgmma_wait(Regs own) {
+// (s_.wgmma_live) pass through the wait, so no read of them is scheduled before it.
+Regs DotLowering::wgmma_wait(Regs own) {
   std::vector<LV*> live(own.begin(), own.end());
-  for (const ir::Value* v : wgmma_live_) {
+  for (const ir::Value* v : s_.wgmma_live) {
     const Regs& r = get(v);
     live.insert(live.end(), r.begin(), r.end());
   }
   std::vector<LV*> after = ti_.matrix().mma_shared_wait(b_, 0, live);
   size_t at = own.size();
-  for (const ir::Value* v : wgmma_live_) {
+  for (const ir::Value* v : s_.wgmma_live) {
     Regs r(after.begin() + at, after.begin() + at + get(v).size());
     at += r.size();
     set(v, std::move(r));
   }
-  wgmma_live_.clear();
+  s_.wgmma_live.clear();
   return Regs(after.begin(), after.begin() + own.size());
 }
 
 // dot on FMA units: a and b to shared memory, each accumulator register sums over k in
 // order with the interpreter's rounding rules.
-void Lowering::dot(const ir::Op& op) {
+void DotLowering::dot(const ir::Op& op) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   if (auto* m = dynamic_cast<const MmaLayout*>(op.result()->type.layout.get()))
     return m->unit == MatrixUnit::Wgmma ? dot_wgmma(op, *m) : dot_mma(op, *m);
@@ -298,8 +298,8 @@ void Lowering::dot(const ir::Op& op) {
   LinearLayout d = dist(c);
   const Regs& init = get(c);
   llvm::BasicBlock* pre = b_.GetInsertBlock();
-  auto* head = llvm::BasicBlock::Create(ctx_, "dot.k", fn_);
-  auto* exit = llvm::BasicBlock::Create(ctx_, "dot.exit", fn_);
+  auto* head = llvm::BasicBlock::Create(ctx_, "dot.k", s_.fn);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "dot.exit", s_.fn);
   std::vector<Regs> coord;
   for (int r = 0; r < d.num_regs(); ++r)
     coord.push_back(coords(d, r));
@@ -333,7 +333,7 @@ void Lowering::dot(const ir::Op& op) {
   set(op.result(), Regs(next.begin(), next.end()));
 }
 
-LV* Lowering::fma_acc(LV* x, LV* y, LV* s, DType in, DType acc) {
+LV* DotLowering::fma_acc(LV* x, LV* y, LV* s, DType in, DType acc) {
   if (acc.is_float()) {
     // f32 accumulators: one fmaf per step; narrower ones: an exact double fma rounded once
     // to the accumulator type, as the interpreter.

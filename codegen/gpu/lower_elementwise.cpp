@@ -13,7 +13,7 @@ using ir::DType;
 using ir::OpKind;
 using ir::ScalarKind;
 
-void Lowering::elementwise(const ir::Op& op) {
+void ElementwiseLowering::elementwise(const ir::Op& op) {
   int n = nregs(op.result());
   // Registers that AxisInfo knows hold equal values (an aligned run of consecutive registers
   // over consecutive elements, within a run of equal ones) are computed once: a mask
@@ -78,7 +78,7 @@ void Lowering::elementwise(const ir::Op& op) {
   set(op.result(), std::move(r));
 }
 
-LV* Lowering::math(ir::OpKind kind, DType t, const std::vector<LV*>& args, const ir::Op& op) {
+LV* Context::math(ir::OpKind kind, DType t, const std::vector<LV*>& args, const ir::Op& op) {
   if (kind == ir::OpKind::Rsqrt) {
     LV* x = args[0];
     return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0),

@@ -6,7 +6,7 @@
 
 namespace tritium::gpu {
 
-void Lowering::histogram(const ir::Op& op) {
+void CollectiveLowering::histogram(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   const ir::Value* mask = op.operands.size() > 1 ? op.operand(1) : nullptr;
   const int64_t bins = op.int_attr(attr::num_bins);
@@ -15,7 +15,7 @@ void Lowering::histogram(const ir::Op& op) {
   ti_.barrier(b_); // earlier readers of the scratch are done
   need_shared(bins * 4);
   for (int64_t first = 0; first < bins; first += threads) {
-    LV* i = b_.CreateAdd(tid_, b_.getInt32(static_cast<uint32_t>(first)));
+    LV* i = b_.CreateAdd(s_.tid, b_.getInt32(static_cast<uint32_t>(first)));
     LV* in = first + threads <= bins
                  ? nullptr
                  : b_.CreateICmpULT(i, b_.getInt32(static_cast<uint32_t>(bins)));

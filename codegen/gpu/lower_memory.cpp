@@ -12,7 +12,7 @@ using ir::ScalarKind;
 
 // Whether an integer value is known to be >= 0 (i32 arithmetic is assumed not to overflow,
 // as Triton's AMD buffer-op conversion assumes).
-bool Lowering::nonneg(const ir::Value* v) {
+bool MemoryLowering::nonneg(const ir::Value* v) {
   if (auto it = nonneg_.find(v); it != nonneg_.end())
     return it->second;
   bool r = false;
@@ -72,7 +72,7 @@ bool Lowering::nonneg(const ir::Value* v) {
   return nonneg_[v] = r;
 }
 
-void Lowering::track_base_offset(const ir::Op& op) {
+void MemoryLowering::track_base_offset(const ir::Op& op) {
   const ir::Value *p = op.operand(0), *o = op.operand(1);
   // 64-bit offsets (a block pointer's) only from the argument itself, where an in-bounds
   // access's offset is below 2^31: their low 32 bits, added modulo 2^32, are that offset.
@@ -96,7 +96,7 @@ void Lowering::track_base_offset(const ir::Op& op) {
     const ir::Value* s = p->def->operand(0);
     const bool at_argument = range32_argument(s);
     if (at_argument || (!wide && in_range32_buffer(f_, s) && nonneg(o))) {
-      split_[op.result()] = {get(s)[0], offsets(), at_argument};
+      s_.split[op.result()] = {get(s)[0], offsets(), at_argument};
     } else if (in_range32_buffer(f_, s)) {
       LV* moved = b_.getInt32(0);
       for (; s->def; s = s->def->operand(0))
@@ -105,23 +105,23 @@ void Lowering::track_base_offset(const ir::Op& op) {
       Regs off = offsets();
       for (LV*& v : off)
         v = b_.CreateAdd(moved, v);
-      split_[op.result()] = {get(s)[0], std::move(off), true};
+      s_.split[op.result()] = {get(s)[0], std::move(off), true};
     }
-  } else if (auto it = split_.find(p);
-             it != split_.end() && (it->second.at_argument || (!wide && nonneg(o)))) {
+  } else if (auto it = s_.split.find(p);
+             it != s_.split.end() && (it->second.at_argument || (!wide && nonneg(o)))) {
     BaseOffset s = it->second;
     const Regs off = offsets();
     for (size_t i = 0; i < off.size(); ++i)
       s.offsets[i] = b_.CreateAdd(s.offsets[i], off[i], "", false, !s.at_argument);
-    split_[op.result()] = std::move(s);
+    s_.split[op.result()] = std::move(s);
   }
 }
 
-bool Lowering::range32_argument(const ir::Value* p) {
+bool MemoryLowering::range32_argument(const ir::Value* p) {
   return !p->def && p->block == &f_.entry() && f_.arg_info.at(p->index).range32;
 }
 
-LV* Lowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
+LV* MemoryLowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
   return b_.CreateMul(s.offsets[r], b_.getInt32(static_cast<uint32_t>(elem_bytes)), "", false,
                       true);
 }
@@ -129,8 +129,8 @@ LV* Lowering::byte_offset(const BaseOffset& s, size_t r, int64_t elem_bytes) {
 // Elements per vector access: contiguity and alignment of the pointers (AxisInfo), the
 // layout's run per thread, the mask's constancy, at most 128 bits. Booleans too (a byte each in
 // memory: eight a thread are one 64-bit access, not eight byte loads).
-int Lowering::vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
-                           DType elem) {
+int MemoryLowering::vector_width(const ir::Value* ptr, const ir::Value* mask, const LinearLayout& d,
+                                 DType elem) {
   if (d.reg.empty())
     return 1;
   int k = LinearLayout::dim_of(d.reg[0]);
@@ -149,13 +149,13 @@ int Lowering::vector_width(const ir::Value* ptr, const ir::Value* mask, const Li
   return static_cast<int>(v);
 }
 
-const AxisInfo& Lowering::axis_info(const ir::Value* v) {
-  auto it = axis_.find(v);
-  if (it == axis_.end()) {
+const AxisInfo& Context::axis_info(const ir::Value* v) {
+  auto it = s_.axis.find(v);
+  if (it == s_.axis.end()) {
     AxisInfo u;
     int n = std::max(1, v->type.rank());
     u.contiguity = u.divisibility = u.constancy = std::vector<int64_t>(n, 1);
-    it = axis_.emplace(v, u).first;
+    it = s_.axis.emplace(v, u).first;
   }
   return it->second;
 }
@@ -163,14 +163,14 @@ const AxisInfo& Lowering::axis_info(const ir::Value* v) {
 // The vector of type `vt` at register r of `ptr`: a buffer load where the pointers are a base
 // and 32-bit offsets, else the target's masked load, else a load under a branch; `fallback`
 // where `mask` is false.
-LV* Lowering::load_vector(const ir::Value* ptr, size_t r, llvm::Type* vt, LV* mask, LV* fallback,
-                          bool vol) {
+LV* MemoryLowering::load_vector(const ir::Value* ptr, size_t r, llvm::Type* vt, LV* mask,
+                                LV* fallback, bool vol) {
   const ir::DType e = ptr->type.elem.element_of_pointer();
   const int64_t eb = mem_bytes(e);
   const auto* fv = llvm::dyn_cast<llvm::FixedVectorType>(vt);
   const int64_t n = fv ? fv->getNumElements() : 1;
   LV* p = get(ptr)[r];
-  if (auto it = split_.find(ptr); it != split_.end() && !vol)
+  if (auto it = s_.split.find(ptr); it != s_.split.end() && !vol)
     if (LV* v = ti_.buffer_load(b_, vt, it->second.base, byte_offset(it->second, r, eb), mask))
       return mask && !(llvm::isa<llvm::Constant>(fallback) &&
                        llvm::cast<llvm::Constant>(fallback)->isNullValue())
@@ -184,7 +184,7 @@ LV* Lowering::load_vector(const ir::Value* ptr, size_t r, llvm::Type* vt, LV* ma
       fallback);
 }
 
-void Lowering::load(const ir::Op& op) {
+void MemoryLowering::load(const ir::Op& op) {
   const ir::Value* ptr = op.operand(0);
   DType e = op.result()->type.elem;
   const Regs& p = get(ptr);
@@ -223,7 +223,7 @@ void Lowering::load(const ir::Op& op) {
   set(op.result(), std::move(out));
 }
 
-void Lowering::store(const ir::Op& op) {
+void MemoryLowering::store(const ir::Op& op) {
   const ir::Value* ptr = op.operand(0);
   DType e = op.operand(1)->type.elem;
   const Regs &p = get(ptr), &val = get(op.operand(1));
@@ -232,13 +232,13 @@ void Lowering::store(const ir::Op& op) {
                 ? 1
                 : vector_width(ptr, op.operands.size() > 2 ? op.operand(2) : nullptr, dist(ptr), e);
   int64_t eb = mem_bytes(e);
-  auto split = ptr->type.is_scalar() ? split_.end() : split_.find(ptr);
+  auto split = ptr->type.is_scalar() ? s_.split.end() : s_.split.find(ptr);
   // Only the thread that owns an element stores it (as Triton masks redundant data): a replica
   // that loaded the same address later than the owner's store would otherwise write a value
   // computed from the new contents (x = load(p); store(p, x + 1) added once per replica).
   LV* owner = nullptr;
   if (ptr->type.is_scalar()) {
-    owner = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+    owner = b_.CreateICmpEQ(s_.tid, b_.getInt32(0));
   } else if (LinearLayout d = dist(ptr); d.replica_lane_mask() || d.replica_warp_mask()) {
     owner = is_owner(d);
   }
@@ -253,7 +253,7 @@ void Lowering::store(const ir::Op& op) {
       }
       return v;
     };
-    if (split != split_.end() &&
+    if (split != s_.split.end() &&
         ti_.buffer_store(b_, value(), split->second.base, byte_offset(split->second, r, eb), cond))
       continue;
     if (mask && ti_.masked_store(b_, value(), p[r], (*mask)[r]))
@@ -268,7 +268,7 @@ void Lowering::store(const ir::Op& op) {
   }
 }
 
-void Lowering::atomic(const ir::Op& op) {
+void MemoryLowering::atomic(const ir::Op& op) {
   const ir::Value* ptr = op.operand(0);
   const ir::Value* res = op.result();
   DType e = res->type.elem;
@@ -297,7 +297,7 @@ void Lowering::atomic(const ir::Op& op) {
   LinearLayout d;
   LV* owner;
   if (ptr->type.is_scalar()) {
-    owner = b_.CreateICmpEQ(tid_, b_.getInt32(0));
+    owner = b_.CreateICmpEQ(s_.tid, b_.getInt32(0));
     // A scalar is one value for the whole program, but every thread loads it: without this
     // barrier thread 0 could update the address before a slower thread has read the value
     // the program read, and the threads would disagree on it (count == 0 then branches
@@ -417,7 +417,7 @@ void Lowering::atomic(const ir::Op& op) {
   set(res, std::move(fin));
 }
 
-llvm::AtomicRMWInst::BinOp Lowering::rmw_kind(const ir::Op& op, DType e) {
+llvm::AtomicRMWInst::BinOp MemoryLowering::rmw_kind(const ir::Op& op, DType e) {
   using B = llvm::AtomicRMWInst::BinOp;
   bool f = e.is_float(), u = e.is_unsigned();
   switch (op.enum_attr<ir::AtomicOp>()) {

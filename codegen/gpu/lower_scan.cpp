@@ -15,12 +15,12 @@ using ir::DType;
 // and the partial results of each step.
 class ScanLowering {
 public:
-  ScanLowering(Lowering& l, const ir::Op& op);
+  ScanLowering(CollectiveLowering& l, const ir::Op& op);
   void run();
 
 private:
   using Values = std::vector<std::vector<std::vector<LV*>>>; // [group][digit or chunk][operand]
-  using Partial = Lowering::Partial;
+  using Partial = CollectiveLowering::Partial;
 
   void read_layout();
   void group_registers();
@@ -45,10 +45,10 @@ private:
   // The lane `delta` positions earlier in scan order (meaningful where p >= delta).
   LV* earlier_lane(int64_t delta) {
     LV* step = b.getInt32(static_cast<uint32_t>(delta * ls));
-    return rev ? b.CreateAdd(lw.lane_, step) : b.CreateSub(lw.lane_, step);
+    return rev ? b.CreateAdd(lw.s_.lane, step) : b.CreateSub(lw.s_.lane, step);
   }
 
-  Lowering& lw;
+  CollectiveLowering& lw;
   llvm::IRBuilder<>& b;
   const ir::Op& op;
   const size_t n;
@@ -74,7 +74,7 @@ private:
   std::vector<std::vector<Partial>> lane_excl, warp_prefix;
 };
 
-ScanLowering::ScanLowering(Lowering& l, const ir::Op& op_)
+ScanLowering::ScanLowering(CollectiveLowering& l, const ir::Op& op_)
     : lw(l), b(l.b_), op(op_), n(op_.operands.size()), x0(op_.operand(0)),
       axis(static_cast<int>(op_.int_attr(attr::axis))), rev(op_.int_attr(attr::reverse, 0) != 0),
       d(l.dist(op_.operand(0))) {}
@@ -117,9 +117,9 @@ void ScanLowering::read_layout() {
   L = int64_t{1} << lane_bits;
   W = int64_t{1} << warp_bits;
   ls = 1 << std::max(lane0, 0);
-  lane_r = b.CreateAnd(b.CreateLShr(lw.lane_, static_cast<uint64_t>(std::max(lane0, 0))),
+  lane_r = b.CreateAnd(b.CreateLShr(lw.s_.lane, static_cast<uint64_t>(std::max(lane0, 0))),
                        static_cast<uint64_t>(L - 1));
-  warp_r = b.CreateAnd(b.CreateLShr(lw.warp_, static_cast<uint64_t>(std::max(warp0, 0))),
+  warp_r = b.CreateAnd(b.CreateLShr(lw.s_.warp, static_cast<uint64_t>(std::max(warp0, 0))),
                        static_cast<uint64_t>(W - 1));
   p = rev ? b.CreateSub(b.getInt32(static_cast<uint32_t>(L - 1)), lane_r) : lane_r;
   q = rev ? b.CreateSub(b.getInt32(static_cast<uint32_t>(W - 1)), warp_r) : warp_r;
@@ -145,7 +145,7 @@ void ScanLowering::within_chunks() {
     for (int k = 0; k < reps; ++k) {
       std::vector<LV*> a;
       for (int j : chunk_digits(k)) {
-        a = a.empty() ? in(regs[j]) : lw.combine(op, a, in(regs[j]));
+        a = a.empty() ? in(regs[j]) : lw.s_.driver->combine(op, a, in(regs[j]));
         acc[gi][j] = a;
       }
       incl[gi][k] = a; // the chunk's total in this thread
@@ -160,20 +160,20 @@ void ScanLowering::across_lanes() {
   lane_excl.assign(G, std::vector<Partial>(reps));
   for (int64_t dlt = 1; dlt < L; dlt *= 2) {
     LV* valid = b.CreateICmpUGE(p, b.getInt32(static_cast<uint32_t>(dlt)));
-    LV* src = b.CreateSelect(valid, earlier_lane(dlt), lw.lane_);
+    LV* src = b.CreateSelect(valid, earlier_lane(dlt), lw.s_.lane);
     for (int g = 0; g < G; ++g)
       for (int k = 0; k < reps; ++k) {
         std::vector<LV*> o;
         for (LV* v : incl[g][k])
           o.push_back(lw.shuffle_idx(v, src));
-        std::vector<LV*> c = lw.combine(op, o, incl[g][k]);
+        std::vector<LV*> c = lw.s_.driver->combine(op, o, incl[g][k]);
         for (size_t t = 0; t < n; ++t)
           incl[g][k][t] = b.CreateSelect(valid, c[t], incl[g][k][t]);
       }
   }
   if (L > 1) {
     LV* valid = b.CreateICmpUGE(p, b.getInt32(1));
-    LV* src = b.CreateSelect(valid, earlier_lane(1), lw.lane_);
+    LV* src = b.CreateSelect(valid, earlier_lane(1), lw.s_.lane);
     for (int g = 0; g < G; ++g)
       for (int k = 0; k < reps; ++k) {
         lane_excl[g][k].has = valid;
@@ -183,8 +183,8 @@ void ScanLowering::across_lanes() {
   }
   lanes_total.assign(G, std::vector<std::vector<LV*>>(reps));
   LV* last =
-      b.CreateAdd(lw.lane_, b.CreateMul(b.CreateSub(b.getInt32(static_cast<uint32_t>(L - 1)), p),
-                                        b.getInt32(static_cast<uint32_t>(rev ? -ls : ls))));
+      b.CreateAdd(lw.s_.lane, b.CreateMul(b.CreateSub(b.getInt32(static_cast<uint32_t>(L - 1)), p),
+                                          b.getInt32(static_cast<uint32_t>(rev ? -ls : ls))));
   for (int g = 0; g < G; ++g)
     for (int k = 0; k < reps; ++k)
       for (LV* v : incl[g][k])
@@ -205,7 +205,7 @@ void ScanLowering::across_warps() {
   int64_t off = 0;
   for (size_t t = 0; t < n; ++t) {
     base.push_back(off);
-    off += align16(int64_t{reps} * W * lines * Lowering::mem_bytes(op.operand(t)->type.elem));
+    off += align16(int64_t{reps} * W * lines * Context::mem_bytes(op.operand(t)->type.elem));
   }
   lw.need_shared(off);
   std::vector<LV*> line_of;
@@ -226,7 +226,7 @@ void ScanLowering::across_warps() {
       for (size_t t = 0; t < n; ++t) {
         DType et = op.operand(t)->type.elem;
         b.CreateStore(lw.to_mem(lanes_total[g][k][t], et),
-                      lw.smem_ptr(slot(k, warp_r, g), base[t], Lowering::mem_bytes(et)));
+                      lw.smem_ptr(slot(k, warp_r, g), base[t], Context::mem_bytes(et)));
       }
   lw.ti_.barrier(b);
   for (int g = 0; g < G; ++g)
@@ -274,7 +274,7 @@ void ScanLowering::apply() {
     lw.set(op.results[k], std::move(out[k]));
 }
 
-void Lowering::scan(const ir::Op& op) {
+void CollectiveLowering::scan(const ir::Op& op) {
   ScanLowering(*this, op).run();
 }
 

@@ -11,7 +11,7 @@ using ir::ScalarKind;
 // Broadcast within one layout: the size-1 dimensions of x have no register bits and zero lane
 // and warp bits, so each result register reads the x register at its offset with those
 // dimensions dropped.
-void Lowering::broadcast(const ir::Op& op) {
+void ShapeLowering::broadcast(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   const ir::Value* r = op.result();
   if (x->type.is_scalar())
@@ -34,26 +34,26 @@ void Lowering::broadcast(const ir::Op& op) {
     from.push_back(j);
   }
   // Pointers kept as a base and offsets (buffer accesses) stay so.
-  if (auto split = split_.find(x); split != split_.end()) {
+  if (auto split = s_.split.find(x); split != s_.split.end()) {
     BaseOffset s = split->second;
     s.offsets.clear();
     for (int j : from)
       s.offsets.push_back(split->second.offsets[j]);
-    split_[r] = std::move(s);
+    s_.split[r] = std::move(s);
   }
   set(r, std::move(out));
 }
 
-void Lowering::convert_layout(const ir::Op& op) {
+void ShapeLowering::convert_layout(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   if (dynamic_cast<const SharedLayout*>(op.result()->type.layout.get()))
-    return store_to_shared(op);
+    return s_.shared->store_to_shared(op);
   if (x->type.is_scalar())
     return set(op.result(), get(x));
   set(op.result(), convert_regs(get(x), dist(x), dist(op.result()), x->type.elem));
 }
 
-void Lowering::shape_op(const ir::Op& op) {
+void ShapeLowering::shape_op(const ir::Op& op) {
   const ir::Value* x = op.operand(0);
   const ir::DType e = x->type.elem;
   if (x->type.is_scalar() && op.kind == OpKind::Join) {
@@ -117,7 +117,7 @@ void Lowering::shape_op(const ir::Op& op) {
 
 // Concatenation along dim 0 of row-major tiles is appending: both operands to shared memory,
 // each result register read from a or b.
-void Lowering::cat(const ir::Op& op) {
+void ShapeLowering::cat(const ir::Op& op) {
   ti_.barrier(b_); // earlier readers of shared memory are done
   const ir::Value* a = op.operand(0);
   const int64_t eb = mem_bytes(a->type.elem);

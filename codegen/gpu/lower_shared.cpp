@@ -64,7 +64,7 @@ bool read_at_its_dot(const ir::Op& load) {
 // drained (all copies landed, then a barrier) right after its loop, its prologue starts with a
 // barrier (after every earlier reader), and a tile a conversion or local_store writes is written
 // after a barrier.
-void Lowering::plan_buffers() {
+void SharedLowering::plan_buffers() {
   struct Span {
     const ir::Op* op;
     size_t first, last;
@@ -131,7 +131,7 @@ void Lowering::plan_buffers() {
     }
     s.offset = at;
     buffer_offset_[s.op] = at;
-    buffers_bytes_ = std::max(buffers_bytes_, at + s.bytes);
+    s_.buffers_bytes = std::max(s_.buffers_bytes, at + s.bytes);
   }
   // Scratch of the op numbered n goes above every buffer live at n; buffers that ended before
   // are free again (their loop drained its copies and a barrier starts every use of scratch),
@@ -142,13 +142,14 @@ void Lowering::plan_buffers() {
     for (const Span& s : spans)
       if (s.first <= n && s.last >= n)
         base = std::max(base, s.offset + s.bytes);
-    scratch_base_at_[op] = base;
+    s_.scratch_base_at[op] = base;
   }
 }
 
 // The address of the element at `coords` (the tile's two dimensions) in a tile at `base`, its
 // swizzle chunk XORed with `chunk_xor` too.
-LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords, int64_t chunk_xor) {
+LV* SharedLowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords,
+                                int64_t chunk_xor) {
   auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
   const int rank = tile.rank();
   const int fast = s->order[0], slow = s->order[1];
@@ -182,7 +183,7 @@ LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const Regs& coords, in
 // XOR: the rest adds too. One address register then serves every register with the same XORed
 // bits, the others at an instruction's offset from it (a B tile written transposed on gfx1100:
 // two address registers for 32 stores, not 30 that the loop kept in scratch).
-LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d, int r) {
+LV* SharedLowering::shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d, int r) {
   auto* s = dynamic_cast<const SharedLayout*>(tile.layout.get());
   const int rank = tile.rank();
   const size_t fast = static_cast<size_t>(rank - 2 + s->order[0]);
@@ -215,7 +216,7 @@ LV* Lowering::shared_addr(LV* base, const ir::Type& tile, const LinearLayout& d,
 }
 
 // Registers into a tile of their own (write_tile).
-void Lowering::store_to_shared(const ir::Op& op) {
+void SharedLowering::store_to_shared(const ir::Op& op) {
   LV* base = b_.CreateGEP(b_.getInt8Ty(), ti_.shared_memory_base(b_),
                           b_.getInt32(static_cast<uint32_t>(buffer_offset_.at(&op))));
   write_tile(op.operand(0), base, op.result()->type);
@@ -270,7 +271,7 @@ std::vector<int> store_run(const LinearLayout& d, const ir::Type& tile) {
 // asynchronous readers (wgmma) before the barrier. A thread's registers that run along the tile's
 // fast dimension inside one swizzle chunk go as one vector store (a dequantized weight's 16
 // halves per thread: 2 16-byte stores, where LLVM's vectorizer left 10 of 2 to 16 bytes).
-void Lowering::write_tile(const ir::Value* x, LV* base, const ir::Type& tile) {
+void SharedLowering::write_tile(const ir::Value* x, LV* base, const ir::Type& tile) {
   ti_.barrier(b_);
   const Regs& regs = get(x);
   Regs mem(regs.size());
@@ -283,8 +284,8 @@ void Lowering::write_tile(const ir::Value* x, LV* base, const ir::Type& tile) {
 
 // Stores `elems` (one per register of `d`, in memory form) into the tile: each run of the tile's
 // fast dimension that registers of one thread hold (store_run) as one vector.
-void Lowering::store_runs(const LinearLayout& d, const Regs& elems, LV* base, const ir::Type& tile,
-                          const std::function<void(LV*, LV*)>& store) {
+void SharedLowering::store_runs(const LinearLayout& d, const Regs& elems, LV* base,
+                                const ir::Type& tile, const std::function<void(LV*, LV*)>& store) {
   const std::vector<int> run = store_run(d, tile);
   int mask = 0;
   for (int k : run)
@@ -311,17 +312,17 @@ void Lowering::store_runs(const LinearLayout& d, const Regs& elems, LV* base, co
 }
 
 // Into a slot of a buffer the pipeline made (a tile written in a loop, in turns).
-void Lowering::local_store(const ir::Op& op) {
+void SharedLowering::local_store(const ir::Op& op) {
   write_tile(op.operand(1), get(op.operand(0))[0], op.operand(0)->type);
 }
 
-void Lowering::local_alloc(const ir::Op& op) {
+void SharedLowering::local_alloc(const ir::Op& op) {
   LV* base = ti_.shared_memory_base(b_);
   set(op.result(), {b_.CreateGEP(b_.getInt8Ty(), base,
                                  b_.getInt32(static_cast<uint32_t>(buffer_offset_.at(&op))))});
 }
 
-void Lowering::memdesc_index(const ir::Op& op) {
+void SharedLowering::memdesc_index(const ir::Op& op) {
   const ir::Type& t = op.operand(0)->type;
   const int64_t tile_bytes = tile_numel(t) * mem_bytes(t.elem);
   LV* off = b_.CreateMul(get(op.operand(1))[0], b_.getInt32(static_cast<uint32_t>(tile_bytes)));
@@ -329,7 +330,7 @@ void Lowering::memdesc_index(const ir::Op& op) {
 }
 
 // Each thread copies the vectors its layout of the pointers gives it, into the swizzled tile.
-void Lowering::async_copy(const ir::Op& op) {
+void SharedLowering::async_copy(const ir::Op& op) {
   const ir::Value* buf = op.operand(0);
   const ir::Value* ptr = op.operand(1);
   const ir::Value* mask = op.operands.size() > 2 ? op.operand(2) : nullptr;
@@ -337,7 +338,7 @@ void Lowering::async_copy(const ir::Op& op) {
   const DType e = buf->type.elem;
   const int64_t eb = mem_bytes(e);
   LinearLayout d = dist(ptr);
-  int vec = vector_width(ptr, mask, d, e);
+  int vec = s_.memory->vector_width(ptr, mask, d, e);
   // A vector stays inside one swizzled chunk.
   vec = std::min(vec, shared_of(buf).vec);
   const Regs& p = get(ptr);
@@ -362,7 +363,7 @@ void Lowering::async_copy(const ir::Op& op) {
     // bytes, tiles stored transposed): load now, zeros where masked; store at the commit.
     llvm::Type* vt = vec == 1 ? mem_type(e) : llvm::FixedVectorType::get(mem_type(e), vec);
     LV* zero = llvm::Constant::getNullValue(vt);
-    LV* v = load_vector(ptr, r, vt, pred, zero, false);
+    LV* v = s_.memory->load_vector(ptr, r, vt, pred, zero, false);
     if (same_run || (vec == 1 && !runs)) {
       deferred_.push_back({dst, v});
       continue;
@@ -382,7 +383,7 @@ void Lowering::async_copy(const ir::Op& op) {
     });
 }
 
-void Lowering::async_commit(const ir::Op&) {
+void SharedLowering::async_commit(const ir::Op&) {
   for (const DeferredStore& s : deferred_)
     b_.CreateStore(s.value, s.dst);
   deferred_.clear();
@@ -390,16 +391,16 @@ void Lowering::async_commit(const ir::Op&) {
     ti_.async().async_commit(b_);
 }
 
-void Lowering::async_wait(const ir::Op& op) {
+void SharedLowering::async_wait(const ir::Op& op) {
   if (!deferred_.empty())
     fail(op, "async copies without a commit before the wait (internal: pipeline pass)");
   ti_.async().async_wait(b_, static_cast<int>(op.int_attr(attr::pending)));
-  if (op.int_attr(attr::pending) == 0 && wgmma_in_flight_)
-    wgmma_wait({});
+  if (op.int_attr(attr::pending) == 0 && s_.wgmma_in_flight)
+    s_.dots->wgmma_wait({});
   ti_.barrier(b_);
 }
 
-void Lowering::local_load(const ir::Op& op) {
+void SharedLowering::local_load(const ir::Op& op) {
   const ir::Value* r = op.result();
   const int n = dist(r).num_regs();
   // Read by one dot in this block only: load its fragments where the dot needs them.
@@ -420,7 +421,7 @@ void Lowering::local_load(const ir::Op& op) {
 
 // Registers from r0 on that sit next to each other in one swizzled chunk, by one vector load
 // (at most 16 bytes).
-Regs Lowering::shared_run(const ir::Op& op, int r0) {
+Regs SharedLowering::shared_run(const ir::Op& op, int r0) {
   const ir::Value* buf = op.operand(0);
   const ir::Value* res = op.result();
   const SharedLayout& s = shared_of(buf);
@@ -443,7 +444,7 @@ Regs Lowering::shared_run(const ir::Op& op, int r0) {
 // instruction, each lane receiving exactly its fragment words. A word's two elements are
 // consecutive along K; where K is the tile's contiguous dimension the matrices are read as
 // stored, else transposed.
-bool Lowering::ldmatrix_ok(const ir::Op& op) {
+bool SharedLowering::ldmatrix_ok(const ir::Op& op) {
   const ir::Value* res = op.result();
   auto* dot_op = dynamic_cast<const DotOperandLayout*>(res->type.layout.get());
   auto* mma = dot_op ? dynamic_cast<const MmaLayout*>(dot_op->parent.get()) : nullptr;
@@ -455,7 +456,7 @@ bool Lowering::ldmatrix_ok(const ir::Op& op) {
 }
 
 // Registers [r0, r0 + 2 * count) of a local_load's result, by one ldmatrix of `count` matrices.
-Regs Lowering::ldmatrix_group(const ir::Op& op, int r0, int count) {
+Regs SharedLowering::ldmatrix_group(const ir::Op& op, int r0, int count) {
   const ir::Value* buf = op.operand(0);
   const ir::Value* res = op.result();
   auto* dot_op = dynamic_cast<const DotOperandLayout*>(res->type.layout.get());
@@ -465,12 +466,12 @@ Regs Lowering::ldmatrix_group(const ir::Op& op, int r0, int count) {
   // Coordinates from the warp's bits, the group's first register, and the lane bits of the
   // lane (and the register within the group) holding row `row` of matrix j.
   Regs c(2, b_.getInt32(0));
-  place_bits(c, warp_, d.warp);
+  place_bits(c, s_.warp, d.warp);
   auto off = d.reg_offset(r0);
   for (int k = 0; k < 2; ++k)
     c[k] = b_.CreateOr(c[k], b_.getInt32(static_cast<uint32_t>(off[k])));
-  LV* row = b_.CreateAnd(lane_, 7);
-  LV* j = b_.CreateAnd(b_.CreateLShr(lane_, 3), static_cast<uint64_t>(count - 1));
+  LV* row = b_.CreateAnd(s_.lane, 7);
+  LV* j = b_.CreateAnd(b_.CreateLShr(s_.lane, 3), static_cast<uint64_t>(count - 1));
   // Stored: element 0 of word j, held by the lane with row `row` (lane 4 * row). Transposed:
   // element row % 2 of word j, held by the lane with K pair row / 2.
   LV* lane_id = trans ? b_.CreateLShr(row, 1) : b_.CreateShl(row, 2);
@@ -485,7 +486,7 @@ Regs Lowering::ldmatrix_group(const ir::Op& op, int r0, int count) {
   return unpack_words(b_, words, mem_type(res->type.elem));
 }
 
-bool Lowering::local_load_ldmatrix(const ir::Op& op) {
+bool SharedLowering::local_load_ldmatrix(const ir::Op& op) {
   if (!ldmatrix_ok(op))
     return false;
   LinearLayout d = dist(op.result());
@@ -503,7 +504,7 @@ bool Lowering::local_load_ldmatrix(const ir::Op& op) {
 // The registers [r, r + n) of `v`, emitting their ldmatrix now if `v` is a lazy local_load
 // (one whose only user is a dot: its fragments are read right before the instructions that
 // need them, so that only one K step's fragments are live at a time).
-Regs Lowering::operand_regs(const ir::Value* v, int r, int n) {
+Regs SharedLowering::operand_regs(const ir::Value* v, int r, int n) {
   auto it = lazy_.find(v);
   if (it == lazy_.end()) {
     const Regs& all = get(v);

@@ -23,7 +23,7 @@ const SharedLayout& tile_layout(const ir::Value* v) {
 
 } // namespace
 
-int Lowering::tma_scratch_bytes() const {
+int TmaLowering::tma_scratch_bytes() const {
   int64_t slots = 0;
   ir::walk(const_cast<ir::Block&>(f_.entry()), [&](ir::Op& op) {
     if (op.kind == ir::OpKind::TmaCreate)
@@ -32,24 +32,24 @@ int Lowering::tma_scratch_bytes() const {
   return static_cast<int>(slots * kTmaMapBytes);
 }
 
-void Lowering::in_thread0(const std::function<void()>& body) {
-  auto* then_bb = llvm::BasicBlock::Create(ctx_, "thread0", fn_);
-  auto* cont = llvm::BasicBlock::Create(ctx_, "thread0.end", fn_);
-  b_.CreateCondBr(b_.CreateICmpEQ(tid_, b_.getInt32(0)), then_bb, cont);
+void TmaLowering::in_thread0(const std::function<void()>& body) {
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "thread0", s_.fn);
+  auto* cont = llvm::BasicBlock::Create(ctx_, "thread0.end", s_.fn);
+  b_.CreateCondBr(b_.CreateICmpEQ(s_.tid, b_.getInt32(0)), then_bb, cont);
   b_.SetInsertPoint(then_bb);
   body();
   b_.CreateBr(cont);
   b_.SetInsertPoint(cont);
 }
 
-void Lowering::tma_create(const ir::Op& op) {
-  if (!program_scratch_)
+void TmaLowering::tma_create(const ir::Op& op) {
+  if (!s_.program_scratch)
     fail(op, "a tensor map without global scratch (internal)");
   const auto box = std::get<std::vector<int64_t>>(op.attrs.at(attr::box));
   AsyncOps::TmaBox tb{static_cast<int>(mem_bytes(op.operand(0)->type.elem.element_of_pointer())),
                       static_cast<int>(box.at(0)), static_cast<int>(box.at(1)),
                       static_cast<int>(op.int_attr(attr::swizzle))};
-  LV* map = b_.CreateGEP(b_.getInt8Ty(), program_scratch_,
+  LV* map = b_.CreateGEP(b_.getInt8Ty(), s_.program_scratch,
                          b_.getInt64(op.int_attr(attr::slot) * kTmaMapBytes));
   auto i64 = [&](int k) { return b_.CreateSExtOrTrunc(get(op.operand(k))[0], b_.getInt64Ty()); };
   LV* base = get(op.operand(0))[0];
@@ -62,7 +62,7 @@ void Lowering::tma_create(const ir::Op& op) {
 
 // One box per block of the tile's layout: a row longer than the swizzle is cut into blocks of
 // block_cols elements (SharedLayout), each a box of its own, one after the other.
-void Lowering::tma_copy(const ir::Op& op) {
+void TmaLowering::tma_copy(const ir::Op& op) {
   const ir::Value* tile = op.operand(0);
   const SharedLayout& s = tile_layout(tile);
   const int fast = s.order[0];
@@ -75,9 +75,9 @@ void Lowering::tma_copy(const ir::Op& op) {
   LV* outer = get(op.operand(3))[0];
   LV* bar = get(op.operand(4))[0];
   LV* pred = get(op.operand(5))[0];
-  auto* go = llvm::BasicBlock::Create(ctx_, "tma.issue", fn_);
-  auto* cont = llvm::BasicBlock::Create(ctx_, "tma.end", fn_);
-  b_.CreateCondBr(b_.CreateAnd(pred, b_.CreateICmpEQ(tid_, b_.getInt32(0))), go, cont);
+  auto* go = llvm::BasicBlock::Create(ctx_, "tma.issue", s_.fn);
+  auto* cont = llvm::BasicBlock::Create(ctx_, "tma.end", s_.fn);
+  b_.CreateCondBr(b_.CreateAnd(pred, b_.CreateICmpEQ(s_.tid, b_.getInt32(0))), go, cont);
   b_.SetInsertPoint(go);
   // The whole tile counts, boxes partly out of bounds too (TMA fills them with zeros).
   ti_.async().mbar_arrive_expect(b_, bar, cols * rows * eb);
@@ -90,7 +90,7 @@ void Lowering::tma_copy(const ir::Op& op) {
   b_.SetInsertPoint(cont);
 }
 
-void Lowering::mbar_init(const ir::Op& op) {
+void TmaLowering::mbar_init(const ir::Op& op) {
   const ir::Type& t = op.operand(0)->type;
   LV* base = get(op.operand(0))[0];
   const int64_t n = t.shape[0];
@@ -107,7 +107,7 @@ void Lowering::mbar_init(const ir::Op& op) {
 
 // Shared memory that held mbarriers may be reused (a later loop's ring or barriers, scratch)
 // only once they are invalidated; every thread has passed its last wait (the drain's barrier).
-void Lowering::mbar_inval(const ir::Op& op) {
+void TmaLowering::mbar_inval(const ir::Op& op) {
   LV* base = get(op.operand(0))[0];
   const int64_t n = op.operand(0)->type.shape[0];
   in_thread0([&] {
@@ -118,7 +118,7 @@ void Lowering::mbar_inval(const ir::Op& op) {
   ti_.barrier(b_);
 }
 
-void Lowering::mbar_wait(const ir::Op& op) {
+void TmaLowering::mbar_wait(const ir::Op& op) {
   ti_.async().mbar_wait(b_, get(op.operand(0))[0], get(op.operand(1))[0]);
 }
 
