@@ -124,7 +124,7 @@ private:
   llvm::Value* input(size_t k, llvm::Value* s, Cache& cache);
   llvm::Value* later_input(size_t k, llvm::Value* s, Cache& cache);
   llvm::Value* acc_at(size_t k, llvm::Value* t) {
-    return L.from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem);
+    return L.elements_.from_scratch(b.CreateLoad(acc[k].ty, at(acc[k], t)), o[k]->type.elem);
   }
   void fold(int64_t count, const std::function<llvm::Value*(llvm::Value*)>& src_of,
             bool from_input);
@@ -136,7 +136,7 @@ private:
                            bool settle = false);
   void store_partials(const Partials& vals);
   Partials load_partials();
-  KernelLowering::VersionValues result(const Partials& vals);
+  ReloadLowering::VersionValues result(const Partials& vals);
   llvm::Value* clamp(llvm::Value* v, llvm::Value* lo, int64_t hi) {
     v = b.CreateSelect(b.CreateICmpSLT(v, lo), lo, v);
     return b.CreateSelect(b.CreateICmpSGT(v, i64(hi)), i64(hi), v);
@@ -146,11 +146,11 @@ private:
     fold(
         rest * lanes, [&](llvm::Value* t) { return b.CreateAdd(i64(chunks * row), t); }, true);
   }
-  KernelLowering::VersionValues partials(bool direct);
+  ReloadLowering::VersionValues partials(bool direct);
   Partials partials_past_masked(Partials fast_vals,
                                 std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> resume,
                                 llvm::Value* after, llvm::BasicBlock* rest_bb);
-  void halving_tree(const KernelLowering::VersionValues& flat);
+  void halving_tree(const ReloadLowering::VersionValues& flat);
 
   KernelLowering& L;
   llvm::IRBuilder<>& b;
@@ -188,7 +188,7 @@ CollectiveLowering::CollectiveLowering(KernelLowering& l, const ir::Op& op_)
   acc.resize(n);
   out.resize(n);
   for (size_t k = 0; k < n; ++k) {
-    if (L.is_reloaded(o[k])) { // a 1-D reduction re-issues the loads (lower_reload.cpp)
+    if (L.reloads_.is_reloaded(o[k])) { // a 1-D reduction re-issues the loads (lower_reload.cpp)
       acc[k] = L.new_buffer(o[k]->type.elem, {parts * lanes});
       continue;
     }
@@ -228,16 +228,16 @@ void CollectiveLowering::scan() {
       llvm::Value* src = b.CreateAdd(r, q);
       std::vector<llvm::Value*> cur(n), args;
       for (size_t k = 0; k < n; ++k)
-        cur[k] = L.from_scratch(b.CreateLoad(in[k].ty, at(in[k], src)), o[k]->type.elem);
+        cur[k] = L.elements_.from_scratch(b.CreateLoad(in[k].ty, at(in[k], src)), o[k]->type.elem);
       if (!first) {
         for (size_t k = 0; k < n; ++k)
           args.push_back(acc_at(k, q));
         args.insert(args.end(), cur.begin(), cur.end());
-        cur = L.inline_region(op.body(), args);
+        cur = L.control_.inline_region(op.body(), args);
       }
       for (size_t k = 0; k < n; ++k) {
-        b.CreateStore(L.to_scratch(cur[k], o[k]->type.elem), at(acc[k], q));
-        b.CreateStore(L.to_scratch(cur[k], o[k]->type.elem), at(out[k], src));
+        b.CreateStore(L.elements_.to_scratch(cur[k], o[k]->type.elem), at(acc[k], q));
+        b.CreateStore(L.elements_.to_scratch(cur[k], o[k]->type.elem), at(out[k], src));
       }
     });
   };
@@ -251,13 +251,14 @@ void CollectiveLowering::scan() {
 // Reloaded inputs: lanes where every load's mask holds read memory unconditionally, and a
 // second version of the loops reads rows copied aside before an overlapping store.
 llvm::Value* CollectiveLowering::input(size_t k, llvm::Value* s, Cache& cache) {
-  if (L.is_reloaded(o[k]))
-    return L.reload(o[k], s, masks_true, from_snapshots, cache);
-  return L.from_scratch(b.CreateLoad(in[k].ty, at(in[k], s)), o[k]->type.elem);
+  if (L.reloads_.is_reloaded(o[k]))
+    return L.reloads_.reload(o[k], s, masks_true, from_snapshots, cache);
+  return L.elements_.from_scratch(b.CreateLoad(in[k].ty, at(in[k], s)), o[k]->type.elem);
 }
 
 llvm::Value* CollectiveLowering::later_input(size_t k, llvm::Value* s, Cache& cache) {
-  return summand ? L.reload(summand, s, masks_true, from_snapshots, cache) : input(k, s, cache);
+  return summand ? L.reloads_.reload(summand, s, masks_true, from_snapshots, cache)
+                 : input(k, s, cache);
 }
 
 // acc[t] = combine(acc[t], src[t]) over t < count, one contiguous (vectorized) loop; src is
@@ -273,26 +274,26 @@ void CollectiveLowering::fold(int64_t count,
       args.push_back(acc_at(k, t));
     for (size_t k = 0; k < n; ++k)
       args.push_back(from_input ? later_input(k, s, cache) : acc_at(k, s));
-    std::vector<llvm::Value*> r = L.inline_region(op.body(), args);
+    std::vector<llvm::Value*> r = L.control_.inline_region(op.body(), args);
     for (size_t k = 0; k < n; ++k)
-      b.CreateStore(L.to_scratch(r[k], o[k]->type.elem), at(acc[k], t));
+      b.CreateStore(L.elements_.to_scratch(r[k], o[k]->type.elem), at(acc[k], t));
   });
 }
 
 void CollectiveLowering::know_masks(std::optional<bool> value) {
-  L.known_masks_.clear();
+  L.fusion_.known_masks_.clear();
   if (value)
     for (const ir::Value* m : masks)
-      L.known_masks_[m] = *value;
+      L.fusion_.known_masks_[m] = *value;
 }
 
 // Chunk c's elements combined into the partials `vals` as straight-line code (lanes == 1
 // here), which the SLP vectorizer turns into a few vector operations per chunk.
 void CollectiveLowering::chunk_in_registers(llvm::Value* base, Partials& vals, bool first) {
-  if (!L.prefetching_.empty())
-    L.prefetch_share(base, row);
-  KernelLowering::RegisterChunk rc{base, parts};
-  L.register_chunk_ = &rc;
+  if (!L.prefetch_.prefetching_.empty())
+    L.prefetch_.prefetch_share(base, row);
+  ReloadLowering::RegisterChunk rc{base, parts};
+  L.reloads_.register_chunk_ = &rc;
   for (int64_t t = 0; t < parts; ++t) {
     rc.lane = t;
     llvm::Value* s = b.CreateAdd(base, i64(t));
@@ -304,11 +305,11 @@ void CollectiveLowering::chunk_in_registers(llvm::Value* base, Partials& vals, b
       args.push_back(first ? input(k, s, cache) : later_input(k, s, cache));
     if (!first && input_first)
       std::swap(args[0], args[1]);
-    std::vector<llvm::Value*> r = first ? args : L.inline_region(op.body(), args);
+    std::vector<llvm::Value*> r = first ? args : L.control_.inline_region(op.body(), args);
     for (size_t k = 0; k < n; ++k)
       vals[k][t] = r[k];
   }
-  L.register_chunk_ = nullptr;
+  L.reloads_.register_chunk_ = nullptr;
 }
 
 // Partials merged from two predecessors.
@@ -378,7 +379,7 @@ CollectiveLowering::Partials CollectiveLowering::register_chunks(const Partials&
 void CollectiveLowering::store_partials(const Partials& vals) {
   for (size_t k = 0; k < n; ++k)
     for (int64_t t = 0; t < parts; ++t)
-      b.CreateStore(L.to_scratch(vals[k][t], o[k]->type.elem), at(acc[k], i64(t)));
+      b.CreateStore(L.elements_.to_scratch(vals[k][t], o[k]->type.elem), at(acc[k], i64(t)));
 }
 
 CollectiveLowering::Partials CollectiveLowering::load_partials() {
@@ -391,8 +392,8 @@ CollectiveLowering::Partials CollectiveLowering::load_partials() {
 
 // A reduction to scalars hands its partials to the halving tree as values, partial by
 // partial (t * n + k); any other keeps them in acc.
-KernelLowering::VersionValues CollectiveLowering::result(const Partials& vals) {
-  KernelLowering::VersionValues flat;
+ReloadLowering::VersionValues CollectiveLowering::result(const Partials& vals) {
+  ReloadLowering::VersionValues flat;
   if (!to_scalars) {
     store_partials(vals);
     return flat;
@@ -406,14 +407,14 @@ KernelLowering::VersionValues CollectiveLowering::result(const Partials& vals) {
 // Element j joins partial j % parts, a chunk of `parts` elements (per lane) at a time.
 void CollectiveLowering::chunk(llvm::Value* c) {
   llvm::Value* base = b.CreateMul(c, i64(row));
-  if (!L.prefetching_.empty())
-    L.prefetch_share(base, row);
+  if (!L.prefetch_.prefetching_.empty())
+    L.prefetch_.prefetch_share(base, row);
   fold(
       row, [&](llvm::Value* t) { return b.CreateAdd(base, t); }, true);
 }
 
 // One version of the reduction's loops (direct: reading memory, not snapshots).
-KernelLowering::VersionValues CollectiveLowering::partials(bool direct) {
+ReloadLowering::VersionValues CollectiveLowering::partials(bool direct) {
   // Chunks 0 .. split-1 lie in the masks' leading lanes (all of them when every input is a
   // buffer: its elements are all there).
   llvm::Value* split = leading         ? clamp(b.CreateSDiv(leading, i64(parts)), i64(0), chunks)
@@ -448,7 +449,7 @@ KernelLowering::VersionValues CollectiveLowering::partials(bool direct) {
   L.loop(i64(0), i64(row), 1, [&](llvm::Value* t) {
     Cache cache;
     for (size_t k = 0; k < n; ++k)
-      b.CreateStore(L.to_scratch(input(k, t, cache), o[k]->type.elem), at(acc[k], t));
+      b.CreateStore(L.elements_.to_scratch(input(k, t, cache), o[k]->type.elem), at(acc[k], t));
   });
   llvm::Value* after = i64(1);
   if (leading) {
@@ -468,7 +469,7 @@ KernelLowering::VersionValues CollectiveLowering::partials(bool direct) {
     L.loop(from, i64(chunks), 1, [&](llvm::Value* c) { chunk(c); });
     if (rest)
       fold_rest();
-    return to_scalars ? result(load_partials()) : KernelLowering::VersionValues{};
+    return to_scalars ? result(load_partials()) : ReloadLowering::VersionValues{};
   }
   return result(partials_past_masked(std::move(fast_vals), std::move(resume), after, rest_bb));
 }
@@ -506,11 +507,11 @@ CollectiveLowering::Partials CollectiveLowering::partials_past_masked(
   b.SetInsertPoint(joined);
   vals = merge_partials(folded, partly_end, vals, skip);
   if (trailing) {
-    L.reload_masks_false_ = true;
+    L.reloads_.reload_masks_false_ = true;
     know_masks(false);
     vals = register_chunks(vals, off, i64(chunks), invariant_tail);
     know_masks(std::nullopt);
-    L.reload_masks_false_ = false;
+    L.reloads_.reload_masks_false_ = false;
   }
   if (rest) {
     store_partials(vals);
@@ -523,10 +524,10 @@ CollectiveLowering::Partials CollectiveLowering::partials_past_masked(
 void CollectiveLowering::reduce() {
   std::vector<const ir::Value*> reloaded;
   for (const ir::Value* v : o)
-    if (L.is_reloaded(v))
+    if (L.reloads_.is_reloaded(v))
       reloaded.push_back(v);
-  loads = L.reloaded_loads(reloaded);
-  summand = L.is_reloaded(o[0]) ? summand_without_zero(op, o[0]) : nullptr;
+  loads = L.reloads_.reloaded_loads(reloaded);
+  summand = L.reloads_.is_reloaded(o[0]) ? summand_without_zero(op, o[0]) : nullptr;
   row = parts * lanes;
   chunks = len / parts;
   rest = len % parts;
@@ -534,7 +535,7 @@ void CollectiveLowering::reduce() {
     if (l->operands.size() > 1)
       masks.push_back(l->operand(1));
   if (!masks.empty())
-    leading = L.leading_true_lanes(masks, len);
+    leading = L.fusion_.leading_true_lanes(masks, len);
   // A float min or max whose region is that one op takes the element first: x86 lowers
   // maxnum(a, b) to a max and a select on isnan(a), and with the partial as `a` that test
   // was on the loop-carried chain (softmax's max pass, 4096 columns in cache: 1320 -> 1255
@@ -545,34 +546,35 @@ void CollectiveLowering::reduce() {
                 (single->kind == OpKind::Min || single->kind == OpKind::Max);
   // Past `trailing`, every reloaded load's mask is off (its `other` is read): known where
   // each mask is in closed form.
-  trailing = leading ? L.all_masks_off_from(masks, len) : nullptr;
+  trailing = leading ? L.fusion_.all_masks_off_from(masks, len) : nullptr;
   invariant_tail = std::all_of(o.begin(), o.end(),
                                [&](const ir::Value* v) {
-                                 return L.is_reloaded(v) && !v->type.elem.is_ptr() &&
-                                        L.same_where_masks_off(v, masks);
+                                 return L.reloads_.is_reloaded(v) && !v->type.elem.is_ptr() &&
+                                        L.reloads_.same_where_masks_off(v, masks);
                                }) &&
-                   (!summand || L.same_where_masks_off(summand, masks));
+                   (!summand || L.reloads_.same_where_masks_off(summand, masks));
   to_scalars = std::all_of(op.results.begin(), op.results.end(),
                            [](const ir::Value* r) { return r->type.is_scalar(); }) &&
                lanes == 1;
   // A reduction over a row an earlier pass read (a layer norm's variance) prefetches the next
   // program's row, a line or so per chunk: memory reads while this pass and the next compute
   // on cached data, and the last pass, whose store streams, only writes.
-  L.begin_prefetch(loads, len * lanes);
-  KernelLowering::VersionValues flat = L.emit_reload_versions(loads, "reduce", [&](bool snap) {
-    from_snapshots = snap;
-    KernelLowering::VersionValues r = partials(!snap);
-    from_snapshots = false;
-    return r;
-  });
-  L.end_prefetch();
+  L.prefetch_.begin_prefetch(loads, len * lanes);
+  ReloadLowering::VersionValues flat =
+      L.reloads_.emit_reload_versions(loads, "reduce", [&](bool snap) {
+        from_snapshots = snap;
+        ReloadLowering::VersionValues r = partials(!snap);
+        from_snapshots = false;
+        return r;
+      });
+  L.prefetch_.end_prefetch();
   halving_tree(flat);
 }
 
 // The halving tree: partial k absorbs partial k + h. Into scalars, in registers: through
 // scratch, each level's loads waited on the previous level's stores, a chain of store
 // forwards: the layer norms at 512 columns, rows in cache, ran 5-15 % faster without it.
-void CollectiveLowering::halving_tree(const KernelLowering::VersionValues& flat) {
+void CollectiveLowering::halving_tree(const ReloadLowering::VersionValues& flat) {
   if (const ir::Op* combine = vector_combine(op); to_scalars && parts > 1 && combine) {
     // One combine op, on whole vectors: lanes 0 .. h-1 absorb lanes h .. 2h-1. Left to the
     // SLP vectorizer, the tree stayed mostly scalar shuffles and adds, about twice the
@@ -585,7 +587,8 @@ void CollectiveLowering::halving_tree(const KernelLowering::VersionValues& flat)
       std::vector<int> lo(h), hi(h);
       std::iota(lo.begin(), lo.end(), 0);
       std::iota(hi.begin(), hi.end(), static_cast<int>(h));
-      v = L.elementwise(*combine, {b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi)});
+      v = L.elements_.elementwise(*combine,
+                                  {b.CreateShuffleVector(v, lo), b.CreateShuffleVector(v, hi)});
     }
     L.set_scalar(op.results[0], b.CreateExtractElement(v, uint64_t{0}));
     return;
@@ -598,7 +601,7 @@ void CollectiveLowering::halving_tree(const KernelLowering::VersionValues& flat)
       for (int64_t t = 0; t < h; ++t) {
         std::vector<llvm::Value*> args = part[t];
         args.insert(args.end(), part[t + h].begin(), part[t + h].end());
-        part[t] = L.inline_region(op.body(), args);
+        part[t] = L.control_.inline_region(op.body(), args);
       }
     for (size_t k = 0; k < n; ++k)
       L.set_scalar(op.results[k], part[0][k]);
@@ -610,7 +613,7 @@ void CollectiveLowering::halving_tree(const KernelLowering::VersionValues& flat)
   for (size_t k = 0; k < n; ++k) {
     const ir::Value* r = op.results[k];
     if (r->type.is_scalar()) {
-      L.set_scalar(r, L.from_scratch(b.CreateLoad(acc[k].ty, acc[k].base), r->type.elem));
+      L.set_scalar(r, L.elements_.from_scratch(b.CreateLoad(acc[k].ty, acc[k].base), r->type.elem));
     } else {
       View v = acc[k];
       v.shape = r->type.shape;

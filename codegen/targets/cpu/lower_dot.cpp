@@ -16,6 +16,17 @@ using ir::ScalarKind;
 namespace {
 constexpr int64_t kMR = 4; // rows per micro-tile
 constexpr int64_t kNR = 2; // vector registers per row
+
+// An f32 rounded to tf32's 10 mantissa bits, to nearest even; infinities and NaNs as they are.
+llvm::Value* round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Value* u = b.CreateBitCast(x, b.getInt32Ty());
+  llvm::Value* special =
+      b.CreateICmpEQ(b.CreateAnd(u, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
+  llvm::Value* r = b.CreateAnd(
+      b.CreateAdd(b.CreateAdd(u, b.getInt32(0x0fff)), b.CreateAnd(b.CreateLShr(u, 13), 1)),
+      b.getInt32(~0x1fffu));
+  return b.CreateBitCast(b.CreateSelect(special, u, r), b.getFloatTy());
+}
 } // namespace
 
 void KernelLowering::lower_dot(const ir::Op& op) {
@@ -30,7 +41,7 @@ void KernelLowering::lower_dot(const ir::Op& op) {
       in.kind == ScalarKind::F32 &&
       op.enum_attr<ir::InputPrecision>(ir::InputPrecision::Ieee) != ir::InputPrecision::Ieee;
   bool float_path = acc.is_float();
-  llvm::Type* acc_ty = reg_type(acc);
+  llvm::Type* acc_ty = elements_.reg_type(acc);
 
   // Packed operands in the accumulator's register type: [batch, M, K] and [batch, K, N]. A
   // tile already held that way (an fp32 tile loaded for an fp32 dot) is read in place: the
@@ -49,18 +60,12 @@ void KernelLowering::lower_dot(const ir::Op& op) {
       dst.strides.erase(dst.strides.begin());
     }
     loop_nest(dst.shape, [&](const std::vector<llvm::Value*>& idx) {
-      llvm::Value* x = from_scratch(b.CreateLoad(src.ty, element_ptr(src, idx)), v->type.elem);
-      if (tf32) {
-        llvm::Value* u = b.CreateBitCast(x, b.getInt32Ty());
-        llvm::Value* special =
-            b.CreateICmpEQ(b.CreateAnd(u, b.getInt32(0x7f800000)), b.getInt32(0x7f800000));
-        llvm::Value* r = b.CreateAnd(
-            b.CreateAdd(b.CreateAdd(u, b.getInt32(0x0fff)), b.CreateAnd(b.CreateLShr(u, 13), 1)),
-            b.getInt32(~0x1fffu));
-        x = b.CreateBitCast(b.CreateSelect(special, u, r), b.getFloatTy());
-      }
+      llvm::Value* x =
+          elements_.from_scratch(b.CreateLoad(src.ty, element_ptr(src, idx)), v->type.elem);
+      if (tf32)
+        x = round_to_tf32(b, x);
       if (float_path) // (an fp8 code decoded: exact in f32, as f16 and bf16 are)
-        x = scalar_.convert(x, v->type.elem, acc);
+        x = elements_.scalar_.convert(x, v->type.elem, acc);
       else
         x = in.is_unsigned() ? b.CreateZExtOrTrunc(x, acc_ty) : b.CreateSExtOrTrunc(x, acc_ty);
       b.CreateStore(x, element_ptr(dst, idx));
@@ -94,7 +99,7 @@ void KernelLowering::lower_dot(const ir::Op& op) {
               ptr(C, b.CreateAdd(base_of(bt, M, N), b.CreateAdd(b.CreateMul(i, i64(N)), j)));
           llvm::Value* s = b.CreateLoad(acc_ty, cp);
           llvm::Value* r =
-              float_path ? scalar_.fma(acc, x, y, s) : b.CreateAdd(s, b.CreateMul(x, y));
+              float_path ? elements_.scalar_.fma(acc, x, y, s) : b.CreateAdd(s, b.CreateMul(x, y));
           b.CreateStore(r, cp);
         });
       });

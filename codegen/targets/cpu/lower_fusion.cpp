@@ -24,7 +24,7 @@ using ir::OpKind;
 // per element along the contiguous dimension. An integer Div or Rem of tensors whose operands
 // are rematerializable is a leaf instead (division_leaf): computed once, in a group of its
 // own, into a buffer, which the expressions above it read where they are recomputed.
-bool KernelLowering::rematerializable(const ir::Value* v) {
+bool FusionLowering::rematerializable(const ir::Value* v) {
   // The cost is the size of the expression tree (shared subexpressions count once per use,
   // as they are recomputed): small trees only, or code size would grow exponentially.
   constexpr int64_t kMaxCost = 48;
@@ -63,7 +63,7 @@ bool KernelLowering::rematerializable(const ir::Value* v) {
   return cost >= 0;
 }
 
-bool KernelLowering::division_leaf(const ir::Value* v) {
+bool FusionLowering::division_leaf(const ir::Value* v) {
   if (is_rank0(v) || !v->def || v->type.elem.is_float() ||
       (v->def->kind != OpKind::Div && v->def->kind != OpKind::Rem))
     return false;
@@ -91,7 +91,7 @@ static bool same_computation(const ir::Value* a, const ir::Value* b, int depth =
   return true;
 }
 
-std::optional<bool> KernelLowering::known_mask(const ir::Value* v) {
+std::optional<bool> FusionLowering::known_mask(const ir::Value* v) {
   if (known_masks_.empty() || !v->type.elem.is_bool())
     return std::nullopt;
   if (auto it = known_masks_.find(v); it != known_masks_.end())
@@ -102,32 +102,33 @@ std::optional<bool> KernelLowering::known_mask(const ir::Value* v) {
   return std::nullopt;
 }
 
-llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+llvm::Value* FusionLowering::remat(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                                    bool same_index,
                                    std::unordered_map<const ir::Value*, llvm::Value*>& in) {
   if (same_index)
     if (auto it = in.find(v); it != in.end())
       return it->second;
   if (is_rank0(v))
-    return scalar(v);
+    return k_.scalar(v);
   if (division_leaf(v)) { // its own group wrote it before (fuse)
-    const View& w = values_.at(v).view;
-    return from_scratch(builder_.CreateLoad(w.ty, element_ptr(w, idx)), v->type.elem);
+    const View& w = k_.values_.at(v).view;
+    return k_.elements_.from_scratch(k_.builder_.CreateLoad(w.ty, k_.element_ptr(w, idx)),
+                                     v->type.elem);
   }
   const Op& op = *v->def;
-  auto& b = builder_;
+  auto& b = k_.builder_;
   switch (op.kind) {
   case OpKind::Arange:
-    return b.CreateTrunc(b.CreateAdd(idx[0], i64(op.int_attr(attr::start))), b.getInt32Ty());
+    return b.CreateTrunc(b.CreateAdd(idx[0], k_.i64(op.int_attr(attr::start))), b.getInt32Ty());
   case OpKind::Constant:
-    return scalar_.constant(op, v->type.elem);
+    return k_.elements_.scalar_.constant(op, v->type.elem);
   case OpKind::Splat:
-    return scalar(op.operand(0));
+    return k_.scalar(op.operand(0));
   case OpKind::Broadcast: {
     std::vector<llvm::Value*> j = idx;
     for (size_t d = 0; d < j.size(); ++d)
       if (op.operand(0)->type.shape[d] == 1)
-        j[d] = i64(0);
+        j[d] = k_.i64(0);
     return remat(op.operand(0), j, false, in);
   }
   case OpKind::ExpandDims: {
@@ -146,37 +147,38 @@ llvm::Value* KernelLowering::remat(const ir::Value* v, const std::vector<llvm::V
     std::vector<llvm::Value*> args;
     for (const ir::Value* o : op.operands)
       args.push_back(remat(o, idx, same_index, in));
-    return elementwise(op, args);
+    return k_.elements_.elementwise(op, args);
   }
   }
 }
 
 llvm::Value*
-KernelLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
+FusionLowering::group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                               llvm::Value* flat,
                               std::unordered_map<const ir::Value*, llvm::Value*>& in_group) {
   if (auto it = in_group.find(v); it != in_group.end())
     return it->second;
   if (is_rank0(v))
-    return scalar(v);
+    return k_.scalar(v);
   // (A flat loop's one index is the element's index only in a 1-D group; a group of higher
   // rank reading a rematerializable value is never flat.)
   if (rematerializable(v) && (!flat || v->type.rank() == 1))
     return remat(v, idx, true, in_group);
-  const View& w = values_.at(v).view;
-  llvm::Value* p = flat ? builder_.CreateInBoundsGEP(
-                              w.ty, w.base, builder_.CreateAdd(flat, i64(w.offset), "", true, true))
-                        : element_ptr(w, idx);
-  llvm::Value* r = from_scratch(builder_.CreateLoad(w.ty, p), v->type.elem);
-  if (auto it = lazy_init_.find(v); it != lazy_init_.end() && !it->second.filled)
-    r = builder_.CreateSelect(it->second.first, it->second.value, r); // the buffer is not filled
+  const View& w = k_.values_.at(v).view;
+  llvm::Value* p =
+      flat ? k_.builder_.CreateInBoundsGEP(
+                 w.ty, w.base, k_.builder_.CreateAdd(flat, k_.i64(w.offset), "", true, true))
+           : k_.element_ptr(w, idx);
+  llvm::Value* r = k_.elements_.from_scratch(k_.builder_.CreateLoad(w.ty, p), v->type.elem);
+  if (auto it = k_.lazy_init_.find(v); it != k_.lazy_init_.end() && !it->second.filled)
+    r = k_.builder_.CreateSelect(it->second.first, it->second.value, r); // the buffer is not filled
   return r;
 }
 
 // Whether slot `slot` of the `for` op `loop` starts from a splat it need not write to its
 // carried buffer before the loop (see LazyInit): every reader of the carried value is in the
 // loop body itself, not in a nested region, where a fill could be skipped.
-bool KernelLowering::lazy_init_slot(const Op& loop, size_t slot) const {
+bool FusionLowering::lazy_init_slot(const Op& loop, size_t slot) const {
   const ir::Value* init = loop.operand(3 + static_cast<unsigned>(slot));
   if (is_rank0(init) || !init->def)
     return false;
@@ -184,26 +186,26 @@ bool KernelLowering::lazy_init_slot(const Op& loop, size_t slot) const {
   if (def.kind != OpKind::Constant && !(def.kind == OpKind::Splat && is_rank0(def.operand(0))))
     return false;
   const ir::Block& body = loop.body();
-  auto it = users_.find(body.args.at(1 + slot));
-  return it == users_.end() || std::all_of(it->second.begin(), it->second.end(),
-                                           [&](const Op* u) { return u->parent == &body; });
+  auto it = k_.users_.find(body.args.at(1 + slot));
+  return it == k_.users_.end() || std::all_of(it->second.begin(), it->second.end(),
+                                              [&](const Op* u) { return u->parent == &body; });
 }
 
-llvm::Value* KernelLowering::splat_value(const ir::Value* v) {
+llvm::Value* FusionLowering::splat_value(const ir::Value* v) {
   const Op& def = *v->def;
-  return def.kind == OpKind::Constant ? scalar_.constant(def, v->type.elem)
-                                      : scalar(def.operand(0));
+  return def.kind == OpKind::Constant ? k_.elements_.scalar_.constant(def, v->type.elem)
+                                      : k_.scalar(def.operand(0));
 }
 
-void KernelLowering::fill_if(llvm::Value* cond, const View& dst, llvm::Value* value, DType t) {
-  auto& b = builder_;
-  auto* fill_bb = llvm::BasicBlock::Create(ctx_, "carry.init", fn_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "carry.init.done", fn_);
+void FusionLowering::fill_if(llvm::Value* cond, const View& dst, llvm::Value* value, DType t) {
+  auto& b = k_.builder_;
+  auto* fill_bb = llvm::BasicBlock::Create(k_.ctx_, "carry.init", k_.fn_);
+  auto* done = llvm::BasicBlock::Create(k_.ctx_, "carry.init.done", k_.fn_);
   b.CreateCondBr(cond, fill_bb, done);
   b.SetInsertPoint(fill_bb);
-  llvm::Value* stored = to_scratch(value, t);
-  loop(
-      i64(0), i64(numel(dst.shape)), 1,
+  llvm::Value* stored = k_.elements_.to_scratch(value, t);
+  k_.loop(
+      k_.i64(0), k_.i64(numel(dst.shape)), 1,
       [&](llvm::Value* i) { b.CreateStore(stored, b.CreateInBoundsGEP(dst.ty, dst.base, i)); },
       true);
   b.CreateBr(done);
@@ -214,7 +216,7 @@ void KernelLowering::fill_if(llvm::Value* cond, const View& dst, llvm::Value* va
 // offs an i32 arange(start, ...) plus, optionally, a splatted scalar s: lane i holds exactly
 // when i < bound - s - start, provided no lane's offs wrapped around (else 0: every lane then
 // takes the masked path, which is right for any mask). nullptr for another form.
-llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size,
+llvm::Value* FusionLowering::prefix_lanes(const ir::Value* mask, int64_t size,
                                           llvm::Value** exact_out) {
   const Op* cmp = mask->def;
   if (!cmp || cmp->kind != OpKind::Cmp || cmp->enum_attr<ir::CmpPred>() != ir::CmpPred::Lt)
@@ -237,20 +239,20 @@ llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size,
   }
   if (!range || range->kind != OpKind::Arange)
     return nullptr;
-  auto& b = builder_;
+  auto& b = k_.builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
-  llvm::Value* first = i64(range->int_attr(attr::start));
+  llvm::Value* first = k_.i64(range->int_attr(attr::start));
   if (shift)
-    first = b.CreateAdd(first, b.CreateSExt(scalar(shift), i64_ty));
-  llvm::Value* last = b.CreateAdd(first, i64(size - 1));
-  llvm::Value* exact =
-      b.CreateAnd(b.CreateICmpSGE(first, i64(INT32_MIN)), b.CreateICmpSLE(last, i64(INT32_MAX)));
-  llvm::Value* c = b.CreateSub(b.CreateSExt(scalar(bound->operand(0)), i64_ty), first);
-  c = b.CreateSelect(b.CreateICmpSLT(c, i64(0)), i64(0), c);
-  c = b.CreateSelect(b.CreateICmpSGT(c, i64(size)), i64(size), c);
+    first = b.CreateAdd(first, b.CreateSExt(k_.scalar(shift), i64_ty));
+  llvm::Value* last = b.CreateAdd(first, k_.i64(size - 1));
+  llvm::Value* exact = b.CreateAnd(b.CreateICmpSGE(first, k_.i64(INT32_MIN)),
+                                   b.CreateICmpSLE(last, k_.i64(INT32_MAX)));
+  llvm::Value* c = b.CreateSub(b.CreateSExt(k_.scalar(bound->operand(0)), i64_ty), first);
+  c = b.CreateSelect(b.CreateICmpSLT(c, k_.i64(0)), k_.i64(0), c);
+  c = b.CreateSelect(b.CreateICmpSGT(c, k_.i64(size)), k_.i64(size), c);
   if (exact_out)
     *exact_out = exact;
-  return b.CreateSelect(exact, c, i64(0));
+  return b.CreateSelect(exact, c, k_.i64(0));
 }
 
 // How many leading lanes of [0, n) every one of the (rematerializable, 1-D) masks holds for,
@@ -258,9 +260,9 @@ llvm::Value* KernelLowering::prefix_lanes(const ir::Value* mask, int64_t size,
 // loop vectorizer vectorizes (a min reduction over the lane index it did not): the count c of
 // lanes where all masks hold and the sum of their indices, which equals c (c - 1) / 2 only for
 // the lanes 0 .. c-1 (the least sum of c distinct lane indices).
-llvm::Value* KernelLowering::leading_true_lanes(const std::vector<const ir::Value*>& masks,
+llvm::Value* FusionLowering::leading_true_lanes(const std::vector<const ir::Value*>& masks,
                                                 int64_t n) {
-  auto& b = builder_;
+  auto& b = k_.builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
   // Where every mask reads `offs < bound` over an arange, the count needs no scan (which
   // cost a quarter of a 4096-column RMSNorm row on the CPU, once per masked group and program).
@@ -275,12 +277,12 @@ llvm::Value* KernelLowering::leading_true_lanes(const std::vector<const ir::Valu
   }
   if (least)
     return least;
-  llvm::AllocaInst* count = entry_builder_.CreateAlloca(i64_ty, nullptr, "lanes.count");
-  llvm::AllocaInst* sum = entry_builder_.CreateAlloca(i64_ty, nullptr, "lanes.sum");
-  b.CreateStore(i64(0), count);
-  b.CreateStore(i64(0), sum);
-  loop(
-      i64(0), i64(n), 1,
+  llvm::AllocaInst* count = k_.entry_builder_.CreateAlloca(i64_ty, nullptr, "lanes.count");
+  llvm::AllocaInst* sum = k_.entry_builder_.CreateAlloca(i64_ty, nullptr, "lanes.sum");
+  b.CreateStore(k_.i64(0), count);
+  b.CreateStore(k_.i64(0), sum);
+  k_.loop(
+      k_.i64(0), k_.i64(n), 1,
       [&](llvm::Value* i) {
         std::unordered_map<const ir::Value*, llvm::Value*> in;
         llvm::Value* all = b.getTrue();
@@ -293,8 +295,8 @@ llvm::Value* KernelLowering::leading_true_lanes(const std::vector<const ir::Valu
       true);
   llvm::Value* c = b.CreateLoad(i64_ty, count);
   llvm::Value* prefix = b.CreateICmpEQ(b.CreateLoad(i64_ty, sum),
-                                       b.CreateLShr(b.CreateMul(c, b.CreateSub(c, i64(1))), 1));
-  return b.CreateSelect(prefix, c, i64(0));
+                                       b.CreateLShr(b.CreateMul(c, b.CreateSub(c, k_.i64(1))), 1));
+  return b.CreateSelect(prefix, c, k_.i64(0));
 }
 
 // Whether lower_op puts `op` into a fusion group (see fuse), where a value it reads is
@@ -330,7 +332,7 @@ bool fusible(const Op& op) {
 // A group output that its enclosing `for` yields as the next value of a carried tensor whose
 // current value only this group reads (lane by lane, at the lane it writes): the group writes
 // it into the carried buffer itself, and the yield copies nothing.
-const View* KernelLowering::carried_in_place(const ir::Value* r,
+const View* FusionLowering::carried_in_place(const ir::Value* r,
                                              const std::unordered_set<const Op*>& group) {
   const ir::Block* blk = r->def->parent;
   const Op* loop_op = blk && blk->parent ? blk->parent->parent : nullptr;
@@ -347,11 +349,11 @@ const View* KernelLowering::carried_in_place(const ir::Value* r,
   if (slot < 0)
     return nullptr;
   const ir::Value* arg = blk->args.at(1 + slot);
-  for (const Op* u : users_[arg])
+  for (const Op* u : k_.users_[arg])
     if (!group.count(u))
       return nullptr;
-  auto it = values_.find(arg);
-  if (it == values_.end() || !it->second.view.base)
+  auto it = k_.values_.find(arg);
+  if (it == k_.values_.end() || !it->second.view.base)
     return nullptr;
   const View& carry = it->second.view;
   if (carry.offset != 0 || carry.shape != r->type.shape || carry.strides != row_major(carry.shape))
@@ -361,16 +363,16 @@ const View* KernelLowering::carried_in_place(const ir::Value* r,
 
 // The first lane from which every mask is off, where each reads `offs < n` (closed form), else
 // nullptr. A mask whose offsets wrap around may hold anywhere: its end is the block's.
-llvm::Value* KernelLowering::all_masks_off_from(const std::vector<const ir::Value*>& masks,
+llvm::Value* FusionLowering::all_masks_off_from(const std::vector<const ir::Value*>& masks,
                                                 int64_t size) {
-  auto& b = builder_;
-  llvm::Value* end = i64(0);
+  auto& b = k_.builder_;
+  llvm::Value* end = k_.i64(0);
   for (const ir::Value* m : masks) {
     llvm::Value* exact = nullptr;
     llvm::Value* c = prefix_lanes(m, size, &exact);
     if (!c)
       return nullptr;
-    c = b.CreateSelect(exact, c, i64(size));
+    c = b.CreateSelect(exact, c, k_.i64(size));
     end = b.CreateSelect(b.CreateICmpSGT(c, end), c, end);
   }
   return end;
@@ -381,7 +383,7 @@ llvm::Value* KernelLowering::all_masks_off_from(const std::vector<const ir::Valu
 // lanes past the leading ones have every mask off and do nothing, unless an offset wrapped around
 // (then the leading count is 0 and every lane takes the masked loop). Returns that condition
 // (an i1: run the masked loop), or nullptr where the masked loop always runs.
-llvm::Value* KernelLowering::masked_lanes_needed(const std::vector<const Op*>& ops,
+llvm::Value* FusionLowering::masked_lanes_needed(const std::vector<const Op*>& ops,
                                                  const std::vector<const ir::Value*>& masks,
                                                  bool only_stores, int64_t size) {
   if (!only_stores || masks.empty())
@@ -395,32 +397,32 @@ llvm::Value* KernelLowering::masked_lanes_needed(const std::vector<const Op*>& o
   llvm::Value* exact = nullptr;
   if (!prefix_lanes(masks[0], size, &exact))
     return nullptr;
-  return builder_.CreateNot(exact);
+  return k_.builder_.CreateNot(exact);
 }
 
 // Elementwise ops, sources, splats, pointer arithmetic, loads and stores: into the pending
 // fusion group of their shape (rank 0: straight-line code).
-void KernelLowering::fuse(const Op& op) {
+void FusionLowering::fuse(const Op& op) {
   bool rank0 = !op.results.empty() ? is_rank0(op.result()) : is_rank0(op.operand(0));
   if (rank0) {
     if (op.kind == OpKind::Store) {
-      flush();
-      guard_reloads(op);
+      k_.flush();
+      k_.reloads_.guard_reloads(op);
     }
-    return lower_scalar_op(op);
+    return k_.lower_scalar_op(op);
   }
   const auto& shape = op.results.empty() ? op.operand(0)->type.shape : op.result()->type.shape;
   // A division leaf (rematerializable) is its group's only op, so that its buffer is whole
   // before any group recomputes an expression that reads it.
   const bool leaf = !op.results.empty() && division_leaf(op.result());
-  if (!group_.ops.empty() && (group_.shape != shape || leaf))
-    flush();
-  group_.shape = shape;
-  group_.ops.push_back(&op);
+  if (!k_.group_.ops.empty() && (k_.group_.shape != shape || leaf))
+    k_.flush();
+  k_.group_.shape = shape;
+  k_.group_.ops.push_back(&op);
   for (ir::Value* r : op.results)
-    group_.defines.insert(r);
-  stream_site(op);
+    k_.group_.defines.insert(r);
+  k_.prefetch_.stream_site(op);
   if (op.kind == OpKind::Store || leaf)
-    flush(); // later loads must observe the store, lane for lane and op for op
+    k_.flush(); // later loads must observe the store, lane for lane and op for op
 }
 } // namespace tritium::cpu

@@ -61,22 +61,22 @@ bool GroupLowering::choose_outputs() {
     for (ir::Value* r : op->results) {
       auto& us = L.users_[r];
       auto outside = [&](const Op* u) { return !members.count(u); };
-      if ((!std::any_of(us.begin(), us.end(), outside) && !L.division_leaf(r)) ||
+      if ((!std::any_of(us.begin(), us.end(), outside) && !L.fusion_.division_leaf(r)) ||
           L.lazy_init_values_.count(r))
         continue;
-      bool recomputed = L.rematerializable(r) &&
+      bool recomputed = L.fusion_.rematerializable(r) &&
                         std::all_of(us.begin(), us.end(),
                                     [&](const Op* u) { return !outside(u) || fusible(*u); });
-      if (recomputed || L.try_reload(r, members))
+      if (recomputed || L.reloads_.try_reload(r, members))
         continue;
-      if (const View* carry = L.carried_in_place(r, members))
+      if (const View* carry = L.fusion_.carried_in_place(r, members))
         outputs.emplace_back(r, *carry);
       else
         outputs.emplace_back(r, L.new_buffer(r->type.elem, r->type.shape));
     }
   for (const Op* op : g.ops)
     if (op->kind == OpKind::Store) {
-      L.guard_reloads(*op);
+      L.reloads_.guard_reloads(*op);
       stores = true;
     }
   return !outputs.empty() || stores;
@@ -88,17 +88,17 @@ void GroupLowering::choose_loop_shape() {
   std::vector<const ir::Value*> reloads;
   for (const Op* op : g.ops)
     for (ir::Value* o : op->operands)
-      if (L.is_reloaded(o) && !members.count(o->def) &&
+      if (L.reloads_.is_reloaded(o) && !members.count(o->def) &&
           std::find(reloads.begin(), reloads.end(), o) == reloads.end())
         reloads.push_back(o);
-  reloaded_loads_in = L.reloaded_loads(reloads);
+  reloaded_loads_in = L.reloads_.reloaded_loads(reloads);
   for (const Op* op : g.ops) {
     if (op->kind == OpKind::Arange && g.shape.size() != 1)
       flat = false;
     for (ir::Value* o : op->operands) {
-      if (o->type.is_scalar() || g.defines.count(o) || L.is_reloaded(o))
+      if (o->type.is_scalar() || g.defines.count(o) || L.reloads_.is_reloaded(o))
         continue;
-      if (L.rematerializable(o) ? g.shape.size() > 1 : !contiguous(L.values_.at(o).view))
+      if (L.fusion_.rematerializable(o) ? g.shape.size() > 1 : !contiguous(L.values_.at(o).view))
         flat = false;
     }
   }
@@ -122,7 +122,7 @@ void GroupLowering::collect_masks() {
     if (!mask)
       continue;
     masks.push_back(mask);
-    split = split && L.rematerializable(mask);
+    split = split && L.fusion_.rematerializable(mask);
   }
   for (const Op* load : reloaded_loads_in)
     if (load->operands.size() > 1)
@@ -132,10 +132,10 @@ void GroupLowering::collect_masks() {
 
 llvm::Value* GroupLowering::get(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                                 llvm::Value* fl, Values& in) {
-  if (std::optional<bool> known = L.known_mask(v))
+  if (std::optional<bool> known = L.fusion_.known_mask(v))
     return static_cast<llvm::Value*>(b.getInt1(*known));
-  return L.is_reloaded(v) ? L.reload(v, idx[0], masks_true, from_snapshots, in)
-                          : L.group_element(v, idx, fl, in);
+  return L.reloads_.is_reloaded(v) ? L.reloads_.reload(v, idx[0], masks_true, from_snapshots, in)
+                                   : L.fusion_.group_element(v, idx, fl, in);
 }
 
 // One op of the group at one element; its value, or nullptr for a store.
@@ -146,7 +146,7 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
   auto arg = [&](const ir::Value* v) { return get(v, idx, fl, in); };
   switch (op.kind) {
   case OpKind::Constant:
-    return L.scalar_.constant(op, t);
+    return L.elements_.scalar_.constant(op, t);
   case OpKind::Arange:
     return b.CreateTrunc(b.CreateAdd(idx.back(), L.i64(op.int_attr(attr::start))), b.getInt32Ty());
   case OpKind::Splat:
@@ -154,26 +154,26 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
   case OpKind::Load: {
     llvm::Value* p = arg(o[0]);
     if (o.size() == 1 || masks_true)
-      return L.load_user(p, t);
+      return L.elements_.load_user(p, t);
     llvm::Value* mask = arg(o[1]);
-    llvm::Value* other = o.size() > 2 ? arg(o[2]) : L.scalar_.zero(t);
+    llvm::Value* other = o.size() > 2 ? arg(o[2]) : L.elements_.scalar_.zero(t);
     return llvm_ir::guarded(
-        b, mask, "load", [&] { return L.load_user(p, t); }, other);
+        b, mask, "load", [&] { return L.elements_.load_user(p, t); }, other);
   }
   case OpKind::Store: {
     llvm::Value* v = arg(o[1]);
-    if (llvm::Value* aligned = L.streaming_pointer(op)) {
-      L.store_user(aligned, v, t);
-      L.mark_streaming(&b.GetInsertBlock()->back());
+    if (llvm::Value* aligned = L.stores_.streaming_pointer(op)) {
+      L.elements_.store_user(aligned, v, t);
+      L.stores_.mark_streaming(&b.GetInsertBlock()->back());
       return nullptr;
     }
     llvm::Value* p = arg(o[0]);
     if (o.size() == 2 || masks_true) {
-      L.store_user(p, v, t);
+      L.elements_.store_user(p, v, t);
       return nullptr;
     }
     return llvm_ir::guarded(b, arg(o[2]), "store", [&]() -> llvm::Value* {
-      L.store_user(p, v, t);
+      L.elements_.store_user(p, v, t);
       return nullptr;
     });
   }
@@ -181,7 +181,7 @@ llvm::Value* GroupLowering::element_of(const Op& op, const std::vector<llvm::Val
     std::vector<llvm::Value*> args;
     for (ir::Value* x : o)
       args.push_back(arg(x));
-    return L.elementwise(op, args);
+    return L.elements_.elementwise(op, args);
   }
   }
 }
@@ -194,7 +194,7 @@ void GroupLowering::element(const std::vector<llvm::Value*>& idx) {
       in[op->result()] = r;
   for (auto& [v, buf] : outputs) {
     llvm::Value* p = fl ? b.CreateInBoundsGEP(buf.ty, buf.base, fl) : L.element_ptr(buf, idx);
-    b.CreateStore(L.to_scratch(in.at(v), v->type.elem), p);
+    b.CreateStore(L.elements_.to_scratch(in.at(v), v->type.elem), p);
   }
 }
 
@@ -203,8 +203,8 @@ void GroupLowering::emit() {
   if (split)
     return emit_split();
   if (streaming && streaming->operands.size() == 2)
-    return L.store_loop(streaming, L.i64(0), L.i64(space[0]),
-                        [&](llvm::Value* i) { element({i}); });
+    return L.stores_.store_loop(streaming, L.i64(0), L.i64(space[0]),
+                                [&](llvm::Value* i) { element({i}); });
   L.loop_nest(space, each, flat);
 }
 
@@ -213,25 +213,25 @@ void GroupLowering::emit() {
 void GroupLowering::emit_split() {
   auto flat_element = [&](llvm::Value* i) { element({i}); };
   llvm::Value* n = L.i64(space[0]);
-  llvm::Value* k = L.leading_true_lanes(masks, space[0]);
+  llvm::Value* k = L.fusion_.leading_true_lanes(masks, space[0]);
   masks_true = true;
   for (const ir::Value* m : masks)
-    L.known_masks_[m] = true;
-  L.store_loop(streaming, L.i64(0), k, flat_element);
-  L.known_masks_.clear();
+    L.fusion_.known_masks_[m] = true;
+  L.stores_.store_loop(streaming, L.i64(0), k, flat_element);
+  L.fusion_.known_masks_.clear();
   masks_true = false;
-  llvm::Value* needed = L.masked_lanes_needed(g.ops, masks, outputs.empty(), space[0]);
+  llvm::Value* needed = L.fusion_.masked_lanes_needed(g.ops, masks, outputs.empty(), space[0]);
   if (!needed) {
-    llvm::Value* off = L.all_masks_off_from(masks, space[0]);
+    llvm::Value* off = L.fusion_.all_masks_off_from(masks, space[0]);
     if (!off)
       return L.loop(k, n, 1, flat_element, true);
     // Past every mask's end, loads read their `other` and stores store nothing: no masked
     // accesses (LLVM scalarizes masked f16 loads), often a loop-invariant value.
     L.loop(k, off, 1, flat_element, true);
     for (const ir::Value* m : masks)
-      L.known_masks_[m] = false;
+      L.fusion_.known_masks_[m] = false;
     L.loop(off, n, 1, flat_element, true);
-    L.known_masks_.clear();
+    L.fusion_.known_masks_.clear();
     return;
   }
   auto* rest = llvm::BasicBlock::Create(L.ctx_, "masked", L.fn_);
@@ -259,19 +259,19 @@ void GroupLowering::prefetch_and_emit() {
   // A pass whose store streams past the caches (lower_streaming_store.cpp) writes memory
   // without reading it: the next block's reads overlap its writes, as in a plain copy loop.
   if (flat && heavy && !stores)
-    L.begin_prefetch(accesses, space[0]);
+    L.prefetch_.begin_prefetch(accesses, space[0]);
   else if (flat && streaming)
-    L.begin_prefetch(accesses, space[0], L.launch_streams(*streaming), true);
+    L.prefetch_.begin_prefetch(accesses, space[0], L.stores_.launch_streams(*streaming), true);
   else
-    L.begin_prefetch(accesses, 0);
-  L.prefetch_strips_ = !L.prefetching_.empty();
-  L.emit_reload_versions(reloaded_loads_in, "group", [&](bool snapshots) {
+    L.prefetch_.begin_prefetch(accesses, 0);
+  L.prefetch_.prefetch_strips_ = !L.prefetch_.prefetching_.empty();
+  L.reloads_.emit_reload_versions(reloaded_loads_in, "group", [&](bool snapshots) {
     from_snapshots = snapshots;
     emit();
     from_snapshots = false;
-    return KernelLowering::VersionValues{};
+    return ReloadLowering::VersionValues{};
   });
-  L.end_prefetch();
+  L.prefetch_.end_prefetch();
 }
 
 void GroupLowering::run() {
@@ -281,7 +281,7 @@ void GroupLowering::run() {
   collect_masks();
   // The one store of a 1-D group may stream past the caches (lower_streaming_store.cpp) in the
   // lanes where it stores unconditionally.
-  streaming = L.streaming_store(g.ops, flat && g.shape.size() == 1);
+  streaming = L.stores_.streaming_store(g.ops, flat && g.shape.size() == 1);
   prefetch_and_emit();
   for (auto& [v, buf] : outputs)
     L.set_view(v, buf);

@@ -120,7 +120,7 @@ void KernelLowering::run() {
     pids_[i] = entry_builder_.CreateLoad(
         entry_builder_.getInt64Ty(),
         entry_builder_.CreateConstGEP1_64(entry_builder_.getInt64Ty(), fn_->getArg(1), i));
-  streaming_bytes_ = entry_builder_.CreateLoad(
+  stores_.streaming_bytes_ = entry_builder_.CreateLoad(
       entry_builder_.getInt64Ty(),
       entry_builder_.CreateConstGEP1_64(entry_builder_.getInt64Ty(), fn_->getArg(1), 6));
   builder_.SetInsertPoint(body);
@@ -133,17 +133,19 @@ void KernelLowering::run() {
         builder_.getInt64Ty(), builder_.CreateConstGEP1_64(builder_.getInt64Ty(), args_arg_, i));
     llvm::Value* v;
     if (t.is_float())
-      v = scalar_.round_from_double(builder_.CreateBitCast(slot, builder_.getDoubleTy()), t);
+      v = elements_.scalar_.round_from_double(builder_.CreateBitCast(slot, builder_.getDoubleTy()),
+                                              t);
     else if (t.is_ptr())
-      v = builder_.CreateIntToPtr(slot, reg_type(t));
+      v = builder_.CreateIntToPtr(slot, elements_.reg_type(t));
     else
-      v = builder_.CreateTrunc(slot, reg_type(t));
+      v = builder_.CreateTrunc(slot, elements_.reg_type(t));
     set_scalar(params[i], v);
   }
   branch_to_general();
 
   ir::walk(f_.entry(), [&](const Op& op) {
-    has_atomics_ = has_atomics_ || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
+    stores_.has_atomics_ =
+        stores_.has_atomics_ || op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
     for (ir::Value* v : op.operands)
       users_[v].push_back(&op);
     for (const auto& r : op.regions)
@@ -157,16 +159,16 @@ void KernelLowering::run() {
   ir::walk(f_.entry(), [&](const Op& op) {
     if (op.kind == OpKind::For)
       for (size_t i = 3; i < op.operands.size(); ++i)
-        (lazy_init_slot(op, i - 3) ? lazy : needed).insert(op.operand(i));
+        (fusion_.lazy_init_slot(op, i - 3) ? lazy : needed).insert(op.operand(i));
   });
   for (const ir::Value* v : lazy)
     if (!needed.count(v) && std::all_of(users_[v].begin(), users_[v].end(),
                                         [](const Op* u) { return u->kind == OpKind::For; }))
       lazy_init_values_.insert(v);
-  plan_streams();
+  prefetch_.plan_streams();
   lower_block(f_.entry());
   flush();
-  drop_unused_streams();
+  prefetch_.drop_unused_streams();
   builder_.CreateRet(builder_.CreateLoad(builder_.getInt1Ty(), failed_));
 
   std::string err;
@@ -186,9 +188,9 @@ void KernelLowering::branch_to_general() {
     for (int k = 0; k < 3; ++k) {
       const ir::Value* x = bound[k];
       DType t = x->type.elem;
-      v[k] = loop_bound(x->def ? scalar_.constant(*x->def, t) : scalar(x), t);
+      v[k] = control_.loop_bound(x->def ? elements_.scalar_.constant(*x->def, t) : scalar(x), t);
     }
-    auto [span, stride] = loop_span(v[0], v[1], v[2]);
+    auto [span, stride] = control_.loop_span(v[0], v[1], v[2]);
     once = b.CreateAnd(once,
                        b.CreateAnd(b.CreateICmpSGT(span, i64(0)), b.CreateICmpSLE(span, stride)));
   }
@@ -292,21 +294,23 @@ llvm::MDNode* KernelLowering::full_width_hint(llvm::BasicBlock* first) {
 void KernelLowering::loop(llvm::Value* lo, llvm::Value* hi, int64_t step,
                           const std::function<void(llvm::Value*)>& body, bool full_width) {
   auto& b = builder_;
-  if (full_width && prefetch_strips_ && step == 1) {
-    // Strips of kPrefetchStrip elements, each after its share of the streams' lines
+  if (full_width && prefetch_.prefetch_strips_ && step == 1) {
+    // Strips of prefetch_.kPrefetchStrip elements, each after its share of the streams' lines
     // (lower_prefetch.cpp): whole strips of a constant trip count, then the rest.
-    prefetch_strips_ = false;
-    const int64_t k = kPrefetchStrip;
+    prefetch_.prefetch_strips_ = false;
+    const int64_t k = prefetch_.kPrefetchStrip;
     llvm::Value* n = b.CreateSub(hi, lo);
     n = b.CreateSelect(b.CreateICmpSGT(n, i64(0)), n, i64(0));
     llvm::Value* whole = b.CreateAdd(lo, b.CreateMul(b.CreateSDiv(n, i64(k)), i64(k)));
     loop(lo, whole, k, [&](llvm::Value* s) {
-      prefetch_share(prefetch_offset_ ? b.CreateAdd(s, prefetch_offset_) : s, k);
+      prefetch_.prefetch_share(
+          prefetch_.prefetch_offset_ ? b.CreateAdd(s, prefetch_.prefetch_offset_) : s, k);
       loop(s, b.CreateAdd(s, i64(k), "", true, true), 1, body, true);
     });
-    prefetch_share(prefetch_offset_ ? b.CreateAdd(whole, prefetch_offset_) : whole, k);
+    prefetch_.prefetch_share(
+        prefetch_.prefetch_offset_ ? b.CreateAdd(whole, prefetch_.prefetch_offset_) : whole, k);
     loop(whole, hi, 1, body, true);
-    prefetch_strips_ = true;
+    prefetch_.prefetch_strips_ = true;
     return;
   }
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -356,7 +360,7 @@ llvm::Value* KernelLowering::element_ptr(const View& v, const std::vector<llvm::
 
 View KernelLowering::new_buffer(DType t, const std::vector<int64_t>& shape) {
   View v;
-  v.ty = scratch_type(t);
+  v.ty = elements_.scratch_type(t);
   v.shape = shape;
   v.strides = row_major(shape);
   int64_t bytes = static_cast<int64_t>(module_.getDataLayout().getTypeAllocSize(v.ty)) *
@@ -382,17 +386,17 @@ const View& KernelLowering::view(const ir::Value* v) {
   if (auto it = lazy_init_.find(v); it != lazy_init_.end() && !it->second.filled) {
     // Read as a buffer: the first iteration fills it here, before this reader.
     LazyInit& l = it->second;
-    fill_if(l.first, l.carry, l.value, v->type.elem);
+    fusion_.fill_if(l.first, l.carry, l.value, v->type.elem);
     l.filled = true;
   }
-  if (is_reloaded(v))
+  if (reloads_.is_reloaded(v))
     throw Error(fmt::format("cpu backend: kernel '{}': internal error: a reloaded tensor read as "
                             "a buffer",
                             f_.name));
   if (is_rank0(v) && !values_[v].view.base) {
     // A shape op on a scalar (expand_dims, join, …): a one-element buffer.
     View w = new_buffer(v->type.elem, {});
-    builder_.CreateStore(to_scratch(scalar(v), v->type.elem), w.base);
+    builder_.CreateStore(elements_.to_scratch(scalar(v), v->type.elem), w.base);
     values_[v].view = w;
   }
   auto it = values_.find(v);
@@ -450,27 +454,27 @@ void KernelLowering::lower_scalar_op(const Op& op) {
     r = b.CreateTrunc(pid(3 + op.int_attr(attr::axis)), b.getInt32Ty());
     break;
   case OpKind::Constant:
-    r = scalar_.constant(op, op.result()->type.elem);
+    r = elements_.scalar_.constant(op, op.result()->type.elem);
     break;
   case OpKind::Load: {
     DType t = op.result()->type.elem;
     if (o.size() == 1) {
-      r = load_user(scalar(o[0]), t);
+      r = elements_.load_user(scalar(o[0]), t);
       break;
     }
-    llvm::Value* other = o.size() > 2 ? scalar(o[2]) : scalar_.zero(t);
+    llvm::Value* other = o.size() > 2 ? scalar(o[2]) : elements_.scalar_.zero(t);
     r = llvm_ir::guarded(
-        b, scalar(o[1]), "load", [&] { return load_user(scalar(o[0]), t); }, other);
+        b, scalar(o[1]), "load", [&] { return elements_.load_user(scalar(o[0]), t); }, other);
     break;
   }
   case OpKind::Store: {
     DType t = o[1]->type.elem;
     if (o.size() == 2) {
-      store_user(scalar(o[0]), scalar(o[1]), t);
+      elements_.store_user(scalar(o[0]), scalar(o[1]), t);
       return;
     }
     llvm_ir::guarded(b, scalar(o[2]), "store", [&]() -> llvm::Value* {
-      store_user(scalar(o[0]), scalar(o[1]), t);
+      elements_.store_user(scalar(o[0]), scalar(o[1]), t);
       return nullptr;
     });
     return;
@@ -479,7 +483,7 @@ void KernelLowering::lower_scalar_op(const Op& op) {
     std::vector<llvm::Value*> args;
     for (ir::Value* x : o)
       args.push_back(scalar(x));
-    r = elementwise(op, args);
+    r = elements_.elementwise(op, args);
   }
   }
   set_scalar(op.result(), r);
@@ -549,11 +553,11 @@ void KernelLowering::lower_op(const Op& op) {
   case OpCategory::Ternary:
   case OpCategory::Select:
   case OpCategory::Convert:
-    return fuse(op);
+    return fusion_.fuse(op);
   case OpCategory::Hint:
     switch (ir::as<ir::HintOp>(op.kind)) {
     case ir::HintOp::Hint:
-      return fuse(op);
+      return fusion_.fuse(op);
     case ir::HintOp::DescHint:
       return; // the load it describes computes the block itself
     }
@@ -565,13 +569,13 @@ void KernelLowering::lower_op(const Op& op) {
       return lower_scalar_op(op);
     case ir::SourceOp::Constant:
     case ir::SourceOp::Arange:
-      return fuse(op);
+      return fusion_.fuse(op);
     }
     return;
   case OpCategory::Shape:
     switch (ir::as<ir::ShapeOp>(op.kind)) {
     case ir::ShapeOp::Splat:
-      return fuse(op);
+      return fusion_.fuse(op);
     case ir::ShapeOp::Broadcast:
     case ir::ShapeOp::ExpandDims:
     case ir::ShapeOp::Reshape:
@@ -589,7 +593,7 @@ void KernelLowering::lower_op(const Op& op) {
     case ir::MemoryOp::AddPtr:
     case ir::MemoryOp::Load:
     case ir::MemoryOp::Store:
-      return fuse(op);
+      return fusion_.fuse(op);
     case ir::MemoryOp::AtomicRmw:
     case ir::MemoryOp::AtomicCas:
       flush(); // effects follow earlier ops
@@ -615,11 +619,11 @@ void KernelLowering::lower_op(const Op& op) {
     flush(); // regions must follow earlier ops
     switch (ir::as<ir::ControlOp>(op.kind)) {
     case ir::ControlOp::For:
-      return lower_for(op);
+      return control_.lower_for(op);
     case ir::ControlOp::If:
-      return lower_if(op);
+      return control_.lower_if(op);
     case ir::ControlOp::While:
-      return lower_while(op);
+      return control_.lower_while(op);
     }
     return;
   case OpCategory::Terminator:
@@ -675,7 +679,7 @@ void KernelLowering::lower_check(const Op& op) {
     for (size_t d = 0; d < idx.size(); ++d)
       lane = builder_.CreateAdd(lane, builder_.CreateMul(idx[d], i64(strides[d])));
     llvm::Value* ok =
-        from_scratch(builder_.CreateLoad(c.ty, element_ptr(c, idx)), ir::ScalarKind::I1);
+        elements_.from_scratch(builder_.CreateLoad(c.ty, element_ptr(c, idx)), ir::ScalarKind::I1);
     fail_if(builder_.CreateNot(ok), op, what, lane);
   });
 }

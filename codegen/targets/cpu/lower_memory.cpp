@@ -59,10 +59,11 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
     }
   llvm::Type* bt = bits_type(b, t);
   auto to_mem = [&](llvm::Value* v) {
-    return t.is_bool() ? b.CreateZExt(v, bt) : b.CreateZExtOrTrunc(scalar_.to_bits(v, t), bt);
+    return t.is_bool() ? b.CreateZExt(v, bt)
+                       : b.CreateZExtOrTrunc(elements_.scalar_.to_bits(v, t), bt);
   };
   auto from_mem = [&](llvm::Value* v) {
-    return t.is_bool() ? b.CreateTrunc(v, b.getInt1Ty()) : scalar_.from_bits(v, t);
+    return t.is_bool() ? b.CreateTrunc(v, b.getInt1Ty()) : elements_.scalar_.from_bits(v, t);
   };
   const auto order = llvm::AtomicOrdering::SequentiallyConsistent;
 
@@ -92,7 +93,7 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
       b.SetInsertPoint(retry);
       auto* cur = b.CreatePHI(bt, 2);
       cur->addIncoming(first, entry);
-      llvm::Value* nv = to_mem(scalar_.binary(combine, t, from_mem(cur), v));
+      llvm::Value* nv = to_mem(elements_.scalar_.binary(combine, t, from_mem(cur), v));
       auto* x = b.CreateAtomicCmpXchg(p, cur, nv, llvm::MaybeAlign(), order, order);
       cur->addIncoming(b.CreateExtractValue(x, 0), retry);
       b.CreateCondBr(b.CreateExtractValue(x, 1), out, retry);
@@ -106,7 +107,7 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
     b.SetInsertPoint(done);
     auto* phi = b.CreatePHI(old->getType(), 2);
     phi->addIncoming(old, yes_end);
-    phi->addIncoming(scalar_.zero(t), from);
+    phi->addIncoming(elements_.scalar_.zero(t), from);
     return static_cast<llvm::Value*>(phi);
   };
 
@@ -121,11 +122,12 @@ void KernelLowering::lower_atomic(const ir::Op& op) {
   View r = new_buffer(t, op.result()->type.shape);
   loop_nest(r.shape, [&](const std::vector<llvm::Value*>& idx) {
     auto get = [&](size_t i) {
-      return from_scratch(b.CreateLoad(in[i].ty, element_ptr(in[i], idx)), o[i]->type.elem);
+      return elements_.from_scratch(b.CreateLoad(in[i].ty, element_ptr(in[i], idx)),
+                                    o[i]->type.elem);
     };
     llvm::Value* old =
         lane(get(0), get(cas ? 2 : 1), cas ? get(1) : nullptr, masked ? get(mask_at) : nullptr);
-    b.CreateStore(to_scratch(old, t), element_ptr(r, idx));
+    b.CreateStore(elements_.to_scratch(old, t), element_ptr(r, idx));
   });
   set_view(op.result(), r);
 }
@@ -158,7 +160,8 @@ void KernelLowering::lower_print(const ir::Op& op) {
     }
     const View& w = view(v);
     loop_nest(w.shape, [&](const std::vector<llvm::Value*>& idx) {
-      print_one(from_scratch(b.CreateLoad(w.ty, element_ptr(w, idx)), v->type.elem), v->type.elem);
+      print_one(elements_.from_scratch(b.CreateLoad(w.ty, element_ptr(w, idx)), v->type.elem),
+                v->type.elem);
     });
   }
   b.CreateCall(host_fn(kPrintEndFn, b.getVoidTy(), {}), {});

@@ -34,8 +34,8 @@ namespace tritium::cpu {
 using ir::Op;
 using ir::OpKind;
 
-void KernelLowering::plan_streams() {
-  std::unordered_set<const ir::Value*> params(f_.args().begin(), f_.args().end());
+void Prefetcher::plan_streams() {
+  std::unordered_set<const ir::Value*> params(k_.f_.args().begin(), k_.f_.args().end());
   std::unordered_map<const ir::Value*, bool> memo;
   std::function<bool(const ir::Value*)> moves = [&](const ir::Value* v) {
     if (auto it = memo.find(v); it != memo.end())
@@ -50,7 +50,7 @@ void KernelLowering::plan_streams() {
     return memo[v] = r;
   };
   std::map<std::pair<const ir::Value*, bool>, size_t> first; // (pointer root, store) -> stream
-  ir::walk(f_.entry(), [&](const Op& op) {
+  ir::walk(k_.f_.entry(), [&](const Op& op) {
     if (!affine_access(op))
       return;
     if (!moves(op.operand(0)))
@@ -69,44 +69,44 @@ void KernelLowering::plan_streams() {
   });
   if (streams_.empty())
     return;
-  int64_t at = (scratch_size_ + 63) / 64 * 64;
-  scratch_size_ = at + 24 * static_cast<int64_t>(streams_.size());
+  int64_t at = (k_.scratch_size_ + 63) / 64 * 64;
+  k_.scratch_size_ = at + 24 * static_cast<int64_t>(streams_.size());
   for (size_t k = 0; k < streams_.size(); ++k)
-    streams_[k].slot = entry_builder_.CreateConstInBoundsGEP1_64(
-        entry_builder_.getInt8Ty(), scratch_arg_, at + 24 * static_cast<int64_t>(k));
+    streams_[k].slot = k_.entry_builder_.CreateConstInBoundsGEP1_64(
+        k_.entry_builder_.getInt8Ty(), k_.scratch_arg_, at + 24 * static_cast<int64_t>(k));
 }
 
-void KernelLowering::stream_site(const Op& access) {
+void Prefetcher::stream_site(const Op& access) {
   auto it = stream_of_.find(&access);
   if (it == stream_of_.end())
     return;
-  auto& b = builder_;
+  auto& b = k_.builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
   llvm::Value* slot = streams_[it->second].slot;
   auto field = [&](int k) { return b.CreateConstInBoundsGEP1_64(i64_ty, slot, k); };
-  Span span = access_span(access);
+  ReloadLowering::Span span = k_.reloads_.access_span(access);
   llvm::Value* delta = b.CreateSub(span.lo, b.CreateLoad(i64_ty, field(0)));
   auto& writes = streams_[it->second].writes;
   writes.push_back(b.CreateStore(span.lo, field(0)));
   llvm::Value* near =
-      b.CreateICmpULT(b.CreateAdd(delta, i64(int64_t{1} << 32)), i64(int64_t{1} << 33));
-  llvm::Value* ok = b.CreateAnd(near, b.CreateICmpNE(delta, i64(0)));
+      b.CreateICmpULT(b.CreateAdd(delta, k_.i64(int64_t{1} << 32)), k_.i64(int64_t{1} << 33));
+  llvm::Value* ok = b.CreateAnd(near, b.CreateICmpNE(delta, k_.i64(0)));
   writes.push_back(b.CreateStore(b.CreateAdd(span.lo, delta), field(1)));
   writes.push_back(
-      b.CreateStore(b.CreateSelect(ok, b.CreateSub(span.hi, span.lo), i64(0)), field(2)));
+      b.CreateStore(b.CreateSelect(ok, b.CreateSub(span.hi, span.lo), k_.i64(0)), field(2)));
 }
 
 // A stream no loop prefetches costs its site's updates in every program (vector add lost up to
 // 10 % to them in a noisy measurement): without its stores, the rest is dead code.
-void KernelLowering::drop_unused_streams() {
+void Prefetcher::drop_unused_streams() {
   for (Stream& st : streams_)
     if (!st.prefetched)
       for (llvm::Instruction* w : st.writes)
         w->eraseFromParent();
 }
 
-void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int64_t total,
-                                    llvm::Value* only_if, bool last_pass) {
+void Prefetcher::begin_prefetch(const std::vector<const Op*>& accesses, int64_t total,
+                                llvm::Value* only_if, bool last_pass) {
   using State = Stream::State;
   std::vector<bool> touched(streams_.size(), false);
   for (const Op* a : accesses)
@@ -125,7 +125,7 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
   prefetch_next_.clear();
   prefetch_lines_.clear();
   prefetch_locality_.clear();
-  auto& b = builder_;
+  auto& b = k_.builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
   for (size_t k : prefetching_) {
     Stream& st = streams_[k];
@@ -141,14 +141,15 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
     prefetch_locality_.push_back(last_pass && st.lines * 64 <= kPrefetchL1Bytes ? 3 : 2);
     // At most the site's block: the slot is not initialized before a thread's first prediction
     // (and another kernel may have used its memory).
-    llvm::Value* lines = b.CreateLShr(b.CreateAdd(b.CreateLoad(i64_ty, field(2)), i64(63)), i64(6));
-    lines = b.CreateSelect(b.CreateICmpULT(lines, i64(st.lines)), lines, i64(st.lines));
+    llvm::Value* lines =
+        b.CreateLShr(b.CreateAdd(b.CreateLoad(i64_ty, field(2)), k_.i64(63)), k_.i64(6));
+    lines = b.CreateSelect(b.CreateICmpULT(lines, k_.i64(st.lines)), lines, k_.i64(st.lines));
     // A block that streaming stores will write is better not in cache: a non-temporal store to
     // a cached line writes it back first (softmax gained nothing from streaming with both).
-    if (st.store && may_stream(*st.site))
-      lines = b.CreateSelect(launch_streams(*st.site), i64(0), lines);
+    if (st.store && k_.stores_.may_stream(*st.site))
+      lines = b.CreateSelect(k_.stores_.launch_streams(*st.site), k_.i64(0), lines);
     if (only_if)
-      lines = b.CreateSelect(only_if, lines, i64(0));
+      lines = b.CreateSelect(only_if, lines, k_.i64(0));
     prefetch_lines_.push_back(lines);
   }
   for (size_t k = 0; k < streams_.size(); ++k)
@@ -157,23 +158,23 @@ void KernelLowering::begin_prefetch(const std::vector<const Op*>& accesses, int6
   prefetch_total_ = total;
 }
 
-void KernelLowering::prefetch_share(llvm::Value* lo, int64_t n) {
-  auto& b = builder_;
+void Prefetcher::prefetch_share(llvm::Value* lo, int64_t n) {
+  auto& b = k_.builder_;
   for (size_t i = 0; i < prefetching_.size(); ++i) {
     const Stream& st = streams_[prefetching_[i]];
     // Lines in proportion to elements: this share's first line, and (at most) how many.
     const int64_t count =
         std::min<int64_t>(16, (st.lines * n + prefetch_total_ - 1) / prefetch_total_);
     llvm::Value* first =
-        b.CreateUDiv(b.CreateMul(lo, i64(st.lines), "", true, true), i64(prefetch_total_));
-    auto* issue = llvm::BasicBlock::Create(ctx_, "prefetch", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "prefetch.done", fn_);
+        b.CreateUDiv(b.CreateMul(lo, k_.i64(st.lines), "", true, true), k_.i64(prefetch_total_));
+    auto* issue = llvm::BasicBlock::Create(k_.ctx_, "prefetch", k_.fn_);
+    auto* done = llvm::BasicBlock::Create(k_.ctx_, "prefetch.done", k_.fn_);
     b.CreateCondBr(b.CreateICmpULT(first, prefetch_lines_[i]), issue, done);
     b.SetInsertPoint(issue);
-    llvm::Value* at = b.CreateAdd(prefetch_next_[i], b.CreateShl(first, i64(6)));
+    llvm::Value* at = b.CreateAdd(prefetch_next_[i], b.CreateShl(first, k_.i64(6)));
     for (int64_t j = 0; j < count; ++j)
       b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getPtrTy()},
-                        {b.CreateIntToPtr(b.CreateAdd(at, i64(64 * j)), b.getPtrTy()),
+                        {b.CreateIntToPtr(b.CreateAdd(at, k_.i64(64 * j)), b.getPtrTy()),
                          b.getInt32(st.store ? 1 : 0), b.getInt32(prefetch_locality_[i]),
                          b.getInt32(1)});
     b.CreateBr(done);
@@ -181,11 +182,11 @@ void KernelLowering::prefetch_share(llvm::Value* lo, int64_t n) {
   }
 }
 
-void KernelLowering::end_prefetch() {
+void Prefetcher::end_prefetch() {
   // Prefetched once: a loop around the prefetching loop finds nothing left to prefetch.
   for (size_t k : prefetching_)
-    builder_.CreateStore(
-        i64(0), builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), streams_[k].slot, 2));
+    k_.builder_.CreateStore(k_.i64(0), k_.builder_.CreateConstInBoundsGEP1_64(
+                                           k_.builder_.getInt64Ty(), streams_[k].slot, 2));
   prefetching_.clear();
   prefetch_strips_ = false;
 }

@@ -147,7 +147,7 @@ static size_t group_end(const Op& u, const std::unordered_map<const Op*, size_t>
   return end;
 }
 
-bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<const Op*>& group) {
+bool ReloadLowering::try_reload(const ir::Value* v, const std::unordered_set<const Op*>& group) {
   if (!v->def || v->type.rank() != 1)
     return false;
   const ir::Block* blk = v->def->parent;
@@ -156,7 +156,7 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
   std::unordered_set<const ir::Value*> seen; // a second visit follows a first that succeeded
   int ops = 0;
   std::function<bool(const ir::Value*)> tree = [&](const ir::Value* x) -> bool {
-    if (x->type.is_scalar() || rematerializable(x) || !seen.insert(x).second)
+    if (x->type.is_scalar() || k_.fusion_.rematerializable(x) || !seen.insert(x).second)
       return true;
     const Op* d = x->def;
     if (!d || ++ops > kMaxReloadOps)
@@ -168,8 +168,9 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
     nodes.push_back(x);
     if (d->kind == OpKind::Load) {
       const ir::Value* mask = mask_of(*d);
-      if (!rematerializable(d->operand(0)) || !affine_pointer(d->operand(0)) ||
-          (mask && !rematerializable(mask)) || (d->operands.size() > 2 && !tree(d->operand(2))))
+      if (!k_.fusion_.rematerializable(d->operand(0)) || !affine_pointer(d->operand(0)) ||
+          (mask && !k_.fusion_.rematerializable(mask)) ||
+          (d->operands.size() > 2 && !tree(d->operand(2))))
         return false;
       if (std::find(loads.begin(), loads.end(), d) == loads.end())
         loads.push_back(d);
@@ -185,19 +186,19 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
   // Every reader outside the group: elementwise in the same block, or a 1-D reduction.
   size_t end = 0, last_in_group = 0;
   for (const Op* op : group)
-    last_in_group = std::max(last_in_group, position_.at(op));
-  for (const Op* u : users_[v]) {
+    last_in_group = std::max(last_in_group, k_.position_.at(op));
+  for (const Op* u : k_.users_[v]) {
     if (group.count(u))
       continue;
     if (u->parent != blk || !(fusible(*u) || u->kind == OpKind::Reduce))
       return false;
-    end = std::max(end, group_end(*u, position_));
+    end = std::max(end, group_end(*u, k_.position_));
   }
 
   // Every write between a load and the last reader can be bounded, and those already emitted
   // were checked against the load's row.
   for (const Op* load : loads) {
-    size_t from = position_.at(load);
+    size_t from = k_.position_.at(load);
     auto known = reload_source_of_.find(load);
     size_t checked =
         known == reload_source_of_.end() ? from : reload_sources_[known->second].live_end;
@@ -218,7 +219,7 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
     if (fresh) {
       ReloadSource s;
       s.load = load;
-      s.live_end = position_.at(load);
+      s.live_end = k_.position_.at(load);
       reload_sources_.push_back(s);
     }
     auto& s = reload_sources_[it->second];
@@ -227,10 +228,10 @@ bool KernelLowering::try_reload(const ir::Value* v, const std::unordered_set<con
   return true;
 }
 
-std::vector<const Op*> KernelLowering::reloaded_loads(const std::vector<const ir::Value*>& values) {
+std::vector<const Op*> ReloadLowering::reloaded_loads(const std::vector<const ir::Value*>& values) {
   std::vector<const Op*> loads;
   std::function<void(const ir::Value*)> walk = [&](const ir::Value* x) {
-    if (x->type.is_scalar() || rematerializable(x) || !x->def)
+    if (x->type.is_scalar() || k_.fusion_.rematerializable(x) || !x->def)
       return;
     const Op* d = x->def;
     if (d->kind == OpKind::Splat || d->kind == OpKind::Constant)
@@ -264,13 +265,13 @@ affine_first(llvm::IRBuilder<>& b, const AffinePointer& a, int64_t lanes, llvm::
   return {first, exact};
 }
 
-llvm::Value* KernelLowering::reload_slow_path(const std::vector<const Op*>& loads) {
-  auto& b = builder_;
+llvm::Value* ReloadLowering::reload_slow_path(const std::vector<const Op*>& loads) {
+  auto& b = k_.builder_;
   llvm::Value* any = b.getFalse();
   for (const Op* load : loads) {
     AffinePointer a = *affine_pointer(load->operand(0));
     llvm::Value* exact =
-        affine_first(b, a, load->result()->type.shape[0], a.shift ? scalar(a.shift) : nullptr)
+        affine_first(b, a, load->result()->type.shape[0], a.shift ? k_.scalar(a.shift) : nullptr)
             .second;
     any = b.CreateOr(any, b.CreateNot(exact));
     auto it = reload_source_of_.find(load);
@@ -283,16 +284,16 @@ llvm::Value* KernelLowering::reload_slow_path(const std::vector<const Op*>& load
   return any;
 }
 
-KernelLowering::VersionValues
-KernelLowering::emit_reload_versions(const std::vector<const Op*>& loads, const std::string& tag,
+ReloadLowering::VersionValues
+ReloadLowering::emit_reload_versions(const std::vector<const Op*>& loads, const std::string& tag,
                                      const std::function<VersionValues(bool)>& emit) {
   llvm::Value* slow = reload_slow_path(loads);
   if (!slow)
     return emit(false);
-  auto& b = builder_;
-  auto* copied = llvm::BasicBlock::Create(ctx_, tag + ".snapshot", fn_);
-  auto* direct = llvm::BasicBlock::Create(ctx_, tag + ".memory", fn_);
-  auto* done = llvm::BasicBlock::Create(ctx_, tag + ".done", fn_);
+  auto& b = k_.builder_;
+  auto* copied = llvm::BasicBlock::Create(k_.ctx_, tag + ".snapshot", k_.fn_);
+  auto* direct = llvm::BasicBlock::Create(k_.ctx_, tag + ".memory", k_.fn_);
+  auto* done = llvm::BasicBlock::Create(k_.ctx_, tag + ".done", k_.fn_);
   b.CreateCondBr(slow, copied, direct);
   b.SetInsertPoint(copied);
   VersionValues from_copies = emit(true);
@@ -313,48 +314,49 @@ KernelLowering::emit_reload_versions(const std::vector<const Op*>& loads, const 
   return merged;
 }
 
-KernelLowering::Span KernelLowering::access_span(const Op& access) {
-  auto& b = builder_;
+ReloadLowering::Span ReloadLowering::access_span(const Op& access) {
+  auto& b = k_.builder_;
   llvm::Type* i64_ty = b.getInt64Ty();
   const ir::Value* p = access.operand(0);
   DType t = access.kind == OpKind::Load ? access.result()->type.elem : access.operand(1)->type.elem;
-  int64_t size = memory_bytes(t);
+  int64_t size = k_.elements_.memory_bytes(t);
   if (p->type.is_scalar()) {
-    llvm::Value* lo = b.CreatePtrToInt(scalar(p), i64_ty);
-    return {lo, b.CreateAdd(lo, i64(size)), b.getTrue()};
+    llvm::Value* lo = b.CreatePtrToInt(k_.scalar(p), i64_ty);
+    return {lo, b.CreateAdd(lo, k_.i64(size)), b.getTrue()};
   }
   AffinePointer a = *affine_pointer(p);
   const int64_t lanes = p->type.shape[0];
-  auto [first, exact] = affine_first(b, a, lanes, a.shift ? scalar(a.shift) : nullptr);
+  auto [first, exact] = affine_first(b, a, lanes, a.shift ? k_.scalar(a.shift) : nullptr);
   // Lanes past a closed-form mask's count are off: they touch no memory.
-  llvm::Value* count = i64(lanes);
+  llvm::Value* count = k_.i64(lanes);
   if (const ir::Value* mask = mask_of(access)) {
     llvm::Value* mask_exact = nullptr;
-    if (llvm::Value* c = prefix_lanes(mask, lanes, &mask_exact))
-      count = b.CreateSelect(mask_exact, c, i64(lanes));
+    if (llvm::Value* c = k_.fusion_.prefix_lanes(mask, lanes, &mask_exact))
+      count = b.CreateSelect(mask_exact, c, k_.i64(lanes));
   }
   llvm::Value* lo =
-      b.CreateAdd(b.CreatePtrToInt(scalar(a.base), i64_ty), b.CreateMul(first, i64(size)));
-  return {lo, b.CreateAdd(lo, b.CreateMul(count, i64(size))), exact};
+      b.CreateAdd(b.CreatePtrToInt(k_.scalar(a.base), i64_ty), b.CreateMul(first, k_.i64(size)));
+  return {lo, b.CreateAdd(lo, b.CreateMul(count, k_.i64(size))), exact};
 }
 
-llvm::Value* KernelLowering::lane_address(const Op& access, llvm::Value* lane) {
-  auto& b = builder_;
+llvm::Value* ReloadLowering::lane_address(const Op& access, llvm::Value* lane) {
+  auto& b = k_.builder_;
   AffinePointer a = *affine_pointer(access.operand(0));
   DType t = access.kind == OpKind::Load ? access.result()->type.elem : access.operand(1)->type.elem;
   llvm::Value* first =
-      affine_first(b, a, access.operand(0)->type.shape[0], a.shift ? scalar(a.shift) : nullptr)
+      affine_first(b, a, access.operand(0)->type.shape[0], a.shift ? k_.scalar(a.shift) : nullptr)
           .first;
-  return b.CreateGEP(scalar_.memory_type(t), scalar(a.base), b.CreateAdd(first, lane));
+  return b.CreateGEP(k_.elements_.scalar_.memory_type(t), k_.scalar(a.base),
+                     b.CreateAdd(first, lane));
 }
 
-void KernelLowering::guard_reloads(const Op& write) {
-  auto& b = builder_;
-  const size_t at = position_.at(&write);
+void ReloadLowering::guard_reloads(const Op& write) {
+  auto& b = k_.builder_;
+  const size_t at = k_.position_.at(&write);
   std::optional<Span> ws;
   for (ReloadSource& src : reload_sources_) {
     const Op& load = *src.load;
-    if (load.parent != write.parent || position_.at(&load) >= at || src.live_end < at)
+    if (load.parent != write.parent || k_.position_.at(&load) >= at || src.live_end < at)
       continue;
     if (!ws)
       ws = access_span(write);
@@ -365,25 +367,26 @@ void KernelLowering::guard_reloads(const Op& write) {
     llvm::Value* copy_now = src.taken ? b.CreateAnd(b.CreateNot(src.taken), overlap) : overlap;
     DType t = load.result()->type.elem;
     if (!src.snapshot.base)
-      src.snapshot = new_buffer(t, load.result()->type.shape);
+      src.snapshot = k_.new_buffer(t, load.result()->type.shape);
     llvm::BasicBlock* skip_from = b.GetInsertBlock();
-    auto* copy_bb = llvm::BasicBlock::Create(ctx_, "snapshot", fn_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "snapshot.done", fn_);
+    auto* copy_bb = llvm::BasicBlock::Create(k_.ctx_, "snapshot", k_.fn_);
+    auto* done = llvm::BasicBlock::Create(k_.ctx_, "snapshot.done", k_.fn_);
     b.CreateCondBr(copy_now, copy_bb, done);
     b.SetInsertPoint(copy_bb);
     const View& snap = src.snapshot;
-    loop(i64(0), i64(load.result()->type.shape[0]), 1, [&](llvm::Value* i) {
+    k_.loop(k_.i64(0), k_.i64(load.result()->type.shape[0]), 1, [&](llvm::Value* i) {
       std::unordered_map<const ir::Value*, llvm::Value*> in;
       auto store_lane = [&] {
-        llvm::Value* v = load_user(remat(load.operand(0), {i}, true, in), t);
-        b.CreateStore(to_scratch(v, t), b.CreateInBoundsGEP(snap.ty, snap.base, i));
+        llvm::Value* v =
+            k_.elements_.load_user(k_.fusion_.remat(load.operand(0), {i}, true, in), t);
+        b.CreateStore(k_.elements_.to_scratch(v, t), b.CreateInBoundsGEP(snap.ty, snap.base, i));
       };
       const ir::Value* mask = mask_of(load);
       if (!mask)
         return store_lane();
-      auto* yes = llvm::BasicBlock::Create(ctx_, "snapshot.lane", fn_);
-      auto* next = llvm::BasicBlock::Create(ctx_, "snapshot.next", fn_);
-      b.CreateCondBr(remat(mask, {i}, true, in), yes, next);
+      auto* yes = llvm::BasicBlock::Create(k_.ctx_, "snapshot.lane", k_.fn_);
+      auto* next = llvm::BasicBlock::Create(k_.ctx_, "snapshot.next", k_.fn_);
+      b.CreateCondBr(k_.fusion_.remat(mask, {i}, true, in), yes, next);
       b.SetInsertPoint(yes);
       store_lane();
       b.CreateBr(next);
@@ -399,13 +402,13 @@ void KernelLowering::guard_reloads(const Op& write) {
   }
 }
 
-llvm::Value* KernelLowering::chunk_element(const Op& load, llvm::Value* row, llvm::Value* first) {
-  auto& b = builder_;
+llvm::Value* ReloadLowering::chunk_element(const Op& load, llvm::Value* row, llvm::Value* first) {
+  auto& b = k_.builder_;
   RegisterChunk& c = *register_chunk_;
   llvm::Value*& vec = c.rows[&load];
   if (!vec) {
     DType t = load.result()->type.elem;
-    llvm::Type* mem = scalar_.memory_type(t);
+    llvm::Type* mem = k_.elements_.scalar_.memory_type(t);
     llvm::Value* p = b.CreateGEP(mem, row, b.CreateAdd(first, c.first));
     auto* vty = llvm::FixedVectorType::get(mem, static_cast<unsigned>(c.size));
     vec = b.CreateAlignedLoad(vty, p, llvm::Align(mem->getPrimitiveSizeInBits() / 8));
@@ -420,7 +423,7 @@ llvm::Value* KernelLowering::chunk_element(const Op& load, llvm::Value* row, llv
   return b.CreateExtractElement(vec, static_cast<uint64_t>(c.lane));
 }
 
-bool KernelLowering::same_where_masks_off(const ir::Value* v,
+bool ReloadLowering::same_where_masks_off(const ir::Value* v,
                                           const std::vector<const ir::Value*>& off) const {
   if (v->type.is_scalar() || std::find(off.begin(), off.end(), v) != off.end())
     return true;
@@ -454,28 +457,28 @@ bool KernelLowering::same_where_masks_off(const ir::Value* v,
   }
 }
 
-llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool masks_true,
+llvm::Value* ReloadLowering::reload(const ir::Value* v, llvm::Value* i, bool masks_true,
                                     bool from_snapshots,
                                     std::unordered_map<const ir::Value*, llvm::Value*>& in) {
   if (auto it = in.find(v); it != in.end())
     return it->second;
-  if (std::optional<bool> known = known_mask(v))
-    return builder_.getInt1(*known);
+  if (std::optional<bool> known = k_.fusion_.known_mask(v))
+    return k_.builder_.getInt1(*known);
   if (v->type.is_scalar())
-    return scalar(v);
-  if (rematerializable(v))
-    return remat(v, {i}, true, in);
-  auto& b = builder_;
+    return k_.scalar(v);
+  if (k_.fusion_.rematerializable(v))
+    return k_.fusion_.remat(v, {i}, true, in);
+  auto& b = k_.builder_;
   const Op& op = *v->def;
   DType t = v->type.elem;
   auto get = [&](const ir::Value* x) { return reload(x, i, masks_true, from_snapshots, in); };
   llvm::Value* r = nullptr;
   switch (op.kind) {
   case OpKind::Constant:
-    r = scalar_.constant(op, t);
+    r = k_.elements_.scalar_.constant(op, t);
     break;
   case OpKind::Splat:
-    r = scalar(op.operand(0));
+    r = k_.scalar(op.operand(0));
     break;
   case OpKind::Load: {
     llvm::Value* p = nullptr;
@@ -484,8 +487,9 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
     } else { // no offset wraps around here (reload_slow_path): the address in 64 bits
       AffinePointer a = *affine_pointer(op.operand(0));
       llvm::Value* first =
-          affine_first(b, a, v->type.shape[0], a.shift ? scalar(a.shift) : nullptr).first;
-      p = b.CreateGEP(scalar_.memory_type(t), scalar(a.base), b.CreateAdd(first, i));
+          affine_first(b, a, v->type.shape[0], a.shift ? k_.scalar(a.shift) : nullptr).first;
+      p = b.CreateGEP(k_.elements_.scalar_.memory_type(t), k_.scalar(a.base),
+                      b.CreateAdd(first, i));
     }
     llvm::Value* taken = nullptr;
     const View* snap = nullptr;
@@ -496,17 +500,17 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
       }
     auto fetch = [&]() -> llvm::Value* {
       if (!taken)
-        return load_user(p, t);
-      auto* copy = llvm::BasicBlock::Create(ctx_, "reload.snapshot", fn_);
-      auto* memory = llvm::BasicBlock::Create(ctx_, "reload.memory", fn_);
-      auto* done = llvm::BasicBlock::Create(ctx_, "reload.done", fn_);
+        return k_.elements_.load_user(p, t);
+      auto* copy = llvm::BasicBlock::Create(k_.ctx_, "reload.snapshot", k_.fn_);
+      auto* memory = llvm::BasicBlock::Create(k_.ctx_, "reload.memory", k_.fn_);
+      auto* done = llvm::BasicBlock::Create(k_.ctx_, "reload.done", k_.fn_);
       b.CreateCondBr(taken, copy, memory);
       b.SetInsertPoint(copy);
-      llvm::Value* a =
-          from_scratch(b.CreateLoad(snap->ty, b.CreateInBoundsGEP(snap->ty, snap->base, i)), t);
+      llvm::Value* a = k_.elements_.from_scratch(
+          b.CreateLoad(snap->ty, b.CreateInBoundsGEP(snap->ty, snap->base, i)), t);
       b.CreateBr(done);
       b.SetInsertPoint(memory);
-      llvm::Value* m = load_user(p, t);
+      llvm::Value* m = k_.elements_.load_user(p, t);
       b.CreateBr(done);
       b.SetInsertPoint(done);
       auto* phi = b.CreatePHI(a->getType(), 2);
@@ -521,14 +525,14 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
       if (register_chunk_ && !from_snapshots && float_row) {
         AffinePointer a = *affine_pointer(op.operand(0));
         llvm::Value* first =
-            affine_first(b, a, v->type.shape[0], a.shift ? scalar(a.shift) : nullptr).first;
-        r = chunk_element(op, scalar(a.base), first);
+            affine_first(b, a, v->type.shape[0], a.shift ? k_.scalar(a.shift) : nullptr).first;
+        r = chunk_element(op, k_.scalar(a.base), first);
       } else {
         r = fetch();
       }
       break;
     }
-    llvm::Value* other = op.operands.size() > 2 ? get(op.operand(2)) : scalar_.zero(t);
+    llvm::Value* other = op.operands.size() > 2 ? get(op.operand(2)) : k_.elements_.scalar_.zero(t);
     if (reload_masks_false_) {
       r = other;
       break;
@@ -540,7 +544,7 @@ llvm::Value* KernelLowering::reload(const ir::Value* v, llvm::Value* i, bool mas
     std::vector<llvm::Value*> args;
     for (const ir::Value* o : op.operands)
       args.push_back(get(o));
-    r = elementwise(op, args);
+    r = k_.elements_.elementwise(op, args);
   }
   }
   in[v] = r;

@@ -24,35 +24,35 @@ using ir::DType;
 using ir::OpKind;
 using ir::ScalarKind;
 
-llvm::Type* KernelLowering::scratch_type(DType t) {
-  return t.is_bool() ? llvm::Type::getInt8Ty(ctx_) : reg_type(t);
+llvm::Type* ElementLowering::scratch_type(DType t) {
+  return t.is_bool() ? llvm::Type::getInt8Ty(k_.ctx_) : reg_type(t);
 }
-llvm::Value* KernelLowering::to_scratch(llvm::Value* v, DType t) {
-  return t.is_bool() ? builder_.CreateZExt(v, builder_.getInt8Ty()) : v;
+llvm::Value* ElementLowering::to_scratch(llvm::Value* v, DType t) {
+  return t.is_bool() ? k_.builder_.CreateZExt(v, k_.builder_.getInt8Ty()) : v;
 }
-llvm::Value* KernelLowering::from_scratch(llvm::Value* v, DType t) {
-  return t.is_bool() ? builder_.CreateTrunc(v, builder_.getInt1Ty()) : v;
+llvm::Value* ElementLowering::from_scratch(llvm::Value* v, DType t) {
+  return t.is_bool() ? k_.builder_.CreateTrunc(v, k_.builder_.getInt1Ty()) : v;
 }
 
-llvm::Value* KernelLowering::load_user(llvm::Value* ptr, DType t) {
-  llvm::Value* v = builder_.CreateLoad(scalar_.memory_type(t), ptr);
+llvm::Value* ElementLowering::load_user(llvm::Value* ptr, DType t) {
+  llvm::Value* v = k_.builder_.CreateLoad(scalar_.memory_type(t), ptr);
   if (t.is_bool()) // the low bit, as the interpreter reads a bool
-    return builder_.CreateTrunc(v, builder_.getInt1Ty());
+    return k_.builder_.CreateTrunc(v, k_.builder_.getInt1Ty());
   if (t.kind == ScalarKind::F16 || t.kind == ScalarKind::BF16) // 16 bits into an f32 register
     return scalar_.from_bits(v, t);
   return v;
 }
 
-int64_t KernelLowering::memory_bytes(DType t) {
-  return static_cast<int64_t>(module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
+int64_t ElementLowering::memory_bytes(DType t) {
+  return static_cast<int64_t>(k_.module_.getDataLayout().getTypeStoreSize(scalar_.memory_type(t)));
 }
 
-void KernelLowering::store_user(llvm::Value* ptr, llvm::Value* v, DType t) {
+void ElementLowering::store_user(llvm::Value* ptr, llvm::Value* v, DType t) {
   if (t.is_bool())
-    v = builder_.CreateZExt(v, builder_.getInt8Ty());
+    v = k_.builder_.CreateZExt(v, k_.builder_.getInt8Ty());
   else if (t.kind == ScalarKind::F16 || t.kind == ScalarKind::BF16)
     v = scalar_.to_bits(v, t);
-  builder_.CreateStore(v, ptr);
+  k_.builder_.CreateStore(v, ptr);
 }
 
 // An f32 quotient may be approximate, as on GPUs (Triton's `/`, NVIDIA's div.full.f32): the
@@ -60,7 +60,7 @@ void KernelLowering::store_user(llvm::Value* ptr, llvm::Value* v, DType t) {
 // times 1 / d, computed once. That is within 2 ulp while |d| is in [2^-126, 2^126] (1 / d
 // normal), and infinite where |d| < 2^-128; div_rn keeps the correctly rounded quotient. A
 // softmax row's division pass was 22 % of its time in cache (bench/RESULTS.md, 2026-11-26).
-llvm::Value* KernelLowering::elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
+llvm::Value* ElementLowering::elementwise(const ir::Op& op, const std::vector<llvm::Value*>& args) {
   llvm::Value* r = scalar_.elementwise(op, args);
   if (op.kind == OpKind::Div && op.operands[0]->type.elem.kind == ScalarKind::F32 &&
       !op.int_attr(attr::rn, 0))
@@ -70,10 +70,10 @@ llvm::Value* KernelLowering::elementwise(const ir::Op& op, const std::vector<llv
   return r;
 }
 
-llvm::FunctionCallee KernelLowering::libm(const char* name, int args) {
-  auto* d = llvm::Type::getDoubleTy(ctx_);
+llvm::FunctionCallee ElementLowering::libm(const char* name, int args) {
+  auto* d = llvm::Type::getDoubleTy(k_.ctx_);
   std::vector<llvm::Type*> params(args, d);
-  auto callee = module_.getOrInsertFunction(name, llvm::FunctionType::get(d, params, false));
+  auto callee = k_.module_.getOrInsertFunction(name, llvm::FunctionType::get(d, params, false));
   if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
     f->setDoesNotThrow();
     f->setOnlyAccessesInaccessibleMemory(); // errno at most
@@ -104,9 +104,9 @@ static llvm::Intrinsic::ID vectorizable(OpKind k) {
 
 // Names the target's extra vector versions of an f32 math function on the call (LLVM's tables
 // keep theirs), so that the loop vectorizer can call them at those widths.
-void KernelLowering::add_vector_variants(llvm::CallInst* call) {
+void ElementLowering::add_vector_variants(llvm::CallInst* call) {
   std::vector<VectorVersion> versions;
-  for (const CpuTarget::VectorVariant& v : target_.vector_variants)
+  for (const CpuTarget::VectorVariant& v : k_.target_.vector_variants)
     if (v.scalar == call->getCalledFunction()->getName())
       versions.push_back({v.lanes, v.name});
   add_vector_versions(call, versions);
@@ -167,8 +167,8 @@ static llvm::FunctionCallee pure_f32_function(llvm::Module& m, const char* name)
 // 2^x (base2) the same way, with k = round(x) and e^(r ln2) for r = x - k (exact, |r| <= 1/2,
 // so |r ln2| <= ln2 / 2 again): the product's rounding adds a third of an ulp at most. As one
 // C-library exp2 call in double per element it took 2.58 ns an element against exp's 0.19.
-llvm::Value* KernelLowering::exp_f32(llvm::Value* x, bool base2) {
-  auto& b = builder_;
+llvm::Value* ElementLowering::exp_f32(llvm::Value* x, bool base2) {
+  auto& b = k_.builder_;
   llvm::Type* f = b.getFloatTy();
   llvm::Type* i32 = b.getInt32Ty();
   auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
@@ -197,8 +197,8 @@ llvm::Value* KernelLowering::exp_f32(llvm::Value* x, bool base2) {
   for (double coef : {8.3751682889542284e-3, 4.1666352268082596e-2, 0.1666641501129006,
                       0.50000000472593981, 1.0000000378296145, 1.0})
     p = fma(p, r, c(coef));
-  if (!target_.ldexp_lanes.empty())
-    return call_ldexp(b, target_, p, k);
+  if (!k_.target_.ldexp_lanes.empty())
+    return call_ldexp(b, k_.target_, p, k);
   llvm::Value* ki = b.CreateSub(b.CreateBitCast(kv, i32), b.CreateBitCast(shifter, i32));
   llvm::Value* k1 = b.CreateAShr(ki, 1);
   llvm::Value* k2 = b.CreateSub(ki, k1);
@@ -208,9 +208,9 @@ llvm::Value* KernelLowering::exp_f32(llvm::Value* x, bool base2) {
   return b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
 }
 
-llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::Value*>& args,
-                                  const ir::Op& op) {
-  auto& b = builder_;
+llvm::Value* ElementLowering::math(OpKind kind, DType t, const std::vector<llvm::Value*>& args,
+                                   const ir::Op& op) {
+  auto& b = k_.builder_;
   // f32, f16 and bf16 exp and exp2: exp_f32; log: the f32 function of the vector math library
   // (glibc's libmvec, 8 lanes per call with AVX2). Within 3 ulp (exp, exp2) and 4 ulp (log) of the
   // correctly rounded result the interpreter computes, measured over every f32 input; the double
@@ -233,8 +233,8 @@ llvm::Value* KernelLowering::math(OpKind kind, DType t, const std::vector<llvm::
   // library lacks one, the double path below keeps the interpreter's result.
   if (const char* fn = f32_function(kind); fn && t.kind != ScalarKind::F64 &&
                                            !op.int_attr(attr::rn, 0) &&
-                                           target_.has_vector_variant(fn)) {
-    llvm::CallInst* r = b.CreateCall(pure_f32_function(module_, fn), {args[0]});
+                                           k_.target_.has_vector_variant(fn)) {
+    llvm::CallInst* r = b.CreateCall(pure_f32_function(k_.module_, fn), {args[0]});
     add_vector_variants(r);
     return t.kind == ScalarKind::F32 ? r : scalar_.round_from_float(r, t);
   }

@@ -41,19 +41,19 @@ namespace {
 constexpr int64_t kLine = 64; // bytes: a non-temporal store should fill whole lines
 }
 
-bool KernelLowering::may_stream(const Op& store) {
+bool StreamingStores::may_stream(const Op& store) {
   if (has_atomics_ || store.kind != OpKind::Store || !affine_access(store))
     return false;
   DType t = store.operand(1)->type.elem;
   if (t.is_bool())
     return false;
-  const int64_t size = memory_bytes(t);
+  const int64_t size = k_.elements_.memory_bytes(t);
   const int64_t lanes = store.operand(0)->type.shape[0];
   // A few lines per program: the split loops would cost more than they save.
   return (size == 2 || size == 4 || size == 8) && lanes * size >= 4 * kLine;
 }
 
-const Op* KernelLowering::streaming_store(const std::vector<const Op*>& ops, bool flat_1d) {
+const Op* StreamingStores::streaming_store(const std::vector<const Op*>& ops, bool flat_1d) {
   if (!flat_1d)
     return nullptr;
   const Op* store = nullptr;
@@ -66,73 +66,75 @@ const Op* KernelLowering::streaming_store(const std::vector<const Op*>& ops, boo
   return store && may_stream(*store) ? store : nullptr;
 }
 
-llvm::Value* KernelLowering::launch_streams(const Op& store) {
-  auto& b = builder_;
+llvm::Value* StreamingStores::launch_streams(const Op& store) {
+  auto& b = k_.builder_;
   llvm::Type* f64 = b.getDoubleTy();
   DType t = store.operand(1)->type.elem;
-  const int64_t size = memory_bytes(t);
+  const int64_t size = k_.elements_.memory_bytes(t);
   const int64_t lanes = store.operand(0)->type.shape[0];
   // In double: no product of sizes can wrap around.
-  llvm::Value* programs = b.CreateMul(b.CreateMul(pid(3), pid(4)), pid(5));
+  llvm::Value* programs = b.CreateMul(b.CreateMul(k_.pid(3), k_.pid(4)), k_.pid(5));
   llvm::Value* bytes = b.CreateFMul(b.CreateSIToFP(programs, f64),
                                     llvm::ConstantFP::get(f64, static_cast<double>(lanes * size)));
-  for (llvm::Value* trips : loop_trips_)
+  for (llvm::Value* trips : k_.loop_trips_)
     bytes = b.CreateFMul(bytes, b.CreateSIToFP(trips, f64));
   return b.CreateFCmpOGE(bytes, b.CreateSIToFP(streaming_bytes_, f64));
 }
 
-void KernelLowering::store_loop(const Op* store, llvm::Value* lo, llvm::Value* hi,
-                                const std::function<void(llvm::Value*)>& body) {
+void StreamingStores::store_loop(const Op* store, llvm::Value* lo, llvm::Value* hi,
+                                 const std::function<void(llvm::Value*)>& body) {
   if (!store)
-    return loop(lo, hi, 1, body, true);
-  auto& b = builder_;
+    return k_.loop(lo, hi, 1, body, true);
+  auto& b = k_.builder_;
   DType t = store->operand(1)->type.elem;
-  const int64_t size = memory_bytes(t);
+  const int64_t size = k_.elements_.memory_bytes(t);
   llvm::Value* on = launch_streams(*store);
-  Span span = access_span(*store);
+  ReloadLowering::Span span = k_.reloads_.access_span(*store);
   on = b.CreateAnd(on, span.exact);
-  llvm::Value* addr = b.CreateAdd(span.lo, b.CreateMul(lo, i64(size)));
-  on = b.CreateAnd(on, b.CreateICmpEQ(b.CreateAnd(addr, i64(size - 1)), i64(0)));
+  llvm::Value* addr = b.CreateAdd(span.lo, b.CreateMul(lo, k_.i64(size)));
+  on = b.CreateAnd(on, b.CreateICmpEQ(b.CreateAnd(addr, k_.i64(size - 1)), k_.i64(0)));
 
   // [lo, start): up to the first aligned lane; [start, end): whole lines; [end, hi): the rest.
-  llvm::Value* peel = b.CreateLShr(b.CreateAnd(b.CreateNeg(addr), i64(kLine - 1)),
-                                   i64(std::countr_zero(static_cast<uint64_t>(size))));
+  llvm::Value* peel = b.CreateLShr(b.CreateAnd(b.CreateNeg(addr), k_.i64(kLine - 1)),
+                                   k_.i64(std::countr_zero(static_cast<uint64_t>(size))));
   llvm::Value* start = b.CreateAdd(lo, peel);
   start = b.CreateSelect(b.CreateICmpSLT(start, hi), start, hi);
   llvm::Value* left = b.CreateSub(hi, start);
-  llvm::Value* whole = b.CreateMul(b.CreateSDiv(left, i64(kLine / size)), i64(kLine / size));
+  llvm::Value* whole = b.CreateMul(b.CreateSDiv(left, k_.i64(kLine / size)), k_.i64(kLine / size));
   start = b.CreateSelect(on, start, hi);
-  llvm::Value* count = b.CreateSelect(on, whole, i64(0));
+  llvm::Value* count = b.CreateSelect(on, whole, k_.i64(0));
   llvm::Value* end = b.CreateAdd(start, count);
 
-  loop(lo, start, 1, body, true);
-  llvm::Value* aligned = b.CreateIntrinsic(llvm::Intrinsic::ptrmask, {b.getPtrTy(), b.getInt64Ty()},
-                                           {lane_address(*store, start), i64(-kLine)});
-  prefetch_offset_ = start; // prefetch shares go by lane
-  loop(
-      i64(0), count, 1,
+  k_.loop(lo, start, 1, body, true);
+  llvm::Value* aligned =
+      b.CreateIntrinsic(llvm::Intrinsic::ptrmask, {b.getPtrTy(), b.getInt64Ty()},
+                        {k_.reloads_.lane_address(*store, start), k_.i64(-kLine)});
+  k_.prefetch_.prefetch_offset_ = start; // prefetch shares go by lane
+  k_.loop(
+      k_.i64(0), count, 1,
       [&](llvm::Value* j) {
         streaming_ = {store, aligned, j};
         body(b.CreateAdd(start, j, "", true, true));
         streaming_ = {};
       },
       true);
-  prefetch_offset_ = nullptr;
-  loop(end, hi, 1, body, true);
+  k_.prefetch_.prefetch_offset_ = nullptr;
+  k_.loop(end, hi, 1, body, true);
 }
 
-llvm::Value* KernelLowering::streaming_pointer(const Op& store) {
+llvm::Value* StreamingStores::streaming_pointer(const Op& store) {
   if (streaming_.store != &store)
     return nullptr;
   DType t = store.operand(1)->type.elem;
-  return builder_.CreateInBoundsGEP(scalar_.memory_type(t), streaming_.base, streaming_.j);
+  return k_.builder_.CreateInBoundsGEP(k_.elements_.scalar_.memory_type(t), streaming_.base,
+                                       streaming_.j);
 }
 
-void KernelLowering::mark_streaming(llvm::Instruction* store) {
+void StreamingStores::mark_streaming(llvm::Instruction* store) {
   if (!streaming_scope_) {
-    llvm::MDBuilder md(ctx_);
+    llvm::MDBuilder md(k_.ctx_);
     llvm::MDNode* domain = md.createAliasScopeDomain(kStreamingDomain);
-    streaming_scope_ = llvm::MDNode::get(ctx_, {md.createAliasScope("store", domain)});
+    streaming_scope_ = llvm::MDNode::get(k_.ctx_, {md.createAliasScope("store", domain)});
   }
   store->setMetadata(llvm::LLVMContext::MD_alias_scope, streaming_scope_);
 }
