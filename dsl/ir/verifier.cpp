@@ -71,7 +71,28 @@ private:
                                              "one of its names"};
       check(attr_holds(*kind, key, v), op,
             fmt::format("the attribute '{}' must be {}", key, what[static_cast<int>(*kind)]));
+      check(carries(op.kind, key), op,
+            fmt::format("cannot carry the attribute '{}' (attrs.def lists the ops that may)", key));
     }
+  }
+  // Whether attrs.def lets ops of `kind` carry `key`.
+  static bool carries(OpKind kind, std::string_view key) {
+    using enum OpKind;
+    struct Entry {
+      std::string_view key;
+      std::vector<OpKind> ops;
+    };
+#define TRITIUM_ATTR_OPS_(...) {__VA_ARGS__}
+#define TRITIUM_ATTR(id, key, kind, ops) {key, TRITIUM_ATTR_OPS_ ops},
+    static const Entry table[] = {
+#include <tritium/ir/attrs.def>
+    };
+#undef TRITIUM_ATTR
+#undef TRITIUM_ATTR_OPS_
+    for (const Entry& e : table)
+      if (e.key == key)
+        return std::find(e.ops.begin(), e.ops.end(), kind) != e.ops.end();
+    return false;
   }
   template <class... E>
   static bool enum_holds(std::string_view key, const AttrValue& v) {

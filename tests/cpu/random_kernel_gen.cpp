@@ -192,7 +192,7 @@ private:
     // the reciprocal on the CPU where the divisor is loop-invariant (cpu_device_test.cpp
     // measures it).
     if (k == OpKind::Div && t.is_float() && (portable_ || t.kind == ScalarKind::F32))
-      return b_->create1(k, {a, c}, a->type, {{"rn", int64_t{1}}});
+      return b_->create1(k, {a, c}, a->type, {{attr::rn, int64_t{1}}});
     return min_max(k, a, c, a->type);
   }
 
@@ -211,7 +211,7 @@ private:
       OpKind kind = exact[pick(5)];
       // sqrt as sqrt_rn: f32 tl::sqrt is sqrt.approx.ftz.f32 on NVIDIA GPUs, as in Triton.
       if (kind == OpKind::Sqrt)
-        return b_->create1(kind, {a}, a->type, {{"rn", int64_t{1}}});
+        return b_->create1(kind, {a}, a->type, {{attr::rn, int64_t{1}}});
       return b_->create1(kind, {a}, a->type);
     }
     OpKind kind = k[pick(14)];
@@ -219,7 +219,7 @@ private:
     // are within a few ulp of the interpreter's, not equal (reduce_math_test.cpp measures them).
     if (kind != OpKind::Neg && kind != OpKind::Abs && kind != OpKind::Sqrt &&
         kind != OpKind::Rsqrt && kind != OpKind::Floor && kind != OpKind::Ceil)
-      return b_->create1(kind, {a}, a->type, {{"rn", int64_t{1}}});
+      return b_->create1(kind, {a}, a->type, {{attr::rn, int64_t{1}}});
     return b_->create1(kind, {a}, a->type);
   }
 

@@ -205,4 +205,16 @@ TEST_CASE("attributes are those attrs.def lists, of the kind it lists") {
             "  for(%0, %0, %1) {num_stages = \"two\"} {\n  ^(%2: i32):\n    yield()\n  }\n"
             "  return()\n}\n",
             "the attribute 'num_stages' must be an integer");
+  // Each attribute only on the ops attrs.def lists: an axis on an add, a pipeliner's count on a
+  // loop, a function argument's fact on an op.
+  check_bad("func @k(%0: i32) {\n  %1 = add(%0, %0) {axis = 0} : i32\n  return()\n}\n",
+            "op 'add': cannot carry the attribute 'axis'");
+  check_bad("func @k(%0: i32) {\n  %1 = constant() {value = 1} : i32\n"
+            "  for(%0, %0, %1) {wgmma_pending = 1} {\n  ^(%2: i32):\n    yield()\n  }\n"
+            "  return()\n}\n",
+            "op 'for': cannot carry the attribute 'wgmma_pending'");
+  check_bad("func @k(%0: i32) {\n  %1 = neg(%0) {div = 16} : i32\n  return()\n}\n",
+            "op 'neg': cannot carry the attribute 'div'");
+  // The same attributes where they belong pass.
+  CHECK_NOTHROW(verify(*parse("func @k() {\n  %0 = program_id() {axis = 1} : i32\n  return()\n}\n")));
 }

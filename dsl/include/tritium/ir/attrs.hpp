@@ -20,7 +20,7 @@ enum class InputPrecision : uint8_t { Ieee, Tf32, Tf32x3 };
 // The attribute keys (attrs.def), as constants: attr::axis is "axis". Keys are read and
 // written through these, never by a string of their own (tools/check_structure.py counts).
 namespace attr {
-#define TRITIUM_ATTR(id, key, kind) inline constexpr const char* id = key;
+#define TRITIUM_ATTR(id, key, kind, ops) inline constexpr const char* id = key;
 #include <tritium/ir/attrs.def>
 #undef TRITIUM_ATTR
 } // namespace attr
@@ -81,7 +81,7 @@ inline const AttrKind* attr_kind(std::string_view key) {
     AttrKind kind;
   };
   static constexpr Entry table[] = {
-#define TRITIUM_ATTR(id, key, kind) {key, AttrKind::kind},
+#define TRITIUM_ATTR(id, key, kind, ops) {key, AttrKind::kind},
 #include <tritium/ir/attrs.def>
 #undef TRITIUM_ATTR
   };
