@@ -63,7 +63,7 @@ void check_options(const CompileOptions& o, std::string_view kernel) {
 }
 
 void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompileOptions& o,
-                    const CompiledKernel& k) {
+                    const CompiledKernel& k, const Backend& backend) {
   const char* dir = std::getenv("TRITIUM_DUMP");
   if (!dir || !*dir)
     return;
@@ -88,8 +88,17 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
       throw Error(fmt::format("TRITIUM_DUMP={}: cannot write {}", dir, path.string()));
   };
   // The traced IR with each op's source line: `tritium compile` of this file reports errors at
-  // the kernel's C++ lines.
-  write("ir", ir::print_with_locations(f));
+  // the kernel's C++ lines. Its module line names what it was compiled for (the GPU's
+  // architecture, or the host), so the file compiles as it is; the interpreter's and the
+  // gpu-emulator's names are no target `tritium compile` knows, and are left out.
+  std::unique_ptr<ir::Function> traced = ir::clone(f);
+  const std::string_view device = backend.name();
+  traced->module.target = device == "cpu"                      ? std::string("host")
+                          : device == "cuda" || device == "hip" ? backend.target()
+                                                                : std::string();
+  traced->module.num_warps = o.num_warps;
+  traced->module.num_stages = o.num_stages;
+  write("ir", ir::print_with_locations(*traced));
   for (const char* stage : {"ir.opt", "ll", "ll.opt", "ptx", "jit", "amdgcn", "asm"})
     write(stage, k.artifact(stage));
 }

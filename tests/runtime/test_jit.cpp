@@ -199,6 +199,39 @@ TEST_CASE("TRITIUM_DUMP keeps one set of files per specialization, with source l
   fs::remove_all(dir);
 }
 
+TEST_CASE("TRITIUM_DUMP's traced IR names what it was compiled for, and compiles as it is") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tritium-dump-module-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  auto run = [](const char* device, const char* name) {
+    auto dev = tritium::device(device);
+    auto x = dev.alloc<float>(32), out = dev.alloc<float>(32);
+    tritium::CompileOptions o;
+    o.num_warps = 2;
+    auto k = tritium::jit(scale_kernel, name);
+    k.options(o)[{1}](x, out, 32, 2.0f, 16);
+  };
+  run("cpu", "scale_module_cpu");
+  run("interpreter", "scale_module_interp");
+  ::unsetenv("TRITIUM_DUMP");
+  auto parsed = [&](const char* name) {
+    std::ifstream in(dir / (std::string(name) + ".ir"));
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    REQUIRE(text.starts_with("module {"));
+    return tritium::ir::parse(text);
+  };
+  auto cpu = parsed("scale_module_cpu");
+  CHECK(cpu->module.target == "host");
+  CHECK(cpu->module.num_warps == 2);
+  // The interpreter is no compile target: the line keeps only the options.
+  auto interp = parsed("scale_module_interp");
+  CHECK(interp->module.target.empty());
+  CHECK(interp->module.num_warps == 2);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("devices are chosen by name, with a clear error for an unknown or unavailable one") {
   CHECK(tritium::device("interpreter").name() == "interpreter");
   CHECK_THROWS_WITH_AS(tritium::device("tpu"), doctest::Contains("unknown device 'tpu'"), Error);

@@ -43,7 +43,7 @@ void check_grid(const LaunchGrid& g, std::string_view kernel);
 void check_options(const CompileOptions& o, std::string_view kernel);
 // Writes every stage of a freshly compiled kernel under $TRITIUM_DUMP, if set.
 void dump_artifacts(std::string_view kernel, const ir::Function& f, const CompileOptions& o,
-                    const CompiledKernel& k);
+                    const CompiledKernel& k, const Backend& backend);
 
 // TRITIUM_CHECK=1 or CompileOptions::check_bounds: kernels check every access against its
 // buffer (ir::insert_bounds_checks). The variable is read once.
@@ -496,7 +496,7 @@ private:
         f = check->function;
       }
       auto k = dev.backend().compile(f, options_);
-      detail::dump_artifacts(name_, *f, options_, *k);
+      detail::dump_artifacts(name_, *f, options_, *k, dev.backend());
       it = cache_.emplace(key, Compiled{std::move(k), ir_hash, std::move(check)}).first;
     }
     last_.store(&*it, std::memory_order_release);
