@@ -15,6 +15,7 @@
 #include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
 
+#include "roofline/kernels.hpp"
 #include <tests/support/vec_add_ptx.hpp>
 #include <tritium/tritium.hpp>
 
@@ -36,16 +37,7 @@ using tritium::Device;
 
 namespace {
 
-// examples/01_vector_add.cpp's kernel.
-void add_kernel(tl::ptr<float> x_ptr, tl::ptr<float> y_ptr, tl::ptr<float> output_ptr,
-                tl::i32 n_elements, tl::constexpr_<int> BLOCK_SIZE) {
-  auto pid = tl::program_id(0);
-  auto offsets = pid * BLOCK_SIZE + tl::arange(0, BLOCK_SIZE);
-  auto mask = offsets < n_elements;
-  auto x = tl::load(x_ptr + offsets, mask);
-  auto y = tl::load(y_ptr + offsets, mask);
-  tl::store(output_ptr + offsets, x + y, mask);
-}
+using roofline::add_kernel; // examples/01_vector_add.cpp's kernel
 
 // The raw baseline's kernel: add_kernel's work and parameters, written by hand.
 constexpr const char* kAddPtx = tritium::testing::vec_add_ptx;
