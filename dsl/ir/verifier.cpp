@@ -82,7 +82,8 @@ private:
       std::string_view key;
       std::vector<OpKind> ops;
     };
-#define TRITIUM_ATTR_OPS_(...) {__VA_ARGS__}
+#define TRITIUM_ATTR_OPS_(...)                                                                     \
+  { __VA_ARGS__ }
 #define TRITIUM_ATTR(id, key, kind, ops) {key, TRITIUM_ATTR_OPS_ ops},
     static const Entry table[] = {
 #include <tritium/ir/attrs.def>
@@ -150,7 +151,9 @@ private:
 
   // Element type and shape: what an op's rule constructs (the layout, after the GPU passes, is
   // the operands' business, checked where values meet: same-type ops, yields, carried values).
-  static bool like(const Type& a, const Type& b) { return a.elem == b.elem && a.shape == b.shape; }
+  static bool like(const Type& a, const Type& b) {
+    return a.elem == b.elem && a.shape == b.shape;
+  }
 
   void same_types(const Op& op) {
     for (Value* v : op.operands)

@@ -93,7 +93,7 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
   // gpu-emulator's names are no target `tritium compile` knows, and are left out.
   std::unique_ptr<ir::Function> traced = ir::clone(f);
   const std::string_view device = backend.name();
-  traced->module.target = device == "cpu"                      ? std::string("host")
+  traced->module.target = device == "cpu"                       ? std::string("host")
                           : device == "cuda" || device == "hip" ? backend.target()
                                                                 : std::string();
   traced->module.num_warps = o.num_warps;

@@ -216,5 +216,6 @@ TEST_CASE("attributes are those attrs.def lists, of the kind it lists") {
   check_bad("func @k(%0: i32) {\n  %1 = neg(%0) {div = 16} : i32\n  return()\n}\n",
             "op 'neg': cannot carry the attribute 'div'");
   // The same attributes where they belong pass.
-  CHECK_NOTHROW(verify(*parse("func @k() {\n  %0 = program_id() {axis = 1} : i32\n  return()\n}\n")));
+  CHECK_NOTHROW(
+      verify(*parse("func @k() {\n  %0 = program_id() {axis = 1} : i32\n  return()\n}\n")));
 }
