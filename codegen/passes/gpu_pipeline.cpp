@@ -19,6 +19,7 @@ std::span<const GpuPass> gpu_passes() {
       {"remove_layout_conversions",
        [](ir::Function& f, const GpuFeatures&) { remove_layout_conversions(f); }},
       {"hoist_loads", hoist_loads},
+      {"expand_loads", expand_loads},
       {"pipeline", [](ir::Function& f, const GpuFeatures& t) { pipeline(f, t); }},
       {"optimize_dot_operands", optimize_dot_operands},
   };

@@ -116,6 +116,10 @@ void pipeline(ir::Function& f, const GpuFeatures& target);
 // hoist_loads.cpp: global loads after a loop that do not depend on it are issued before it.
 void hoist_loads(ir::Function& f, const GpuFeatures& target);
 
+// expand_loads.cpp: where copies are asynchronous, a pipelined loop's 1-D load widened into a
+// dot operand's tile (a quantized weight's scales) becomes a 2-D load the pipeliner rings.
+void expand_loads(ir::Function& f, const GpuFeatures& target);
+
 // optimize_dot_operands.cpp: after pipelining, operands of mma.sync computed in registers read
 // the rings' tiles in their fragment layout, or go through a tile of their own read by ldmatrix.
 void optimize_dot_operands(ir::Function& f, const GpuFeatures& target);

@@ -200,7 +200,7 @@ private:
       // An operand read from shared memory (wgmma) keeps the layout it was given (not so a
       // tile converted on its way: its ring holds the loaded type).
       const ir::Op* u = only_user(l->result(), f_.entry());
-      const bool shared = u == operand_conversion(*l, f_.entry()) &&
+      const bool shared = u == operand_conversion(*l, f_.entry(), t_.async_copy) &&
                           dynamic_cast<const SharedLayout*>(u->result()->type.layout.get());
       bt.layout = shared ? u->result()->type.layout : shared_for(*l, k_fast_);
       ring.bufs.push_back(insert_op(f_, outer, at++, OpKind::LocalAlloc, {}, {bt}, loc).result());
@@ -263,14 +263,14 @@ private:
       ir::Op* cvt = only_user(loads[n]->result(), f_.entry());
       ir::Value* slot = index_buffer(body, b_at, ring.bufs[n], ring.r);
       if (ir::Op* tr = direct_trans(*loads[n], f_.entry())) {
-        ir::Op* to = operand_conversion(*loads[n], f_.entry());
+        ir::Op* to = operand_conversion(*loads[n], f_.entry(), t_.async_copy);
         ir::Value* view = shared_view(body, b_at, slot, *tr);
         ir::Op& ll =
             insert_op(f_, body, b_at++, OpKind::LocalLoad, {view}, {to->result()->type}, tr->loc);
         f_.replace_all_uses(to->result(), ll.result());
         continue;
       }
-      if (cvt != operand_conversion(*loads[n], f_.entry())) {
+      if (cvt != operand_conversion(*loads[n], f_.entry(), t_.async_copy)) {
         // Converted on its way (a dequantized weight): read in the load's own layout, and the
         // conversion runs on the registers as before.
         ir::Type t = loads[n]->result()->type;
@@ -510,7 +510,7 @@ private:
   bool candidate(const ir::Op& op, bool& in_registers) {
     if (op.kind != OpKind::Load || op.int_attr(attr::volatile_, 0) || op.result()->type.rank() != 2)
       return false;
-    const ir::Op* cvt = operand_conversion(op, f_.entry());
+    const ir::Op* cvt = operand_conversion(op, f_.entry(), t_.async_copy);
     if (!cvt)
       return false;
     // Without asynchronous copies a ring slot is written from registers and read back into
@@ -539,7 +539,7 @@ private:
     std::vector<int> order{1, 0};
     if (auto* b = dynamic_cast<const BlockedLayout*>(t.layout.get()))
       order = {b->order[0], b->order[1]};
-    const ir::Op* cvt = operand_conversion(load, f_.entry());
+    const ir::Op* cvt = operand_conversion(load, f_.entry(), t_.async_copy);
     for (const ir::Op* at = only_user(load.result(), f_.entry()); k_fast && at && at != cvt;
          at = only_user(at->result(), f_.entry()))
       k_fast = !ir::is_elementwise(at->kind);

@@ -52,7 +52,7 @@ bool positive_constant(const ir::Value* v) {
   return i && *i > 0;
 }
 
-ir::Op* operand_conversion(const ir::Op& load, const ir::Block& scope) {
+ir::Op* operand_conversion(const ir::Op& load, const ir::Block& scope, bool through_broadcast) {
   const ir::Op* at = &load;
   for (int depth = 0; depth < 16; ++depth) {
     ir::Op* u = at->results.size() == 1 ? only_user(at->result(), scope) : nullptr;
@@ -64,7 +64,8 @@ ir::Op* operand_conversion(const ir::Op& load, const ir::Block& scope) {
                  ? u
                  : nullptr;
     const bool transposed = u->kind == OpKind::Trans && u->result()->type.rank() == 2;
-    if ((!ir::is_elementwise(u->kind) && !transposed) || u->results.size() != 1)
+    const bool widened = through_broadcast && u->kind == OpKind::Broadcast;
+    if ((!ir::is_elementwise(u->kind) && !transposed && !widened) || u->results.size() != 1)
       return nullptr;
     at = u;
   }

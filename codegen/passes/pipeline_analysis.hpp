@@ -22,8 +22,11 @@ bool positive_constant(const ir::Value* v);
 // The conversion into a dot operand's layout (registers or shared memory) that `load` feeds:
 // its only user, or the end of a chain of elementwise ops each used once, in the load's
 // block (a weight dequantized on its way: cast, shifts and masks, scale), or null. `scope`:
-// where its users are looked for (the function's entry block).
-ir::Op* operand_conversion(const ir::Op& load, const ir::Block& scope);
+// where its users are looked for (the function's entry block). through_broadcast: broadcasts
+// may be in the chain too (a scale's row widened over the weight's tile, expand_loads.cpp),
+// where copies are asynchronous (pipeline.cpp).
+ir::Op* operand_conversion(const ir::Op& load, const ir::Block& scope,
+                           bool through_broadcast = false);
 // The transposition when `load` reaches its dot operand through that alone (attention's
 // dot(q, trans(k))): then the ring holds the tile as loaded and the operand is read through
 // a transposed view of it, as the hardware reads any other operand. Null otherwise.
