@@ -156,7 +156,7 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
 
   // make_ptx / make_amdgcn (+ the HSACO).
   size_t before = out.stages.size();
-  ti->emit(*m, out);
+  ti->emit(*m, out, options.enable_fp_fusion);
   if (!target.dump_dir.empty()) {
     if (!out.binary.empty())
       std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.hsaco", f.name),

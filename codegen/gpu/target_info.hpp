@@ -266,7 +266,8 @@ public:
   // Optimizes the module (LLVM's O3 with the target's own passes).
   virtual void optimize(llvm::Module& m) = 0;
   // Emits assembly and the binary; fills out.assembly, out.binary and target stages.
-  virtual void emit(llvm::Module& m, GpuKernelBinary& out) = 0;
+  // fp_fusion: CompileOptions::enable_fp_fusion (the assembler may fuse what is left).
+  virtual void emit(llvm::Module& m, GpuKernelBinary& out, bool fp_fusion) = 0;
 };
 
 std::unique_ptr<TargetInfo> make_nvptx_target(const GpuTarget& t);

@@ -544,7 +544,7 @@ public:
   // packed v_pk_mul_f32 / v_pk_add_f32 / v_pk_fma_f32 (attention's rescaled accumulator).
   void optimize(llvm::Module& m) override { optimize_module(m, *tm_, true); }
 
-  void emit(llvm::Module& m, GpuKernelBinary& out) override {
+  void emit(llvm::Module& m, GpuKernelBinary& out, bool /*fp_fusion*/) override {
     auto copy = llvm::CloneModule(m);
     out.assembly = emit_to_string(*copy, *tm_, false);
     out.stages.emplace_back("amdgcn", out.assembly);

@@ -512,7 +512,7 @@ public:
   void make_kernel(llvm::Function&, int, int) override {}
   void prepare_module(llvm::Module&) override {}
   void optimize(llvm::Module&) override {}
-  void emit(llvm::Module&, GpuKernelBinary&) override {}
+  void emit(llvm::Module&, GpuKernelBinary&, bool) override {}
 
 private:
   int ws_;
