@@ -27,7 +27,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   llvm-19-dev llvm-19-tools lld-19 liblld-19-dev libpolly-19-dev
   zlib1g-dev libzstd-dev libxml2-dev libz3-dev
-  libboost-dev doctest-dev libfmt-dev libamdhip64-dev
+  libboost-dev libboost-context-dev doctest-dev libfmt-dev libamdhip64-dev
   libtbb-dev libopenblas-dev libdlpack-dev gnuplot-nox rocm-device-libs
   clang-19 libclang-rt-19-dev
 )

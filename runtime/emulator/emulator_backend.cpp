@@ -1,5 +1,5 @@
 // The "gpu-emulator" device: kernels go through the GPU pipeline (layouts, the GPU lowering)
-// and run on the CPU through codegen/gpu's emulation, one OS thread per GPU thread, so that
+// and run on the CPU through codegen/gpu's emulation, one fiber per GPU thread, so that
 // every test written against devices() also checks the GPU lowering against the interpreter
 // on machines without a GPU. Never the default device (its priority is below the
 // interpreter's).

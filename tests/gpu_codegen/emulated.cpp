@@ -1,5 +1,5 @@
 // Differential tests of the GPU lowering without a GPU: kernels compiled through the GPU
-// passes and lower.cpp (with a host TargetInfo: one OS thread per GPU thread, real barriers,
+// passes and lower.cpp (with a host TargetInfo: one fiber per GPU thread, real barriers,
 // shuffles through memory) must compute what the reference interpreter computes, for warp
 // sizes 32 (NVIDIA, RDNA) and 64 (CDNA).
 #include "../../codegen/targets/emulator/emulate.hpp"

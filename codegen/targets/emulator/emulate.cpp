@@ -1,12 +1,13 @@
 // The host emulation of the GPU lowering (see emulate.hpp). The TargetInfo below answers
 // thread ids, barriers and shuffles with calls into this file; the kernel is JIT-compiled for
-// the host and run by one OS thread per GPU thread.
+// the host; one OS thread runs a launch's GPU threads as fibers (fibers.hpp).
 #include "targets/emulator/emulate.hpp"
 
 #include "gpu_ir/arch.hpp"
 
 #include "gpu/target_info.hpp"
 #include "targets/emulator/emulate_matrix.hpp"
+#include "targets/emulator/fibers.hpp"
 
 #include <tritium/error.hpp>
 #include <tritium/float16.hpp>
@@ -24,78 +25,86 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 
-#include <barrier>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 namespace tritium::gpu {
 namespace {
 
+// One launch: its fibers (one per GPU thread, the index is the thread id), the program they
+// run, and what they share. Shuffles and matrix instructions meet at their warp's barrier only,
+// as a warp's lanes do on the GPU.
 struct Launch {
   int64_t num[3];
+  int64_t pid[3];
   int threads, warp_size;
-  std::barrier<>* bar;
+  Fibers* fibers;
+  FiberBarrier* block;
+  std::vector<FiberBarrier>* warps;
   std::vector<uint8_t>* smem;
   std::vector<uint32_t>* xchg;
   std::vector<uint32_t>* frags; // kFragWords per thread, for matrix instructions
+  int tid() const { return fibers->current(); }
+  void warp_barrier() { (*warps)[static_cast<size_t>(tid() / warp_size)].arrive_and_wait(*fibers); }
 };
 constexpr int kFragWords = 64;
 Launch* g_launch = nullptr;
-thread_local int t_tid = 0;
-thread_local int64_t t_pid[3] = {0, 0, 0};
 
 extern "C" {
 int32_t tritium_emu_tid() {
-  return t_tid;
+  return g_launch->tid();
 }
 int32_t tritium_emu_pid(int32_t axis) {
-  return static_cast<int32_t>(t_pid[axis]);
+  return static_cast<int32_t>(g_launch->pid[axis]);
 }
 int32_t tritium_emu_nprog(int32_t axis) {
   return static_cast<int32_t>(g_launch->num[axis]);
 }
 void tritium_emu_barrier() {
-  g_launch->bar->arrive_and_wait();
+  g_launch->block->arrive_and_wait(*g_launch->fibers);
 }
 void* tritium_emu_smem() {
   return g_launch->smem->data();
 }
 uint32_t tritium_emu_shfl_xor(uint32_t v, int32_t mask) {
+  const int t_tid = g_launch->tid();
   auto& x = *g_launch->xchg;
   int ws = g_launch->warp_size;
   x[t_tid] = v;
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   uint32_t r = x[(t_tid & ~(ws - 1)) | ((t_tid & (ws - 1)) ^ mask)];
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   return r;
 }
 uint32_t tritium_emu_shfl_idx(uint32_t v, int32_t src) {
+  const int t_tid = g_launch->tid();
   auto& x = *g_launch->xchg;
   int ws = g_launch->warp_size;
   x[t_tid] = v;
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   uint32_t r = x[(t_tid & ~(ws - 1)) | (src & (ws - 1))];
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   return r;
 }
 // One matrix instruction of the warp: every lane's fragments meet in memory, then each lane
 // computes its part of d as the ISA defines it.
 void tritium_emu_mma(int32_t kind, const uint32_t* in, uint32_t* out) {
+  const int t_tid = g_launch->tid();
   auto& x = *g_launch->frags;
   int ws = g_launch->warp_size;
   MmaWords w = mma_words(kind);
   std::copy(in, in + w.a + w.b + w.c, x.begin() + static_cast<size_t>(t_tid) * kFragWords);
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   emulate_mma(kind, x.data() + static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords, kFragWords,
               t_tid & (ws - 1), out);
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
 }
 // wgmma: each thread's accumulators are its own; a and b come from shared memory through the
 // canonical layouts their descriptors give.
 void tritium_emu_wgmma(int32_t kind, const int64_t* p, const float* c, float* d) {
+  const int t_tid = g_launch->tid();
   const uint8_t* smem = g_launch->smem->data();
   EmuSmemMatrix a{p[0] - reinterpret_cast<int64_t>(smem), p[1], p[2], p[3], p[4]};
   EmuSmemMatrix b{p[5] - reinterpret_cast<int64_t>(smem), p[6], p[7], p[8], p[9]};
@@ -106,26 +115,28 @@ void tritium_emu_wgmma(int32_t kind, const int64_t* p, const float* c, float* d)
 // its own a words hold); b from shared memory.
 void tritium_emu_wgmma_rs(int32_t kind, const uint32_t* a, const int64_t* p, const float* c,
                           float* d) {
+  const int t_tid = g_launch->tid();
   auto& x = *g_launch->frags;
   const int ws = g_launch->warp_size;
   std::copy(a, a + 4, x.begin() + static_cast<size_t>(t_tid) * kFragWords);
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   const uint8_t* smem = g_launch->smem->data();
   EmuSmemMatrix b{p[0] - reinterpret_cast<int64_t>(smem), p[1], p[2], p[3], p[4]};
   emulate_wgmma_rs(kind, static_cast<int>(p[5]),
                    x.data() + static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords, kFragWords, b,
                    smem, t_tid % ws, c, d);
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
 }
 // ldmatrix: every lane's row address meets in memory; each lane then reads its words.
 void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint32_t* out) {
+  const int t_tid = g_launch->tid();
   auto& x = *g_launch->frags;
   int ws = g_launch->warp_size;
   uint64_t addr = reinterpret_cast<uint64_t>(row);
   size_t me = static_cast<size_t>(t_tid) * kFragWords;
   x[me] = static_cast<uint32_t>(addr);
   x[me + 1] = static_cast<uint32_t>(addr >> 32);
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
   const int lane = t_tid & (ws - 1);
   const size_t warp0 = static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords;
   auto row_of = [&](int matrix, int r) {
@@ -143,7 +154,7 @@ void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint
     }
     out[j] = uint32_t{lo} | uint32_t{hi} << 16;
   }
-  g_launch->bar->arrive_and_wait();
+  g_launch->warp_barrier();
 }
 // TMA: the emulator's tensor map is its own (the hardware's format is not documented): the
 // fields the copies need, in the map's 128 bytes.
@@ -160,8 +171,7 @@ void tritium_emu_tma_create(EmuTensorMap* map, const uint8_t* base, int64_t inne
 }
 // mbarriers: 8 bytes of shared memory holding the phase (bit 63), the bytes still expected
 // (bits 32-62), the arrivals still expected (bits 16-31) and the arrivals per phase (0-15).
-// One lock for all of them: emulation is slow anyway, and it keeps the phase change atomic.
-std::mutex g_mbar_lock;
+// A launch's fibers share one OS thread, so an update is atomic without a lock.
 void mbar_update(uint64_t* bar, int arrivals, int64_t tx) {
   uint64_t v = *bar;
   int64_t bytes = static_cast<int64_t>((v >> 32) & 0x7fffffff) + tx;
@@ -178,30 +188,21 @@ void mbar_update(uint64_t* bar, int arrivals, int64_t tx) {
          count;
 }
 void tritium_emu_mbar_init(uint64_t* bar, int32_t count) {
-  std::lock_guard<std::mutex> lock(g_mbar_lock);
   *bar = static_cast<uint64_t>(count) << 16 | static_cast<uint64_t>(count);
 }
 void tritium_emu_mbar_expect(uint64_t* bar, int64_t bytes) {
-  std::lock_guard<std::mutex> lock(g_mbar_lock);
   mbar_update(bar, 1, bytes); // expect_tx, then the arrival
 }
 // Invalidating a barrier with arrivals or bytes still expected loses them: an error here.
 void tritium_emu_mbar_inval(uint64_t* bar) {
-  std::lock_guard<std::mutex> lock(g_mbar_lock);
   const uint64_t v = *bar;
   if (((v >> 32) & 0x7fffffff) != 0 || ((v >> 16) & 0xffff) != (v & 0xffff))
     throw Error("GPU emulation: an mbarrier invalidated in the middle of a phase");
   *bar = 0;
 }
 void tritium_emu_mbar_wait(uint64_t* bar, int32_t parity) {
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(g_mbar_lock);
-      if ((*bar >> 63) != static_cast<uint64_t>(parity & 1))
-        return; // the phase of that parity has completed
-    }
-    std::this_thread::yield();
-  }
+  while ((*bar >> 63) == static_cast<uint64_t>(parity & 1)) // that phase has not completed
+    g_launch->fibers->yield();
 }
 // A box copy as the hardware makes it: rows of box_inner elements, box_outer of them, zeros
 // out of bounds, each row's 16-byte chunks swizzled with the row's position in its
@@ -231,7 +232,6 @@ void tritium_emu_tma_copy(uint8_t* dst, const EmuTensorMap* map, int32_t inner, 
       else
         std::memset(d, 0, static_cast<size_t>(eb));
     }
-  std::lock_guard<std::mutex> lock(g_mbar_lock);
   mbar_update(bar, 0, -map->box_inner * map->box_outer * eb);
 }
 // bf16 conversions: LLVM emits libcalls for them on x86 without AVX512-BF16, and the process
@@ -675,25 +675,38 @@ public:
           static_cast<ArgSlot>((reinterpret_cast<uintptr_t>(scratch.data()) + 127) / 128 * 128));
       slots = with_scratch;
     }
-    for (int64_t z = 0; z < grid.z; ++z)
-      for (int64_t y = 0; y < grid.y; ++y)
-        for (int64_t x = 0; x < grid.x; ++x) {
-          std::barrier<> bar(threads);
-          Launch launch{{grid.x, grid.y, grid.z}, threads, ws_, &bar, &smem, &xchg, &frags};
-          g_launch = &launch;
-          std::vector<std::thread> pool;
-          for (int t = 0; t < threads; ++t)
-            pool.emplace_back([&, t] {
-              t_tid = t;
-              t_pid[0] = x;
-              t_pid[1] = y;
-              t_pid[2] = z;
+    // Each program's threads run to its end, meet, and go on to the next program together.
+    Fibers fibers;
+    FiberBarrier block(threads);
+    std::vector<FiberBarrier> warps(static_cast<size_t>(warps_), FiberBarrier(ws_));
+    Launch launch{{grid.x, grid.y, grid.z},
+                  {0, 0, 0},
+                  threads,
+                  ws_,
+                  &fibers,
+                  &block,
+                  &warps,
+                  &smem,
+                  &xchg,
+                  &frags};
+    g_launch = &launch;
+    try {
+      fibers.run(threads, [&](int) {
+        for (int64_t z = 0; z < grid.z; ++z)
+          for (int64_t y = 0; y < grid.y; ++y)
+            for (int64_t x = 0; x < grid.x; ++x) {
+              launch.pid[0] = x;
+              launch.pid[1] = y;
+              launch.pid[2] = z;
               entry_(slots.data());
-            });
-          for (auto& th : pool)
-            th.join();
-          g_launch = nullptr;
-        }
+              block.arrive_and_wait(fibers);
+            }
+      });
+    } catch (...) {
+      g_launch = nullptr;
+      throw;
+    }
+    g_launch = nullptr;
   }
 
   const std::string& ir() const { return ir_; }

@@ -1,8 +1,8 @@
 // Runs a kernel through the GPU pipeline (layouts, the GPU lowering with a host TargetInfo)
-// on the CPU: each program is num_warps x warp_size OS threads meeting at real barriers, warp
-// shuffles go through memory. It exists to test the GPU lowering against the interpreter on
-// machines without a GPU; it is slow. The gpu-emulator device (runtime/emulator) runs its
-// kernels this way. Internal header, no LLVM.
+// on the CPU: each program is num_warps x warp_size fibers meeting at barriers (a
+// warp's at its own for shuffles and matrix instructions), shuffles go through memory. It exists to
+// test the GPU lowering against the interpreter on machines without a GPU; it is slow. The
+// gpu-emulator device (runtime/emulator) runs its kernels this way. Internal header, no LLVM.
 #pragma once
 
 #include "../../gpu_ir/layout.hpp"
