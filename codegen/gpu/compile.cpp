@@ -65,6 +65,7 @@ void set_arch_features(GpuFeatures& features, const Arch& arch) {
   features.tma = arch.has(Feature::Tma);
   features.async_copy = arch.has(Feature::AsyncCopy);
   features.matrix_version = arch.matrix.version;
+  features.mma_sync_version = std::max(arch.mma_sync_version, 1);
   features.buffer_ops = arch.has(Feature::BufferOps);
   features.gathers_join_class = arch.vendor == Vendor::Amd;
 }

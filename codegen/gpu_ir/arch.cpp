@@ -32,6 +32,10 @@ constexpr KindSet cdna3_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::
 // RDNA4's WMMA also multiplies the OCP fp8 formats (v_wmma_f32_16x16x16_{fp8,bf8}_{fp8,bf8}).
 constexpr KindSet rdna4_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F8E4NV,
                                  ScalarKind::F8E5};
+// mma.sync of sm_89 and later also multiplies the two OCP fp8 formats, either with either
+// (m16n8k32, f32 accumulation; PTX 8.4): its second generation here.
+constexpr KindSet ada_operands{ScalarKind::F16, ScalarKind::BF16,   ScalarKind::F32, ScalarKind::I8,
+                               ScalarKind::U8,  ScalarKind::F8E4NV, ScalarKind::F8E5};
 // sm_90a's wgmma also multiplies the two OCP fp8 formats, either with either (k32).
 constexpr KindSet hopper_operands{ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
                                   ScalarKind::I8,  ScalarKind::U8,   ScalarKind::F8E4NV,
@@ -41,8 +45,11 @@ constexpr Feature ampere = Feature::AsyncCopy | Feature::Ldmatrix;
 
 // NVIDIA: 64K registers per SM and at most 255 per thread on every target here.
 constexpr Arch nvidia(std::string_view name, Family f, int shared_kib, int threads, int sm,
-                      MatrixUnit unit, Feature features, int ptx,
-                      KindSet operands = nvidia_operands) {
+                      MatrixUnit unit, Feature features, int ptx) {
+  const int mma_sync = sm >= 89 ? 2 : 1;
+  const KindSet operands = unit == MatrixUnit::Wgmma ? hopper_operands
+                           : mma_sync == 2           ? ada_operands
+                                                     : nvidia_operands;
   return {name,
           Vendor::Nvidia,
           f,
@@ -51,10 +58,11 @@ constexpr Arch nvidia(std::string_view name, Family f, int shared_kib, int threa
           65536,
           255,
           threads,
-          {unit, 1, operands},
+          {unit, unit == MatrixUnit::Wgmma ? 1 : mma_sync, operands},
           features,
           {sm / 10, sm % 10, 0},
-          ptx};
+          ptx,
+          mma_sync};
 }
 
 // AMD CDNA: wave64, 64 KiB of LDS per work-group, four SIMDs of 512 registers a lane (VGPRs
@@ -96,11 +104,12 @@ constexpr Arch rdna(std::string_view name, Family f, int wmma, Feature features,
 constexpr std::array archs{
     nvidia("sm_80", Ampere, 163, 2048, 80, MatrixUnit::MmaSync, ampere, 70),
     nvidia("sm_86", Ampere, 99, 1536, 86, MatrixUnit::MmaSync, ampere, 71),
-    nvidia("sm_89", Ada, 99, 1536, 89, MatrixUnit::MmaSync, ampere, 78),
-    nvidia("sm_90", Hopper, 227, 2048, 90, MatrixUnit::MmaSync, ampere, 78),
-    // 8.3: the first PTX with tensormap.replace (TMA maps built on the device).
+    // 8.4: the first PTX with mma.sync e4m3/e5m2 (sm_89+); it also has tensormap.replace (8.3,
+    // TMA maps built on the device). A CUDA 12.4 driver or later loads it.
+    nvidia("sm_89", Ada, 99, 1536, 89, MatrixUnit::MmaSync, ampere, 84),
+    nvidia("sm_90", Hopper, 227, 2048, 90, MatrixUnit::MmaSync, ampere, 84),
     nvidia("sm_90a", Hopper, 227, 2048, 90, MatrixUnit::Wgmma,
-           ampere | Feature::Wgmma | Feature::Tma, 83, hopper_operands),
+           ampere | Feature::Wgmma | Feature::Tma, 84),
     cdna("gfx908", Cdna1, 10, 1, KindSet{ScalarKind::F16}, {9, 0, 8}),
     cdna("gfx90a", Cdna2, 8, 2, half_operands, {9, 0, 10}),
     cdna("gfx940", Cdna3, 8, 3, cdna3_operands, {9, 4, 0}),

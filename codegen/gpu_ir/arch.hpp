@@ -94,6 +94,9 @@ struct Arch {
   Feature features;
   IsaVersion isa;
   int ptx_version = 0; // NVIDIA: the lowest PTX ISA (x10) with everything used here; AMD: 0
+  // NVIDIA: the generation of mma.sync, the unit itself or, where wgmma is (sm_90a), the one
+  // that takes what wgmma cannot (fewer than 64 rows); AMD: 0.
+  int mma_sync_version = 0;
 
   bool is_amd() const { return vendor == Vendor::Amd; }
   bool is_nvidia() const { return vendor == Vendor::Nvidia; }

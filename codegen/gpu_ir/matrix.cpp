@@ -40,15 +40,15 @@ std::optional<MmaInstr> select_mma_instr(MatrixUnit unit, DType a, DType b, DTyp
     return std::nullopt;
   case MatrixUnit::MmaSync:
   case MatrixUnit::Wgmma: {
-    // f16 -> f32 or f16, bf16 -> f32 (m16n8k16); tf32 (k8); s8/u8 -> s32 (k32); wgmma's
-    // e4m3/e5m2 -> f32 (k32; the model lists them for sm_90a only).
+    // f16 -> f32 or f16, bf16 -> f32 (m16n8k16); tf32 (k8); s8/u8 -> s32 (k32); e4m3/e5m2 ->
+    // f32 (k32; the model lists them for wgmma and for mma.sync from sm_89).
     if (half && (f32_acc || (a.kind == ScalarKind::F16 && acc == a)))
       i.k = 16;
     else if (tf32)
       i.k = 8, i.tf32 = true;
     else if (byte && acc.kind == ScalarKind::I32)
       i.k = 32;
-    else if (fp8 && f32_acc && unit == MatrixUnit::Wgmma)
+    else if (fp8 && f32_acc)
       i.k = 32;
     else
       return std::nullopt;

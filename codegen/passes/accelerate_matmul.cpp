@@ -120,7 +120,7 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
     // What wgmma cannot take (fewer than 64 rows, i8, tf32, f16 accumulators), mma.sync can.
     if (!instr)
       instr = select_mma_instr(MatrixUnit::MmaSync, a->type.elem, b->type.elem, c->type.elem,
-                               precision, m, n, k);
+                               precision, m, n, k, t.mma_sync_version);
   }
   if (!instr)
     return;

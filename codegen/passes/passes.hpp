@@ -33,6 +33,8 @@ struct GpuFeatures {
   // The matrix unit's generation (gpu_ir/arch.hpp's MatrixModel::version): which operand types
   // it multiplies and, for WMMA, which fragment layouts it reads.
   int matrix_version = 1;
+  // mma.sync's generation where wgmma is the unit: what wgmma cannot take runs on it.
+  int mma_sync_version = 1;
   // AMD's buffer instructions: a base, 32-bit offsets, out-of-range offsets masked off.
   bool buffer_ops = false;
   // A gather (an access whose neighbours are not contiguous) and the loads of its class take one

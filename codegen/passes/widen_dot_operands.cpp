@@ -4,14 +4,15 @@
 // then take them, converted in registers from the bytes loaded (the mixed-operand path of int8
 // weights), at the f16 rate.
 //
-// The fp8 instructions wired: sm_90a's wgmma (e4m3 and e5m2, k32), CDNA3's MFMA (its fnuz
-// formats), RDNA4's WMMA (e4m3 and e5m2). wgmma reads both operands from shared memory with K
-// contiguous (it has no transposed form for 8-bit types); the pass runs after coalesce so that each
-// operand's layout says which dimension its tile was loaded along: a row-major a and a column-major
-// b (K fastest, how Triton's tutorial and cuBLASLt take fp8) go to shared memory as loaded and stay
-// fp8; any other operand order is widened rather than transposed through registers on its way
-// to shared memory. Not wired: sm_89+'s mma.sync e4m3 (it needs PTX 8.4), so a dot wgmma cannot
-// take (fewer than 64 rows) is widened too.
+// The fp8 instructions wired: sm_90a's wgmma (e4m3 and e5m2, k32), sm_89+'s mma.sync (the same,
+// m16n8k32), CDNA3's MFMA (its fnuz formats), RDNA4's WMMA (e4m3 and e5m2). wgmma reads both
+// operands from shared memory with K contiguous (it has no transposed form for 8-bit types); the
+// pass runs after coalesce so that each operand's layout says which dimension its tile was loaded
+// along: a row-major a and a column-major b (K fastest, how Triton's tutorial and cuBLASLt take
+// fp8) go to shared memory as loaded and stay fp8; any other operand order is widened rather than
+// transposed through registers on its way to shared memory. mma.sync reads its fragments from
+// registers in any order, as it does 8-bit integers; a dot wgmma cannot take (fewer than 64 rows)
+// goes to it as fp8 too.
 #include "gpu_ir/layout.hpp"
 #include "gpu_ir/matrix.hpp"
 #include "passes/passes.hpp"
@@ -42,10 +43,15 @@ bool native_fp8(const ir::Op& dot, const GpuFeatures& t) {
   const int64_t m = a->type.shape[0], k = a->type.shape[1], n = b->type.shape[1];
   auto instr = select_mma_instr(t.matrix, a->type.elem, b->type.elem, c->type.elem, "", m, n, k,
                                 t.matrix_version);
-  if (!instr || t.matrix != MatrixUnit::Wgmma)
+  if (t.matrix != MatrixUnit::Wgmma)
     return instr.has_value();
   std::vector<int> warps;
-  return wgmma_instr(*instr, m, n, t.num_warps, warps) && fast_dim(a) == 1 && fast_dim(b) == 0;
+  if (instr && wgmma_instr(*instr, m, n, t.num_warps, warps))
+    return fast_dim(a) == 1 && fast_dim(b) == 0;
+  // What wgmma cannot take goes to mma.sync (accelerate_matmul), fp8 from its second generation.
+  return select_mma_instr(MatrixUnit::MmaSync, a->type.elem, b->type.elem, c->type.elem, "", m, n,
+                          k, t.mma_sync_version)
+      .has_value();
 }
 
 void widen_block(ir::Function& f, ir::Block& b, const GpuFeatures& t) {

@@ -40,7 +40,13 @@ TEST_CASE("arch: a target string names its table entry, AMD feature suffixes ign
   CHECK(h.arch_specific());
   CHECK(h.has(gpu::Feature::Tma));
   CHECK(h.matrix.unit == MatrixUnit::Wgmma);
-  CHECK(h.ptx_version == 83);
+  CHECK(h.ptx_version == 84);
+  // sm_90a's mma.sync (for what wgmma cannot take) is sm_89's second generation, with fp8.
+  CHECK(h.mma_sync_version == 2);
+  CHECK(gpu::arch_of("sm_89").matrix.version == 2);
+  CHECK(gpu::arch_of("sm_89").matrix.operands.contains(ir::ScalarKind::F8E4NV));
+  CHECK_FALSE(gpu::arch_of("sm_80").matrix.operands.contains(ir::ScalarKind::F8E5));
+  CHECK(gpu::arch_of("sm_80").mma_sync_version == 1);
   CHECK_FALSE(gpu::arch_of("sm_90").arch_specific());
   CHECK_FALSE(gpu::arch_of("sm_90").has(gpu::Feature::Tma));
   CHECK_FALSE(gpu::arch_of("gfx90a").arch_specific()); // ends in 'a', but AMD

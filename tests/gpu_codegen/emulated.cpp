@@ -533,8 +533,9 @@ std::vector<uint8_t> fp8_codes(size_t n, ir::ScalarKind kind, unsigned seed) {
 }
 
 // fp8 operands on the fp8 instructions: sm_90a's wgmma takes the OCP formats with both operands
-// K-major as loaded (a row-major B is read as f16), CDNA3's MFMA the fnuz formats and RDNA4's
-// WMMA the OCP ones in either order; everywhere else they are read as f16.
+// K-major as loaded (a row-major B is read as f16), sm_89's mma.sync (MmaSync version 2),
+// CDNA3's MFMA the fnuz formats and RDNA4's WMMA the OCP ones in either order; everywhere else
+// they are read as f16.
 template <class A, class B>
 void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size, int version = 0) {
   // M and N of any value (72 bytes between B's rows when it is row-major); K a multiple of 16,
@@ -557,7 +558,10 @@ void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size, int version = 0) {
     INFO(ir);
     const bool widened = native == gpu::MatrixUnit::Wgmma && b_rows == 1;
     CHECK((ir.find("tensor<64x64xf16") != std::string::npos) == widened);
-    for (const Unit& u : kUnits)
+    std::vector<Unit> units(std::begin(kUnits), std::end(kUnits));
+    if (native == gpu::MatrixUnit::MmaSync)
+      units.push_back({native, warp_size, version}); // sm_89's, with fp8
+    for (const Unit& u : units)
       differential(*f, {2, 2},
                    {buffer(fp8_codes(M * K, ka, 1)), buffer(fp8_codes(K * N, kb, 2)),
                     buffer(std::vector<float>(M * N)), scalar(M), scalar(N), scalar(K)},
@@ -566,8 +570,10 @@ void fp8_gemm_on_units(gpu::MatrixUnit native, int warp_size, int version = 0) {
 }
 
 TEST_CASE("emulated matrix instructions: fp8 GEMM on wgmma (e4m3 x e5m2, K-major operands), "
-          "MFMA (fnuz formats) and WMMA v2, widened to f16 where the instruction cannot take it") {
+          "mma.sync v2, MFMA (fnuz formats) and WMMA v2, widened to f16 where the instruction "
+          "cannot take it") {
   fp8_gemm_on_units<float8e4nv, float8e5>(gpu::MatrixUnit::Wgmma, 32);
+  fp8_gemm_on_units<float8e5, float8e4nv>(gpu::MatrixUnit::MmaSync, 32, 2);
   fp8_gemm_on_units<float8e4b8, float8e5b16>(gpu::MatrixUnit::Mfma, 64);
   fp8_gemm_on_units<float8e5, float8e4nv>(gpu::MatrixUnit::Wmma, 32, 2);
 }

@@ -550,6 +550,36 @@ TEST_CASE("matmul on sm_90a: wgmma from shared-memory descriptors; blocks wgmma 
   }
 }
 
+TEST_CASE("fp8 dots on mma.sync: sm_89 and sm_90 (PTX 8.4), and sm_90a where wgmma cannot take "
+          "the block; sm_80 reads the operands as f16") {
+  struct Case {
+    const char* arch;
+    int bm;
+    const char* instr; // the matrix instruction expected
+  };
+  for (Case c : {Case{"sm_89", 64, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"},
+                 Case{"sm_90", 64, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"},
+                 Case{"sm_90a", 16, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"},
+                 Case{"sm_90a", 64, "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2"},
+                 Case{"sm_80", 64, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"}}) {
+    CAPTURE(c.arch);
+    CAPTURE(c.bm);
+    lang::ArgSpec s[] = {ptr_arg(),   ptr_arg(),       ptr_arg(),     int_arg(1),    int_arg(1),
+                         int_arg(16), const_arg(c.bm), const_arg(64), const_arg(64), const_arg(0)};
+    auto f = lang::trace(gpu_test::fp8_gemm<float8e4nv, float8e5>, "fp8_gemm", s);
+    auto nv = compile(*f, c.arch, 4);
+    INFO(nv.assembly.substr(0, 4000));
+    CHECK(nv.assembly.find(c.instr) != std::string::npos);
+    // Native fp8 keeps the bytes: no conversion of the operands to f16 on the way (sm_80 has no
+    // fp8 conversion instruction; it decodes them in integer arithmetic).
+    const bool sm80 = std::string_view(c.arch) == "sm_80";
+    if (!sm80)
+      CHECK(nv.assembly.find("cvt.rn.f16x2.e4m3x2") == std::string::npos);
+    CHECK(nv.assembly.find(sm80 ? ".version 7.0" : ".version 8.4") != std::string::npos);
+    check_ptxas(nv.assembly, c.arch);
+  }
+}
+
 TEST_CASE("sm_90a: a persistent GEMM stores each tile through shared memory, its scratch "
           "counted in the K loop's pipeline budget") {
   lang::ArgSpec s[] = {ptr_arg(),     ptr_arg(),      ptr_arg(),       int_arg(),

@@ -316,8 +316,9 @@ namespace {
 // against float64 sums of the decoded values (every product is exact in f32, and the sums of
 // these small integers times powers of two are too).
 // B_K_MAJOR: b holds B column-major (K contiguous), the order sm_90a's fp8 wgmma reads (at
-// 64 x 64 tiles on 4 warps the dot runs on it there; elsewhere, and for a row-major B, the
-// operands are read as f16).
+// 64 x 64 tiles on 4 warps the dot runs on it there; smaller tiles run on mma.sync's fp8 form,
+// as on sm_89 and sm_90 (TRITIUM_CUDA_ARCH=sm_89); for a row-major B on sm_90a, and before
+// sm_89, the operands are read as f16).
 // PROMOTE: max_num_imprecise_acc (partial sums of that many K added in f32 where wgmma runs).
 template <class A, class B>
 void fp8_dot_kernel(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::constexpr_<int> M,

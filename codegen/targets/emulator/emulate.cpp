@@ -587,6 +587,8 @@ public:
     // then copies through registers, which they allow), else AMD's of S - 1.
     features.async_copy = sm90a;
     features.matrix_version = matrix_version_;
+    // sm_90a's mma.sync (what wgmma cannot take) is sm_89's, with fp8.
+    features.mma_sync_version = sm90a ? 2 : 1;
     // AMD's IR (offsets carried instead of pointers) and its buffer loads and stores (base plus
     // unsigned offset, HostEmuTarget::buffer_load) are what runs here for an AMD matrix unit.
     features.buffer_ops = matrix_ == MatrixUnit::Mfma || matrix_ == MatrixUnit::Wmma;

@@ -143,6 +143,8 @@ public:
                                 const std::vector<llvm::Value*>& bv,
                                 const std::vector<llvm::Value*>& c) override {
     using ir::ScalarKind;
+    if (in.a.is_storage_float())
+      return mma_fp8(b, in, pack_words(b, a), pack_words(b, bv), c);
     llvm::Intrinsic::ID id;
     const bool f16_acc = in.acc.kind == ScalarKind::F16;
     if (in.tf32)
@@ -180,6 +182,39 @@ public:
     if (f16_acc)
       out = unpack_words(b, out, b.getHalfTy());
     return out;
+  }
+
+  // mma.sync.aligned.m16n8k32.row.col.f32.<a>.<b>.f32 (sm_89+, PTX 8.4), which LLVM 19 has no
+  // intrinsic for: four words of a, two of b (four fp8 each, the 8-bit integers' fragments)
+  // and four f32 accumulators.
+  std::vector<llvm::Value*> mma_fp8(llvm::IRBuilder<>& b, const MmaInstr& in,
+                                    const std::vector<llvm::Value*>& a,
+                                    const std::vector<llvm::Value*>& bv,
+                                    const std::vector<llvm::Value*>& c) {
+    if (a.size() != 4 || bv.size() != 2 || c.size() != 4 || in.acc.kind != ir::ScalarKind::F32 ||
+        !ptx_type(in.a) || !ptx_type(in.b))
+      throw Error("NVPTX: fp8 mma.sync operands of the wrong shape or type (internal)");
+    const std::string text =
+        fmt::format("mma.sync.aligned.m16n8k32.row.col.f32.{}.{}.f32 {}, {}, {}, {};",
+                    ptx_type(in.a), ptx_type(in.b), ptx_reg_list(0, 4), ptx_reg_list(4, 4),
+                    ptx_reg_list(8, 2), ptx_reg_list(10, 4));
+    std::vector<llvm::Value*> args;
+    for (llvm::Value* w : a)
+      args.push_back(b.CreateBitCast(w, b.getInt32Ty()));
+    for (llvm::Value* w : bv)
+      args.push_back(b.CreateBitCast(w, b.getInt32Ty()));
+    args.insert(args.end(), c.begin(), c.end());
+    std::vector<llvm::Type*> types;
+    for (auto* v : args)
+      types.push_back(v->getType());
+    auto* ret = llvm::StructType::get(b.getContext(), std::vector<llvm::Type*>(4, b.getFloatTy()));
+    auto* fn = llvm::InlineAsm::get(llvm::FunctionType::get(ret, types, false), text,
+                                    "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", false);
+    llvm::Value* r = b.CreateCall(fn, args);
+    std::vector<llvm::Value*> d;
+    for (unsigned i = 0; i < 4; ++i)
+      d.push_back(b.CreateExtractValue(r, i));
+    return d;
   }
 
   bool has_ldmatrix() const override { return model_.has(Feature::Ldmatrix); }
