@@ -164,6 +164,12 @@ public:
 
   // Index of this thread in the block (0 .. num_threads-1), i32.
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) = 0;
+  // `v`, the same in every lane of a warp (the warp's index), marked so for the backend: what
+  // is computed from it (wgmma's descriptors) then stays in the uniform datapath (NVIDIA's
+  // uniform registers) instead of every lane's. AMD keeps `v` (no wgmma; v_readfirstlane on
+  // the warp index everywhere split what LLVM had folded into one thread-index product:
+  // gfx942's vector add 29 -> 33 instructions).
+  virtual llvm::Value* warp_uniform(llvm::IRBuilder<>&, llvm::Value* v) { return v; }
   // program_id(axis) and num_programs(axis), i32.
   virtual llvm::Value* program_id(llvm::IRBuilder<>& b, int axis) = 0;
   virtual llvm::Value* num_programs(llvm::IRBuilder<>& b, int axis) = 0;

@@ -131,6 +131,13 @@ public:
   llvm::Value* thread_id(llvm::IRBuilder<>& b) override {
     return sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   }
+  // shfl.sync.idx from lane 0, as Triton writes the warp index: ptxas then knows the value is
+  // warp-uniform (bmm's wgmma descriptors were rebuilt in every lane's registers and moved
+  // to uniform ones by R2UR, 4 an iteration).
+  llvm::Value* warp_uniform(llvm::IRBuilder<>& b, llvm::Value* v) override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b.getInt32(-1), v, b.getInt32(0), b.getInt32(31)});
+  }
   llvm::Value* program_id(llvm::IRBuilder<>& b, int axis) override {
     static const llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
                                               llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,

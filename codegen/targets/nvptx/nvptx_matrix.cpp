@@ -124,10 +124,22 @@ public:
   // address, leading and stride byte offsets (all >> 4), and the swizzle mode in bits 62-63.
   // Built as two 32-bit halves and paired (a register pair, no instructions): only the low
   // half depends on the address.
+  //
+  // Shared addresses are below 2^18 (228 KiB), so the address field (addr >> 4, 14 bits)
+  // needs no mask and cannot carry into the offset field: it is an add. A tile's K steps then
+  // differ only by a constant, split off the address here, so that every descriptor of a tile
+  // is its first plus a constant, in uniform registers (as Triton's are), not each rebuilt
+  // with a shift and a bit-field extract (bmm: 20 uniform instructions an iteration).
   static llvm::Value* descriptor(llvm::IRBuilder<>& b, const SmemMatrix& m) {
-    llvm::Value* addr = shared_u32(b, m.addr);
+    const llvm::DataLayout& dl = b.GetInsertBlock()->getModule()->getDataLayout();
+    llvm::APInt offset(dl.getIndexTypeSizeInBits(m.addr->getType()), 0);
+    llvm::Value* base = m.addr->stripAndAccumulateConstantOffsets(dl, offset, true);
+    if (offset.getSExtValue() % 16 != 0) // a descriptor's address is 16-byte aligned
+      base = m.addr, offset = 0;
     const uint32_t lbo = ((static_cast<uint32_t>(m.lbo) >> 4) & 0x3FFF) << 16;
-    llvm::Value* lo = b.CreateOr(b.CreateLShr(b.CreateAnd(addr, 0x3FFFF), 4), lbo);
+    llvm::Value* lo =
+        b.CreateAdd(b.CreateLShr(shared_u32(b, base), 4),
+                    b.getInt32(lbo + static_cast<uint32_t>(offset.getSExtValue() >> 4)));
     const uint32_t mode = m.swizzle == 128 ? 1 : m.swizzle == 64 ? 2 : m.swizzle == 32 ? 3 : 0;
     const uint32_t hi = ((static_cast<uint32_t>(m.sbo) >> 4) & 0x3FFF) | mode << 30;
     // (As a vector bitcast, instcombine turns the pair back into a 64-bit zext and or.)
