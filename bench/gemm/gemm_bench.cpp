@@ -2,7 +2,8 @@
 // bench/compare/gemm.py (Triton's kernel of the same source, cuBLAS through PyTorch) in the
 // same GPU command.
 //
-//   bench_gemm [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...] [--config BMxBNxBK:warps:stages,...]
+//   bench_gemm [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...]
+//              [--config BMxBNxBK:warps:stages[:split_k],...]
 //              [--autotune] [--descriptor] [--b-major k|n] [--max-imprecise N] [--reps N]
 //              [--warmup N] [--only WORKLOAD] [--csv FILE]
 //
@@ -34,6 +35,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -65,13 +68,22 @@ std::pair<tl::i32, tl::i32> grouped_pid(const tl::i32& M, const tl::i32& N, int 
 // examples/02_fused_gemm_bias_relu.cpp's kernel (Triton's matmul tutorial with grouped
 // ordering), for fp16, bf16 or fp8 operands (C in O: fp8 gives f16, as torch._scaled_mm is
 // asked here); EPILOGUE adds the bias and applies the ReLU.
+//
+// SPLIT_K > 1 splits the K loop over SPLIT_K programs per tile of C (grid axis 1), for grids
+// whose tiles alone leave SMs idle (decode shapes, 1024^3 on 132 SMs). Each program stores its
+// f32 partial tile into `partials` ([SPLIT_K][tiles][BLOCK_M * BLOCK_N]) and counts itself in
+// its tile's `arrivals` counter; the last to arrive adds the partials in split order (the same
+// result on every run, unlike atomic adds into C), applies the epilogue, stores C and resets
+// the counter for the next launch. arrivals must be zero before the first launch.
 template <class T, class O>
 void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, tl::ptr<O> c_ptr,
-                   tl::i32 M, tl::i32 N, tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak,
-                   tl::i32 stride_bk, tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
+                   tl::ptr<float> partials, tl::ptr<tl::i32> arrivals, tl::i32 M, tl::i32 N,
+                   tl::i32 K, tl::i32 stride_am, tl::i32 stride_ak, tl::i32 stride_bk,
+                   tl::i32 stride_bn, tl::i32 stride_cm, tl::i32 stride_cn,
                    tl::constexpr_<int> BLOCK_M, tl::constexpr_<int> BLOCK_N,
                    tl::constexpr_<int> BLOCK_K, tl::constexpr_<int> GROUP_M,
-                   tl::constexpr_<bool> EPILOGUE, tl::constexpr_<int> IMPRECISE) {
+                   tl::constexpr_<bool> EPILOGUE, tl::constexpr_<int> IMPRECISE,
+                   tl::constexpr_<int> SPLIT_K) {
   auto [pid_m, pid_n] = grouped_pid(M, N, BLOCK_M, BLOCK_N, GROUP_M);
   auto offs_am = (pid_m * BLOCK_M + tl::arange(0, BLOCK_M)) % M;
   auto offs_bn = (pid_n * BLOCK_N + tl::arange(0, BLOCK_N)) % N;
@@ -79,21 +91,52 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
   auto a_ptrs = a_ptr + (offs_am[{_, None}] * stride_am + offs_k[{None, _}] * stride_ak);
   auto b_ptrs = b_ptr + (offs_k[{_, None}] * stride_bk + offs_bn[{None, _}] * stride_bn);
   auto acc = tl::zeros<float>({BLOCK_M, BLOCK_N});
-  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K))) {
-    auto k_remaining = K - k * BLOCK_K;
-    auto a = tl::load(a_ptrs, offs_k[{None, _}] < k_remaining, 0.0);
-    auto b = tl::load(b_ptrs, offs_k[{_, None}] < k_remaining, 0.0);
-    acc = tl::dot(a, b, acc, {.max_num_imprecise_acc = IMPRECISE});
-    a_ptrs += BLOCK_K * stride_ak;
-    b_ptrs += BLOCK_K * stride_bk;
+  auto k_loop = [&](const auto& k_first, const auto& k_end) {
+    for (auto k : tl::range(k_first, k_end)) {
+      auto k_remaining = K - k * BLOCK_K;
+      auto a = tl::load(a_ptrs, offs_k[{None, _}] < k_remaining, 0.0);
+      auto b = tl::load(b_ptrs, offs_k[{_, None}] < k_remaining, 0.0);
+      acc = tl::dot(a, b, acc, {.max_num_imprecise_acc = IMPRECISE});
+      a_ptrs += BLOCK_K * stride_ak;
+      b_ptrs += BLOCK_K * stride_bk;
+    }
+  };
+  if (SPLIT_K == 1) {
+    k_loop(0, tl::cdiv(K, BLOCK_K));
+  } else { // this program's contiguous share of the K blocks
+    auto k_blocks = tl::cdiv(K, BLOCK_K);
+    auto k_first = tl::program_id(1) * tl::cdiv(k_blocks, SPLIT_K);
+    a_ptrs += k_first * BLOCK_K * stride_ak;
+    b_ptrs += k_first * BLOCK_K * stride_bk;
+    k_loop(k_first, tl::minimum(k_first + tl::cdiv(k_blocks, SPLIT_K), k_blocks));
   }
-  if (EPILOGUE)
-    acc = tl::maximum(acc + tl::load(bias_ptr + offs_bn)[{None, _}], 0.f);
   auto offs_cm = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
   auto offs_cn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
   auto c_ptrs = c_ptr + stride_cm * offs_cm[{_, None}] + stride_cn * offs_cn[{None, _}];
-  tl::store(c_ptrs, acc.to<tl::element_of_t<O>>(),
-            (offs_cm[{_, None}] < M) && (offs_cn[{None, _}] < N));
+  auto c_mask = (offs_cm[{_, None}] < M) && (offs_cn[{None, _}] < N);
+  auto finish = [&](tl::tensor<float> sum) {
+    if (EPILOGUE)
+      sum = tl::maximum(sum + tl::load(bias_ptr + offs_bn)[{None, _}], 0.f);
+    tl::store(c_ptrs, sum.to<tl::element_of_t<O>>(), c_mask);
+  };
+  if (SPLIT_K == 1)
+    return finish(acc);
+  auto tile = tl::program_id(0);
+  auto tiles = tl::num_programs(0);
+  auto in_tile = tl::arange(0, BLOCK_M)[{_, None}] * BLOCK_N + tl::arange(0, BLOCK_N)[{None, _}];
+  tl::store(partials + (tl::program_id(1) * tiles + tile) * (BLOCK_M * BLOCK_N) + in_tile, acc);
+  // Every thread's partial is stored before the count releases it (acq_rel, gpu scope).
+  tl::debug_barrier();
+  auto arrived = tl::atomic_add(arrivals + tile, 1);
+  tl::if_(arrived == SPLIT_K - 1, [&] {
+    auto sum = tl::zeros<float>({BLOCK_M, BLOCK_N});
+    // .cg: from L2, where the other programs' partials are, never a stale L1 line.
+    for (int64_t s : tl::static_range(SPLIT_K))
+      sum += tl::load(partials + (int(s) * tiles + tile) * (BLOCK_M * BLOCK_N) + in_tile,
+                      {.cache_modifier = ".cg"});
+    finish(sum);
+    tl::atomic_xchg(arrivals + tile, 0);
+  });
 }
 
 // The same through tensor descriptors: A [M, K], B [K, N], C [M, N], row-major.
@@ -121,8 +164,12 @@ void matmul_desc_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_
 }
 
 struct Config {
-  int bm, bn, bk, warps, stages;
-  std::string str() const { return fmt::format("{}x{}x{}:{}:{}", bm, bn, bk, warps, stages); }
+  int bm, bn, bk, warps, stages, split_k = 1;
+  std::string str() const {
+    return fmt::format("{}x{}x{}:{}:{}", bm, bn, bk, warps, stages) +
+           (split_k > 1 ? fmt::format(":{}", split_k) : "");
+  }
+  int tiles(int m, int n) const { return tritium::cdiv(m, bm) * tritium::cdiv(n, bn); }
 };
 struct Shape {
   int m, k, n;
@@ -137,7 +184,11 @@ Config default_config(Shape s) {
 
 // examples/02's list (with its two narrow tiles for the smallest shapes); for fp8 also the
 // tiles of 128 K Triton's matmul tutorial adds for fp8 (gemm.py offers its peer the same).
-std::vector<Config> tuning_configs(bool fp8) {
+// Beyond the tutorial, for the shapes its tiles leave the GPU idle on: tiles of 16 and 32 rows
+// with long K steps when M is small (decode: the weights are the traffic, and a program needs
+// many bytes in flight), and each tile split along K when its grid has fewer programs than
+// the device has SMs.
+std::vector<Config> tuning_configs(bool fp8, Shape s, int units) {
   std::vector<Config> c{{128, 256, 64, 8, 4}, {256, 128, 64, 8, 4}, {128, 128, 64, 8, 4},
                         {128, 128, 64, 4, 4}, {128, 64, 64, 4, 4},  {64, 128, 64, 4, 4},
                         {64, 64, 64, 4, 3},   {128, 128, 32, 4, 3}, {64, 32, 64, 4, 4},
@@ -148,11 +199,33 @@ std::vector<Config> tuning_configs(bool fp8) {
                        {256, 64, 128, 4, 4},
                        {64, 256, 128, 4, 4},
                        {128, 128, 128, 4, 4}});
+  if (s.m <= 64)
+    c.insert(c.end(), {{32, 64, 128, 4, 4}, {64, 64, 128, 4, 3}, {64, 128, 128, 4, 3}});
+  if (s.m <= 32)
+    c.insert(c.end(),
+             {{16, 64, 128, 4, 4}, {16, 128, 128, 4, 4}, {16, 32, 256, 4, 4}, {16, 64, 256, 4, 3}});
+  const int k_blocks_min = 4; // K blocks a split keeps, so that its pipeline still fills
+  std::vector<Config> split;
+  for (const Config& t : c) {
+    const int tiles = t.tiles(s.m, s.n);
+    if (tiles >= units)
+      continue;
+    int k = 2; // the smallest split that fills 90 % of the SMs, and twice it
+    while (tiles * k * 10 < units * 9)
+      k *= 2;
+    for (int f : {k, 2 * k})
+      if (tritium::cdiv(s.k, t.bk * f) >= k_blocks_min) {
+        Config v = t;
+        v.split_k = f;
+        split.push_back(v);
+      }
+  }
+  c.insert(c.end(), split.begin(), split.end());
   return c;
 }
 
 tritium::Config to_tuned(const Config& c) {
-  return {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}}, c.warps, c.stages};
+  return {{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}, {"SPLIT_K", c.split_k}}, c.warps, c.stages};
 }
 
 template <class H, bool DESC>
@@ -174,6 +247,16 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
   constexpr bool fp8 = std::is_same_v<H, tritium::float8e4nv>;
   using OH = std::conditional_t<fp8, tritium::half, H>;
   auto c = dev.alloc<OH>(size_t(s.m) * s.n);
+  // Split-K's workspace, sized for the largest split of any configuration run here.
+  size_t partial_floats = 1, counters = 1;
+  for (const Config& t : tune ? *tune : std::vector<Config>{cfg})
+    if (t.split_k > 1) {
+      partial_floats =
+          std::max(partial_floats, size_t(t.split_k) * t.tiles(s.m, s.n) * t.bm * t.bn);
+      counters = std::max(counters, size_t(t.tiles(s.m, s.n)));
+    }
+  auto partials = dev.alloc<float>(partial_floats);
+  auto arrivals = dev.from_host(std::vector<int32_t>(counters, 0));
   using T = tl::tensor<H>;
   using O = tl::tensor<OH>;
   static auto kernel = [] {
@@ -185,41 +268,55 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
   // The launch arguments after the pointers (the descriptor kernel takes no strides).
   // B's strides along K and N (hb is [K, N] row-major, or [N, K] when K-major).
   const int sbk = b_k_major ? 1 : s.n, sbn = b_k_major ? s.k : 1;
-  auto launch_with = [&a, &b, &bias, &c, s, epilogue, sbk, sbn, imprecise](auto& k, int grid,
-                                                                           int bm, int bn, int bk) {
+  auto launch_with = [&, s, epilogue, sbk, sbn, imprecise](auto& k, int bm, int bn, int bk,
+                                                           int split_k) {
+    const int tiles = tritium::cdiv(s.m, bm) * tritium::cdiv(s.n, bn);
     if constexpr (DESC)
-      k[{grid}](a, b, bias, c, s.m, s.n, s.k, bm, bn, bk, 8, epilogue);
+      k[{tiles}](a, b, bias, c, s.m, s.n, s.k, bm, bn, bk, 8, epilogue);
     else
-      k[{grid}](a, b, bias, c, s.m, s.n, s.k, s.k, 1, sbk, sbn, s.n, 1, bm, bn, bk, 8, epilogue,
-                imprecise);
+      k[{tiles, split_k}](a, b, bias, c, partials, arrivals, s.m, s.n, s.k, s.k, 1, sbk, sbn, s.n,
+                          1, bm, bn, bk, 8, epilogue, imprecise, split_k);
   };
   std::function<void()> launch;
   if (tune) {
     std::vector<tritium::Config> configs;
+    std::string space;
     for (const Config& c : *tune)
-      configs.push_back(to_tuned(c));
-    static auto tuned = [&] {
+      if (!DESC || c.split_k == 1) { // the descriptor kernel has no split-K
+        configs.push_back(to_tuned(c));
+        space += c.str() + " ";
+      }
+    auto make = [&] {
       if constexpr (DESC)
         return tritium::autotune(matmul_desc_kernel<T, O>, "matmul_desc_kernel", configs);
       else
         return tritium::autotune(matmul_kernel<T, O>, "matmul_kernel", configs);
-    }();
+    };
+    // One autotuner per configuration space (the space depends on the shape), kept across
+    // shapes so that its compiled kernels are too.
+    using Tuner = decltype(make());
+    static std::map<std::string, std::unique_ptr<Tuner>> tuners;
+    auto& slot = tuners[space];
+    if (!slot)
+      slot.reset(new Tuner(make())); // not movable: built in place
+    Tuner& tuned = *slot;
     const std::string key = fmt::format("{}x{}x{} epilogue={}", s.m, s.k, s.n, epilogue);
-    auto go = [launch_with, s](auto& k, const tritium::Config& t) {
-      const int grid = tritium::cdiv(s.m, int(t["BM"])) * tritium::cdiv(s.n, int(t["BN"]));
-      launch_with(k, grid, t["BM"], t["BN"], t["BK"]);
+    auto go = [launch_with](auto& k, const tritium::Config& t) {
+      launch_with(k, t["BM"], t["BN"], t["BK"], t["SPLIT_K"]);
     };
     launch = [&tuned, key, go, &dev] { tuned(key, go, dev); };
     // One launch first: it checks a choice stored by an earlier run against this run's IR (and
     // tunes again where it differs), so that the line names the configuration timed.
     launch();
     const tritium::Config& best = tuned.best(key, go, dev);
-    *chosen = fmt::format("{}x{}x{}:{}:{}", best["BM"], best["BN"], best["BK"], best.num_warps,
-                          best.num_stages);
+    *chosen = Config{int(best["BM"]), int(best["BN"]), int(best["BK"]),
+                     best.num_warps,  best.num_stages, int(best["SPLIT_K"])}
+                  .str();
   } else {
     kernel.options({.num_warps = cfg.warps, .num_stages = cfg.stages});
-    const int grid = tritium::cdiv(s.m, cfg.bm) * tritium::cdiv(s.n, cfg.bn);
-    launch = [&, grid] { launch_with(kernel, grid, cfg.bm, cfg.bn, cfg.bk); };
+    if (DESC && cfg.split_k > 1)
+      throw tritium::Error(fmt::format("--config {}: --descriptor has no split-K", cfg.str()));
+    launch = [&] { launch_with(kernel, cfg.bm, cfg.bn, cfg.bk, cfg.split_k); };
     *chosen = cfg.str();
   }
   launch();
@@ -284,8 +381,10 @@ Shape parse_shape(const std::string& s) {
 
 Config parse_config(const std::string& s) {
   Config c{};
-  if (std::sscanf(s.c_str(), "%dx%dx%d:%d:%d", &c.bm, &c.bn, &c.bk, &c.warps, &c.stages) != 5)
-    throw tritium::Error(fmt::format("--config: '{}' is not BMxBNxBK:warps:stages", s));
+  const int n = std::sscanf(s.c_str(), "%dx%dx%d:%d:%d:%d", &c.bm, &c.bn, &c.bk, &c.warps,
+                            &c.stages, &c.split_k);
+  if ((n != 5 && n != 6) || c.split_k < 1)
+    throw tritium::Error(fmt::format("--config: '{}' is not BMxBNxBK:warps:stages[:split_k]", s));
   return c;
 }
 
@@ -361,7 +460,8 @@ int main(int argc, char** argv) {
         std::vector<Config> list =
             configs.empty() ? std::vector<Config>{default_config(s)} : configs;
         const std::vector<Config> tune_list =
-            configs.empty() ? tuning_configs(dtype == "f8e4nv") : configs;
+            configs.empty() ? tuning_configs(dtype == "f8e4nv", s, dev.num_compute_units())
+                            : configs;
         if (autotune)
           list = {list.front()}; // one line: the autotuner's choice
         for (Config cfg : list) {
