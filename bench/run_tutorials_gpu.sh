@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tutorials 06-11 (Triton's 04-09) on one GPU, next to Triton's own tutorial kernels: runs every
+# Tutorials 06-11 and 14 (Triton's 04-09, 06's backward) on one GPU, next to Triton's own tutorial kernels: runs every
 # example with --full (each checks itself against plain C++ and exits non-zero when wrong), then
 # bench/compare/tutorials.py (Triton's kernels on the same shapes, checked against PyTorch), and
 # prints one table of tritium and Triton times side by side.
@@ -19,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 status=0
 logs=()
 for ex in 06_low_memory_dropout 07_layer_norm_backward 08_fused_attention 09_extern_functions \
-          10_grouped_gemm 11_persistent_matmul; do
+          10_grouped_gemm 11_persistent_matmul 14_attention_backward; do
   echo "== $ex --full"
   start=$SECONDS
   if ! "$bin/$ex" --full 2>&1 | tee "$out/$ex.log"; then
@@ -33,5 +33,8 @@ echo "== Triton's tutorial kernels (bench/compare/tutorials.py)"
 python3 "$here/compare/tutorials.py" > "$out/triton.csv" || status=1
 cat "$out/triton.csv"
 python3 "$here/compare/tutorials_report.py" "$out/triton.csv" "${logs[@]}" | tee "$out/table.md"
+echo "== attention backward: Triton's kernels of the same algorithm and torch SDPA (attention_bwd.py)"
+python3 "$here/compare/attention_bwd.py" > "$out/attention_bwd.csv" || status=1
+cat "$out/attention_bwd.csv"
 echo "logs and CSV in $out"
 exit $status

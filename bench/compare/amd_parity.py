@@ -650,7 +650,7 @@ def matmul_bias_relu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, stride_am, s
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-@_jit  # examples/08_fused_attention.cpp (Triton's tutorial 06 with in-kernel descriptors)
+@_jit  # examples/attention_forward.hpp (Triton's tutorial 06 with in-kernel descriptors)
 def attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr,
                    offs_m, offs_n, N_CTX):
@@ -688,7 +688,7 @@ def attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale
     return acc, l_i, m_i
 
 
-@_jit  # examples/08_fused_attention.cpp
+@_jit  # examples/attention_forward.hpp
 def attn_fwd(sm_scale, M, Z, H, Q, K, V, Out, N_CTX, HEAD_DIM: tl.constexpr,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
     tl.static_assert(BLOCK_N <= HEAD_DIM, "BLOCK_N must not exceed HEAD_DIM")

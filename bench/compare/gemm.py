@@ -6,6 +6,14 @@
 # synchronization, median of 50 (what launch cost adds at the small shapes).
 #
 #   python3 gemm.py [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...] [--descriptor]
+#                   [--tritium-ptx DIR]
+#
+# --tritium-ptx DIR (f16, bf16; pointers): tritium's kernel for each shape as `bench_gemm
+# --autotune --dump DIR` wrote it (PTX, its configuration) is launched from here on these
+# tensors, checked, and timed beside Triton's and cuBLAS's round by round (paired.bench_rounds:
+# do_bench's protocol, the order rotating), so that the three share one process, one flush
+# and one clock. Rows then read workload,peer,us,q20_us,q80_us, plus per case the median and
+# quantiles over rounds of tritium's time over each peer's (peer "tritium/cublas" ...).
 #
 # f8e4nv: A and B in torch.float8_e4m3fn, C in fp16; B column-major for Triton and cuBLASLt
 # (their fp8 tensor-core path wants K contiguous in both, as Triton's matmul tutorial passes
@@ -14,6 +22,8 @@
 # --descriptor: Triton's kernel reads A and B and stores C through tensor descriptors
 # (tl.make_tensor_descriptor, TMA on sm_90a): bench_gemm --descriptor's source.
 import argparse
+import json
+import os
 import sys
 import time
 
@@ -120,13 +130,56 @@ def host_us(fn, n=50):
     return times[len(times) // 2]
 
 
+def tritium_launch(ptx_dir, workload, M, K, N, a, b, bias, c):
+    """tritium's kernel that bench_gemm --dump wrote for this case, as a launch on these tensors
+    (with its split-K workspace), or None with why."""
+    from paired import PtxKernel, jit_of
+    d = os.path.join(ptx_dir, f"{workload}.{M}x{K}x{N}")
+    ptx, meta, cfg = (os.path.join(d, f) for f in ("matmul_kernel.ptx", "matmul_kernel.json",
+                                                    "config.json"))
+    if not all(os.path.exists(f) for f in (ptx, meta, cfg)):
+        return None, f"no {ptx} with its .json and config.json"
+    m, cfg = json.load(open(meta)), json.load(open(cfg))
+    tiles = triton.cdiv(M, cfg["BM"]) * triton.cdiv(N, cfg["BN"])
+    partials = torch.empty(max(1, cfg["SPLIT_K"] * tiles * cfg["BM"] * cfg["BN"]),
+                           device="cuda", dtype=torch.float32)
+    arrivals = torch.zeros(tiles, device="cuda", dtype=torch.int32)
+    k = PtxKernel(open(ptx).read(), m["name"], m["num_threads"], m["shared_bytes"], jit_of(ptx))
+    fn = k.launcher((tiles, cfg["SPLIT_K"]),
+                    (a, b, bias, c, partials, arrivals, M, N, K, a.stride(0), a.stride(1),
+                     b.stride(0), b.stride(1), c.stride(0), c.stride(1)))
+    if fn is None:
+        return None, "its PTX parameters are not bench_gemm's kernel's"
+    fn.keep_workspace = (partials, arrivals)
+    label = f"{cfg['BM']}x{cfg['BN']}x{cfg['BK']}:{cfg['num_warps']}:{cfg['num_stages']}" + \
+        (f":{cfg['SPLIT_K']}" if cfg["SPLIT_K"] > 1 else "")
+    return fn, label
+
+
+def paired_rows(name, fns, labels):
+    """Times `fns` (peer -> function) round by round and prints each peer's row and tritium's
+    ratio to every other peer, round by round."""
+    from paired import bench_rounds, quantiles
+    times = dict(zip(fns, bench_rounds(list(fns.values()))))
+    for peer, t in times.items():
+        mid, q20, q80 = (v * 1e3 for v in quantiles(t))
+        print(f"{name},{labels.get(peer, peer)},{mid:.1f},{q20:.1f},{q80:.1f}", flush=True)
+    for peer, t in times.items():
+        if peer != "tritium":
+            r = quantiles([x / y for x, y in zip(times["tritium"], t)])
+            print(f"{name},tritium/{peer},{r[0]:.3f},{r[1]:.3f},{r[2]:.3f}", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dtype", default="f16", choices=["f16", "bf16", "f8e4nv"])
     p.add_argument("--shapes", default="64x256x128,128x256x256,1024x1024x1024,4096x4096x4096,"
                    "8192x8192x8192")
     p.add_argument("--descriptor", action="store_true")
+    p.add_argument("--tritium-ptx", metavar="DIR")
     args = p.parse_args()
+    if args.tritium_ptx and (args.descriptor or args.dtype == "f8e4nv"):
+        sys.exit("gemm.py: --tritium-ptx times the pointer kernel in f16 or bf16")
     if args.descriptor:  # device-side descriptors take global scratch from an allocator
         triton.set_allocator(lambda size, align, stream: torch.empty(size, device="cuda",
                                                                      dtype=torch.int8))
@@ -137,7 +190,8 @@ def main():
                                  key=["M", "N", "K", "EPILOGUE"])(kernel.fn)
     dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f8e4nv": torch.float8_e4m3fn}[args.dtype]
     out_dt = torch.float16 if fp8 else dt
-    print("workload,peer,us,tflops,host_us")
+    print("workload,peer,us,q20_us,q80_us" if args.tritium_ptx else
+          "workload,peer,us,tflops,host_us")
     for shape in args.shapes.split(","):
         M, K, N = (int(x) for x in shape.split("x"))
         a = torch.randn(M, K, device="cuda").to(dt)
@@ -174,6 +228,23 @@ def main():
                 assert torch.allclose(c.float(), ref, rtol=3e-2, atol=3e-1), "triton wrong"
             name = f"{'gemm_bias_relu' if epi else 'gemm'} {args.dtype} {M}x{K}x{N}"
             cfg = kernel.best_config
+            if args.tritium_ptx:
+                ours, label = tritium_launch(args.tritium_ptx, "gemm_bias_relu" if epi else "gemm",
+                                             M, K, N, a, b, bias, c)
+                if ours is None:  # bench_gemm --only left this workload out
+                    print(f"gemm.py: {name}: tritium: {label}; skipped", file=sys.stderr)
+                    continue
+                c.zero_()
+                ours()
+                torch.cuda.synchronize()
+                assert torch.allclose(c.float(), ref, rtol=3e-2, atol=3e-1), "tritium wrong"
+                peer = ("addmm_relu", lambda: torch.relu(torch.addmm(biasd, a, b))) if epi \
+                    else ("cublas", lambda: a @ b)
+                tcfg = f"{cfg.kwargs['BM']}x{cfg.kwargs['BN']}x{cfg.kwargs['BK']}:" \
+                    f"{cfg.num_warps}:{cfg.num_stages}"
+                paired_rows(name, {"tritium": ours, "triton": run, peer[0]: peer[1]},
+                            {"tritium": f"tritium {label}", "triton": f"triton {tcfg}"})
+                continue
             us = timeit(run, reps)
             print(f"{name},triton {'descriptor ' if args.descriptor else ''}{cfg.kwargs['BM']}x{cfg.kwargs['BN']}x{cfg.kwargs['BK']}:"
                   f"{cfg.num_warps}:{cfg.num_stages},{us:.1f},{flop / us / 1e6:.1f},"

@@ -5,7 +5,7 @@
 //   bench_gemm [--dtype f16|bf16|f8e4nv] [--shapes MxKxN,...]
 //              [--config BMxBNxBK:warps:stages[:split_k],...]
 //              [--autotune] [--descriptor] [--b-major k|n] [--max-imprecise N] [--reps N]
-//              [--warmup N] [--only WORKLOAD] [--csv FILE]
+//              [--warmup N] [--only WORKLOAD] [--csv FILE] [--dump DIR]
 //
 // --b-major: B row-major (n: N contiguous) or column-major (k: K contiguous, as Triton's fp8
 // tutorial, torch._scaled_mm and cuBLASLt take fp8 B, and what wgmma's fp8 form reads); the
@@ -25,6 +25,10 @@
 // --warmup N fixes the untimed runs before them; --only gemm|gemm_bias_relu runs one of the
 // two. With both, the launches of a run are countable, for a profiler (ncu) that times each
 // kernel alone, without launch gaps: bench/run_gemm_small_ncu.sh.
+// --dump DIR (a GPU device): the kernel each line timed, compiled again under TRITIUM_DUMP into
+// DIR/<gemm|gemm_bias_relu>.<MxKxN>/ with its configuration (config.json), for
+// bench/compare/gemm.py --tritium-ptx DIR, which times it beside Triton and cuBLAS round by
+// round in one process. Run with TRITIUM_CACHE_DIR=off (a cached kernel is not compiled again).
 #include <tritium/tritium.hpp>
 
 #include <fmt/format.h>
@@ -34,6 +38,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -233,7 +239,7 @@ tritium::Config to_tuned(const Config& c) {
 template <class H, bool DESC>
 double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_major, int imprecise,
            int reps, int warmup, bool* ok, double* host_us, std::string* chosen,
-           const std::vector<Config>* tune = nullptr) {
+           const std::vector<Config>* tune, const std::string& dump_dir) {
   std::mt19937 rng(s.m + 3 * s.n + 7 * s.k);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<H> ha(size_t(s.m) * s.k), hb(size_t(s.k) * s.n);
@@ -311,16 +317,15 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
     // tunes again where it differs), so that the line names the configuration timed.
     launch();
     const tritium::Config& best = tuned.best(key, go, dev);
-    *chosen = Config{int(best["BM"]), int(best["BN"]), int(best["BK"]),
-                     best.num_warps,  best.num_stages, int(best["SPLIT_K"])}
-                  .str();
+    cfg = Config{int(best["BM"]), int(best["BN"]), int(best["BK"]),
+                 best.num_warps,  best.num_stages, int(best["SPLIT_K"])};
   } else {
     kernel.options({.num_warps = cfg.warps, .num_stages = cfg.stages});
     if (DESC && cfg.split_k > 1)
       throw tritium::Error(fmt::format("--config {}: --descriptor has no split-K", cfg.str()));
     launch = [&] { launch_with(kernel, cfg.bm, cfg.bn, cfg.bk, cfg.split_k); };
-    *chosen = cfg.str();
   }
+  *chosen = cfg.str();
   launch();
   dev.synchronize();
   // A sample of entries against a double reference.
@@ -362,7 +367,35 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
   }
   std::sort(host.begin(), host.end());
   *host_us = host[host.size() / 2];
-  return tritium::bench(dev, launch, opts).median_ms * 1e3;
+  const double us = tritium::bench(dev, launch, opts).median_ms * 1e3;
+  if (!dump_dir.empty()) {
+    // The timed configuration compiled once more under TRITIUM_DUMP (a fresh kernel object, so
+    // that it compiles), for bench/compare/gemm.py --tritium-ptx to launch beside its peers.
+    namespace fs = std::filesystem;
+    fs::remove_all(dump_dir);
+    setenv("TRITIUM_DUMP", dump_dir.c_str(), 1);
+    auto fresh = [] {
+      if constexpr (DESC)
+        return tritium::jit(matmul_desc_kernel<T, O>, "matmul_desc_kernel");
+      else
+        return tritium::jit(matmul_kernel<T, O>, "matmul_kernel");
+    }();
+    fresh.options({.num_warps = cfg.warps, .num_stages = cfg.stages});
+    launch_with(fresh, cfg.bm, cfg.bn, cfg.bk, cfg.split_k);
+    dev.synchronize();
+    unsetenv("TRITIUM_DUMP");
+    const char* name = DESC ? "matmul_desc_kernel" : "matmul_kernel";
+    if (!fs::exists(fs::path(dump_dir) / fmt::format("{}.json", name)))
+      throw tritium::Error(fmt::format(
+          "--dump: no GPU kernel written in {} (a GPU device is needed, and a kernel that "
+          "TRITIUM_CACHE_DIR serves is not compiled again: set TRITIUM_CACHE_DIR=off)",
+          dump_dir));
+    std::ofstream(fs::path(dump_dir) / "config.json")
+        << fmt::format("{{\"BM\": {}, \"BN\": {}, \"BK\": {}, \"SPLIT_K\": {}, "
+                       "\"num_warps\": {}, \"num_stages\": {}}}\n",
+                       cfg.bm, cfg.bn, cfg.bk, cfg.split_k, cfg.warps, cfg.stages);
+  }
+  return us;
 }
 
 template <class T>
@@ -402,7 +435,7 @@ int main(int argc, char** argv) {
                               {8192, 8192, 8192}};
     std::vector<Config> configs;
     int reps = -1, warmup = -1; // tritium::bench's budget
-    std::string only;
+    std::string only, dump;
     bool autotune = false, descriptor = false;
     std::string b_major;
     int imprecise = 0;
@@ -437,6 +470,8 @@ int main(int argc, char** argv) {
         only = value();
       else if (a == "--csv")
         csv = value();
+      else if (a == "--dump")
+        dump = value();
       else
         throw tritium::Error(fmt::format("unknown argument '{}' (see the file's header)", a));
     }
@@ -451,6 +486,9 @@ int main(int argc, char** argv) {
     if (descriptor && b_major == "k")
       throw tritium::Error("--descriptor reads a row-major B: add --b-major n");
     const bool b_k_major = b_major == "k";
+    if (!dump.empty() && !autotune && configs.size() > 1)
+      throw tritium::Error(
+          "--dump writes one kernel a shape: add --autotune, or give one --config");
     auto dev = tritium::default_device();
     FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
     fmt::print("workload,peer,us,tflops,host_us\n");
@@ -469,11 +507,16 @@ int main(int argc, char** argv) {
         for (Config cfg : list) {
           bool ok = false;
           std::string chosen;
+          const std::string case_dump =
+              dump.empty() ? std::string()
+                           : fmt::format("{}/{}.{}x{}x{}", dump, epi ? "gemm_bias_relu" : "gemm",
+                                         s.m, s.k, s.n);
           double host = 0;
           const std::vector<Config>* tune = autotune ? &tune_list : nullptr;
           auto go = [&](auto h, auto desc) {
             return run<decltype(h), decltype(desc)::value>(dev, s, cfg, epi, b_k_major, imprecise,
-                                                           reps, warmup, &ok, &host, &chosen, tune);
+                                                           reps, warmup, &ok, &host, &chosen, tune,
+                                                           case_dump);
           };
           auto by_dtype = [&](auto h) {
             return descriptor ? go(h, std::true_type{}) : go(h, std::false_type{});
