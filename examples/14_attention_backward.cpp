@@ -215,18 +215,33 @@ void attn_bwd_dq(tl::f32 sm_scale, tl::ptr<tl::f16> Q, tl::ptr<tl::f16> K, tl::p
   desc_dq.store({offset_y + start_m, 0}, dq.to<half>());
 }
 
-// The backward's tiles: on a GPU the tutorial's (BLOCK_M1 32, BLOCK_N1 128 for dK/dV, BLOCK_M2
-// 128, BLOCK_N2 32 for dQ); the interpreter and the CPU run small ones.
-struct BwdConfig {
-  int pre_block, block_m1, block_n1, block_m2, block_n2, num_warps, num_stages;
-};
-BwdConfig bwd_config(const tritium::Device& dev, int head_dim) {
+// The backward's tiles. On a GPU, tritium::autotune chooses per shape among the tutorial's
+// (BLOCK_M1 32, BLOCK_N1 128 for dK/dV; BLOCK_M2 128, BLOCK_N2 32 for dQ) at several warp and
+// stage counts and a few other tiles, as the peer's autotuning does; the interpreter and the CPU
+// run one small tile.
+std::vector<tritium::Config> dkdv_configs(const tritium::Device& dev) {
+  auto tile = [](int m, int n, int warps, int stages) {
+    return tritium::Config{{{"BLOCK_M1", m}, {"BLOCK_N1", n}}, warps, stages};
+  };
   if (dev.name() == "interpreter")
-    return {16, 16, 16, 16, 16, 4, 1};
+    return {tile(16, 16, 4, 1)};
   if (dev.name() != "cuda" && dev.name() != "hip")
-    return {32, 16, 32, 32, 16, 4, 1};
-  return {128, 32, 128, 128, 32, head_dim <= 64 ? 4 : 8, head_dim <= 64 ? 3 : 2};
+    return {tile(16, 32, 4, 1)};
+  return {tile(32, 128, 4, 3), tile(32, 128, 4, 5), tile(32, 128, 8, 2), tile(32, 128, 8, 3),
+          tile(64, 128, 8, 3), tile(64, 128, 4, 3), tile(32, 64, 4, 3),  tile(64, 64, 4, 3)};
 }
+std::vector<tritium::Config> dq_configs(const tritium::Device& dev) {
+  auto tile = [](int m, int n, int warps, int stages) {
+    return tritium::Config{{{"BLOCK_M2", m}, {"BLOCK_N2", n}}, warps, stages};
+  };
+  if (dev.name() == "interpreter")
+    return {tile(16, 16, 4, 1)};
+  if (dev.name() != "cuda" && dev.name() != "hip")
+    return {tile(32, 16, 4, 1)};
+  return {tile(128, 32, 4, 3), tile(128, 32, 4, 5), tile(128, 32, 8, 2), tile(128, 32, 8, 3),
+          tile(128, 64, 8, 3), tile(128, 64, 4, 3), tile(64, 32, 4, 3),  tile(64, 64, 4, 3)};
+}
+constexpr int pre_block = 16; // rows of the preprocess kernel's program
 
 // The gradients and the scratch the backward pass needs.
 struct Grads {
@@ -246,20 +261,37 @@ void attention_backward(const Buffer<half>& q, const Buffer<half>& k, const Buff
                         Grads& g, int Z, int H, int N_CTX, int HEAD_DIM, bool causal,
                         float sm_scale) {
   static auto pre = tritium::jit(attn_bwd_preprocess, "attn_bwd_preprocess");
-  static auto dkdv = tritium::jit(attn_bwd_dkdv, "attn_bwd_dkdv");
-  static auto dq = tritium::jit(attn_bwd_dq, "attn_bwd_dq");
-  const BwdConfig c = bwd_config(q.device(), HEAD_DIM);
-  for (int b : {c.pre_block, c.block_n1, c.block_m2})
-    if (N_CTX % b != 0)
-      throw tritium::Error(
-          fmt::format("attention_backward: N_CTX = {} must be a multiple of {}", N_CTX, b));
-  pre[{N_CTX / c.pre_block, Z * H, 1}](o, d_o, g.delta, N_CTX, c.pre_block, HEAD_DIM);
-  dkdv.options({.num_warps = c.num_warps, .num_stages = c.num_stages});
-  dkdv[{N_CTX / c.block_n1, Z * H, 1}](sm_scale, q, k, v, d_o, g.dk, g.dv, lse, g.delta, Z, H,
-                                       N_CTX, HEAD_DIM, c.block_m1, c.block_n1, int(causal));
-  dq.options({.num_warps = c.num_warps, .num_stages = c.num_stages});
-  dq[{N_CTX / c.block_m2, Z * H, 1}](sm_scale, q, k, v, d_o, g.dq, lse, g.delta, Z, H, N_CTX,
-                                     HEAD_DIM, c.block_m2, c.block_n2, int(causal));
+  static auto dkdv = tritium::autotune(attn_bwd_dkdv, "attn_bwd_dkdv", dkdv_configs(q.device()));
+  static auto dq = tritium::autotune(attn_bwd_dq, "attn_bwd_dq", dq_configs(q.device()));
+  for (const auto& [configs, name] : {std::pair{dkdv_configs(q.device()), "BLOCK_N1"},
+                                      std::pair{dq_configs(q.device()), "BLOCK_M2"}})
+    for (const tritium::Config& c : configs)
+      if (N_CTX % c[name] != 0)
+        throw tritium::Error(fmt::format("attention_backward: N_CTX = {} must be a multiple of {} "
+                                         "= {}",
+                                         N_CTX, name, c[name]));
+  if (N_CTX % pre_block != 0)
+    throw tritium::Error(
+        fmt::format("attention_backward: N_CTX = {} must be a multiple of {}", N_CTX, pre_block));
+  pre[{N_CTX / pre_block, Z * H, 1}](o, d_o, g.delta, N_CTX, pre_block, HEAD_DIM);
+  const std::string key =
+      fmt::format("Z={} H={} N_CTX={} HEAD_DIM={} causal={}", Z, H, N_CTX, HEAD_DIM, causal);
+  dkdv(
+      key,
+      [&](auto& kernel, const tritium::Config& c) {
+        const int n1 = static_cast<int>(c["BLOCK_N1"]);
+        kernel[{N_CTX / n1, Z * H, 1}](sm_scale, q, k, v, d_o, g.dk, g.dv, lse, g.delta, Z, H,
+                                       N_CTX, HEAD_DIM, c["BLOCK_M1"], n1, int(causal));
+      },
+      q.device());
+  dq(
+      key,
+      [&](auto& kernel, const tritium::Config& c) {
+        const int m2 = static_cast<int>(c["BLOCK_M2"]);
+        kernel[{N_CTX / m2, Z * H, 1}](sm_scale, q, k, v, d_o, g.dq, lse, g.delta, Z, H, N_CTX,
+                                       HEAD_DIM, m2, c["BLOCK_N2"], int(causal));
+      },
+      q.device());
 }
 
 bool check(const tritium::Device& dev, int Z, int H, int N_CTX, int HEAD_DIM, bool causal) {
