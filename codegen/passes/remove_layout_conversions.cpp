@@ -123,13 +123,18 @@ private:
     return false;
   }
 
-  // Whether every user of `v` in `b` is a dot (as operand a or b).
+  // Whether every user of `v` in `b` is a dot (as operand a or b), directly or through a
+  // transpose (of a tile in shared memory: a view of the same bytes). Attention's backward
+  // reads its Q tile as Q K^T's B operand transposed and as dS^T Q's B: one tile for both.
   static bool only_dots_read(const ir::Value* v, const ir::Block& b) {
     bool any = false;
     for (const auto& op : b.ops)
       for (size_t k = 0; k < op->operands.size(); ++k)
         if (op->operands[k] == v) {
-          if (op->kind != OpKind::Dot || k > 1)
+          const bool view = op->kind == OpKind::Trans &&
+                            dynamic_cast<const SharedLayout*>(op->result()->type.layout.get()) &&
+                            only_dots_read(op->result(), b);
+          if ((op->kind != OpKind::Dot || k > 1) && !view)
             return false;
           any = true;
         }
