@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 9 on the GPU machine, in one command: tensor-core correctness (test_gpu, test_lang on
-# cuda), the examples at full size, then GEMM / GEMM+bias+ReLU (fp16, bf16) and the Llama MLP
+# cuda), the examples at full size, then GEMM / GEMM+bias+ReLU (fp16, bf16), issue 40's decode
+# shapes paired with Triton and cuBLAS in one process, and the Llama MLP
 # beside Triton, cuBLAS and PyTorch, and Triton's AMD ISA for the golden numbers.
 #
 #   bash bench/run_gemm_gpu.sh BIN_DIR [OUT_DIR]     (BIN_DIR: the unpacked .device/bin)
@@ -28,6 +29,17 @@ for dt in f16 bf16; do
   python3 "$here/compare/gemm.py" --dtype $dt 2>&1 | tee "$out/gemm_peers_$dt.csv"
   "$bin/bench_gemm" --dtype $dt --autotune --descriptor --csv "$out/gemm_desc_tritium_$dt.csv" 2>&1
   python3 "$here/compare/gemm.py" --dtype $dt --descriptor 2>&1 | tee "$out/gemm_desc_peers_$dt.csv"
+done
+
+step "GEMM at decode shapes and 1024^3-2048^3 (split-K, small-M tiles), paired with Triton and cuBLAS"
+S=1x4096x4096,16x4096x11008,16x11008x4096,64x4096x14336,128x4096x4096,1024x1024x1024,2048x2048x2048
+for dt in f16 bf16; do
+  # The kernel each shape's autotuner picks, dumped (a cached kernel would not compile again),
+  # then launched beside Triton's and cuBLAS's round by round in one process.
+  TRITIUM_CACHE_DIR=off "$bin/bench_gemm" --dtype $dt --autotune --only gemm --shapes $S \
+    --dump "$out/gemm_ptx_$dt" --csv "$out/gemm_decode_tritium_$dt.csv" 2>&1
+  python3 "$here/compare/gemm.py" --dtype $dt --shapes $S --tritium-ptx "$out/gemm_ptx_$dt" 2>&1 |
+    tee "$out/gemm_decode_paired_$dt.csv"
 done
 
 step "Llama MLP: PyTorch eager and torch.compile"
