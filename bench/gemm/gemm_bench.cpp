@@ -111,10 +111,11 @@ void matmul_kernel(tl::ptr<T> a_ptr, tl::ptr<T> b_ptr, tl::ptr<float> bias_ptr, 
     k_loop(0, tl::cdiv(K, BLOCK_K));
   } else { // this program's contiguous share of the K blocks
     auto k_blocks = tl::cdiv(K, BLOCK_K);
-    auto k_first = tl::program_id(1) * tl::cdiv(k_blocks, SPLIT_K);
+    auto per_split = tl::cdiv(k_blocks, SPLIT_K);
+    auto k_first = tl::program_id(1) * per_split;
     a_ptrs += k_first * BLOCK_K * stride_ak;
     b_ptrs += k_first * BLOCK_K * stride_bk;
-    k_loop(k_first, tl::minimum(k_first + tl::cdiv(k_blocks, SPLIT_K), k_blocks));
+    k_loop(k_first, tl::minimum(k_first + per_split, k_blocks));
   }
   auto offs_cm = pid_m * BLOCK_M + tl::arange(0, BLOCK_M);
   auto offs_cn = pid_n * BLOCK_N + tl::arange(0, BLOCK_N);
@@ -278,7 +279,7 @@ double run(tritium::Device& dev, Shape s, Config cfg, bool epilogue, bool b_k_ma
   const int sbk = b_k_major ? 1 : s.n, sbn = b_k_major ? s.k : 1;
   auto launch_with = [&, s, epilogue, sbk, sbn, imprecise](auto& k, int bm, int bn, int bk,
                                                            int split_k) {
-    const int tiles = tritium::cdiv(s.m, bm) * tritium::cdiv(s.n, bn);
+    const int tiles = Config{bm, bn, bk, 0, 0}.tiles(s.m, s.n);
     if constexpr (DESC)
       k[{tiles}](a, b, bias, c, s.m, s.n, s.k, bm, bn, bk, 8, epilogue);
     else
