@@ -321,9 +321,12 @@ def zoo_table(run, table, labels):
     def us(case, provider):
         return f"{case[provider] * 1000:.1f}" if provider in case else "-"
 
+    # Compile times (zoo.py's CompileClock and zoo's compile_ms), where the run has them.
+    compiled = any("tritium_compile" in case for case in cases.values())
     header = ["kernel", "shape", "tritium µs", "Triton µs", "PyTorch µs", "tritium / Triton"]
     header += ["before"] if before else []
-    rows, logs = [], []
+    header += ["compile ms tritium / Triton"] if compiled else []
+    rows, logs, compile_logs = [], [], []
     for key in sorted(cases):
         case = cases[key]
         paired = case.get("tritium/triton")
@@ -332,6 +335,10 @@ def zoo_table(run, table, labels):
                  number(paired, 3)]
         if before:
             cells.append(number(before.get(key, {}).get("tritium/triton"), 3))
+        if compiled:
+            ours, theirs = case.get("tritium_compile"), case.get("triton_compile")
+            compile_logs += [math.log(ours / theirs)] if ours and theirs else []
+            cells.append(f"{number(ours, 0)} / {number(theirs, 0)}")
         rows.append(cells)
     mean = math.exp(sum(logs) / len(logs)) if logs else float("nan")
     over = sum(1 for v in logs if v > math.log(1.10))
@@ -339,9 +346,20 @@ def zoo_table(run, table, labels):
               "round by round (below 1: tritium faster).")
     if before:
         legend += f" before: the same from `{run['before']}` ({run.get('before_run', 'an earlier run')})."
+    if compiled:
+        legend += (" compile ms: what compiling the case's kernels took, cold: tritium's from "
+                   "tracing to the kernel loaded (each case in a process of its own), Triton's "
+                   "own account of its compile (front end to binary); '-' for Triton where an "
+                   "earlier case had compiled the same specialization.")
     lines = markdown_table(header, rows)
     lines += ["", f"Geometric mean of tritium / Triton over {len(logs)} cases: {mean:.3f}; "
-              f"above 1.10: {over}.", "", legend]
+              f"above 1.10: {over}."]
+    if compile_logs:
+        slower = sum(1 for v in compile_logs if v > 0)
+        lines += ["", f"Compile time, geometric mean of tritium / Triton over {len(compile_logs)} "
+                  f"cases: {math.exp(sum(compile_logs) / len(compile_logs)):.3f}; tritium slower: "
+                  f"{slower}."]
+    lines += ["", legend]
     summary = f"tritium / Triton time: geometric mean {mean:.3f} over {len(logs)} cases (below 1: tritium faster)"
     return lines, summary
 

@@ -28,10 +28,11 @@ date -u '+%Y-%m-%d %H:%M UTC' | tee -a "$out/device.txt"
 status=0
 filter=()
 if [ $# -eq 1 ]; then filter=(--filter "$1"); fi
-# An empty kernel cache, so that every kernel is compiled, and dumped for zoo.py.
-TRITIUM_CACHE_DIR=$(mktemp -d) "$bin/zoo" --device cuda --full --bench --dump "$out/ptx" \
+# No binary cache, so that every kernel is compiled cold (zoo's compile_ms), and dumped for
+# zoo.py; Triton's cache starts empty for the same reason.
+TRITIUM_CACHE_DIR=off "$bin/zoo" --device cuda --full --bench --dump "$out/ptx" \
   --csv "$out/tritium.csv" "${filter[@]}" 2>&1 | tee "$out/tritium.log" || status=1
-python3 "$bench/compare/zoo.py" --tritium-ptx "$out/ptx" --cases "$out/tritium.csv" \
+TRITON_CACHE_DIR=$(mktemp -d) python3 "$bench/compare/zoo.py" --tritium-ptx "$out/ptx" --cases "$out/tritium.csv" \
   --triton-asm "$out/triton_asm" ${ZOO_JIT_AB:+--jit-ab} "$@" \
   > "$out/peers.csv" 2> >(tee "$out/peers.log" >&2) || status=1
 
@@ -55,5 +56,15 @@ for key in sorted(set(own) | set(peers)):
           f"{f(p.get('tritium/triton')):>15}")
 g = peers.get(("geomean", "all"), {}).get("tritium/triton")
 print(f"geometric mean of tritium/triton: {float(g):.3f}" if g else "no paired ratios")
+# Compile times (ms), where Triton compiled the case's kernels in it.
+slower = [(k, p) for k, p in sorted(peers.items()) if k[0] != "geomean" and "triton_compile" in p and "tritium_compile" in p
+          and float(p["tritium_compile"]) > float(p["triton_compile"])]
+g = peers.get(("geomean", "all"), {}).get("compile tritium/triton")
+if g:
+    print(f"compile time, geometric mean of tritium/triton: {float(g):.3f}; "
+          f"{len(slower)} cases where tritium compiles slower:")
+    for (kernel, shape), p in slower:
+        print(f"  {kernel:<24}{shape:<20} tritium {float(p['tritium_compile']):8.1f} ms  "
+              f"triton {float(p['triton_compile']):8.1f} ms")
 PY
 exit $status

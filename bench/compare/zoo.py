@@ -45,6 +45,10 @@ Usage: python3 zoo.py [--tritium-ptx DIR] [--cases CSV] [--triton-asm DIR] [--ji
 CSV: kernel,shape,provider,median_ms,q20_ms,q80_ms; per case also a row whose provider is
 "tritium/triton", the median and 0.2/0.8 quantiles over rounds of tritium's time over Triton's
 (below 1: tritium is faster); last, "geomean,all,tritium/triton,<geometric mean of the medians>".
+Compile times, where this Triton reports them (CompileClock) and the --cases CSV has zoo's
+compile_ms: rows "tritium_compile", "triton_compile" (ms; the three columns equal) and "compile
+tritium/triton" per case whose Triton kernels were compiled in it, then "geomean,all,compile
+tritium/triton,<geometric mean>,<smallest>,<largest>".
 """
 import csv
 import dataclasses
@@ -1167,11 +1171,65 @@ def dump_triton_asm(kernel, shape, ours):
               f"{k.registers} registers, {k.shared} B shared", file=sys.stderr)
 
 
-def run_case(kernel, shape, ratios):
+class CompileClock:
+    """Triton's own account of the kernels it compiles (knobs.compilation.listener, Triton 3.4
+    on): front end to loadable binary, without the launch. Cache hits are not counted, so with an
+    empty TRITON_CACHE_DIR each specialization's first compile is a cold one."""
+
+    def __init__(self):
+        self.us, self.kernels = 0, 0
+        compilation = getattr(getattr(triton, "knobs", None), "compilation", None)
+        self.available = compilation is not None and hasattr(compilation, "listener")
+        if self.available:
+            compilation.listener = self
+
+    def __call__(self, *args, **kwargs):
+        # (src, metadata, metadata_group, times, cache_hit), by position or by name; a listener
+        # that raised would fail Triton's compile, so a shape it does not know is reported.
+        try:
+            named = dict(zip(("src", "metadata", "metadata_group", "times", "cache_hit"), args))
+            named.update(kwargs)
+            if named["cache_hit"]:
+                return
+            times = named["times"]
+            total = getattr(times, "total", None)
+            if total is None:
+                total = times.ir_initialization + sum(us for _, us in times.lowering_stages) + \
+                    times.store_results
+            self.kernels += 1
+            self.us += total
+        except Exception as e:
+            print(f"zoo.py: compile listener: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+CLOCK = None  # made in main()
+TRITIUM_COMPILE_MS = {}  # (kernel, shape) -> zoo's compile_ms column (--cases CSV)
+
+
+def compile_rows(kernel, shape, triton_us, triton_kernels, compile_ratios):
+    """Compile times beside each other: Triton's where this case compiled a kernel of its own
+    (a specialization an earlier case compiled is in Triton's memory already), tritium's from
+    the zoo's CSV (each case compiled in a process of its own)."""
+    ours = TRITIUM_COMPILE_MS.get((kernel, shape))
+    if ours is not None:
+        row(kernel, shape, "tritium_compile", (ours, ours, ours))
+    if triton_kernels:
+        ms = triton_us / 1e3
+        row(kernel, shape, "triton_compile", (ms, ms, ms))
+        if ours is not None and ms > 0:
+            row(kernel, shape, "compile tritium/triton", (ours / ms, ) * 3)
+            compile_ratios.append(ours / ms)
+
+
+def run_case(kernel, shape, ratios, compile_ratios):
     case = TWINS[kernel](shape)
     fns = {}
+    before = (CLOCK.us, CLOCK.kernels)
     if checked("triton", kernel, shape, case, case.triton):
         fns["triton"] = case.triton
+    if CLOCK.available:
+        compile_rows(kernel, shape, CLOCK.us - before[0], CLOCK.kernels - before[1],
+                     compile_ratios)
     if TRITIUM_PTX:
         fn, why = tritium_launch(kernel, shape, case)
         if fn is None:
@@ -1208,7 +1266,11 @@ def run_case(kernel, shape, ratios):
 def cases_from(csv_path, ptx_dir):
     if csv_path:
         with open(csv_path) as f:
-            return [(r["kernel"], r["shape"]) for r in csv.DictReader(f)]
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            if r.get("compile_ms"):
+                TRITIUM_COMPILE_MS[(r["kernel"], r["shape"])] = float(r["compile_ms"])
+        return [(r["kernel"], r["shape"]) for r in rows]
     out = []
     for d in sorted(os.listdir(ptx_dir)):
         kernel, _, shape = d.partition(".")
@@ -1218,7 +1280,7 @@ def cases_from(csv_path, ptx_dir):
 
 
 def main():
-    global TRITIUM_PTX, TRITON_ASM, JIT_AB
+    global TRITIUM_PTX, TRITON_ASM, JIT_AB, CLOCK
     args, csv_path, wanted = sys.argv[1:], None, []
     while args:
         a = args.pop(0)
@@ -1237,7 +1299,11 @@ def main():
     if not csv_path and not TRITIUM_PTX:
         sys.exit("zoo.py: the cases come from --cases CSV (zoo --csv) or --tritium-ptx DIR")
     print("kernel,shape,provider,median_ms,q20_ms,q80_ms", flush=True)
-    ratios = []
+    CLOCK = CompileClock()
+    if not CLOCK.available:
+        print("zoo.py: this Triton has no knobs.compilation.listener; compile times not compared",
+              file=sys.stderr)
+    ratios, compile_ratios = [], []
     for kernel, shape in cases_from(csv_path, TRITIUM_PTX):
         if wanted and kernel not in wanted:
             continue
@@ -1245,13 +1311,17 @@ def main():
             print(f"zoo.py: {kernel}: no twin", file=sys.stderr)
             continue
         try:
-            run_case(kernel, shape, ratios)
+            run_case(kernel, shape, ratios, compile_ratios)
         except Exception as e:  # one case's failure (out of memory, a compile error) is its own
             print(f"zoo.py: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
         torch.cuda.empty_cache()
     if ratios:
         g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print(f"geomean,all,tritium/triton,{g:.5f},,", flush=True)
+    if compile_ratios:
+        g = math.exp(sum(math.log(r) for r in compile_ratios) / len(compile_ratios))
+        print(f"geomean,all,compile tritium/triton,{g:.5f},{min(compile_ratios):.5f},"
+              f"{max(compile_ratios):.5f}", flush=True)
 
 
 # Twins in other files register through this module: under `python3 zoo.py` it is __main__,

@@ -12,7 +12,10 @@
 //                 the GPU stays in its case.
 //   --filter S    only the kernels whose name contains S
 //   --case K/S    only kernel K at shape S
-//   --csv FILE    also writes kernel,shape,device,ok,worst,median_ms,gbps,tflops to FILE
+//   --csv FILE    also writes kernel,shape,device,ok,worst,median_ms,gbps,tflops,compile_ms to
+//                 FILE; compile_ms is what compiling the case's kernels took (tracing to loaded
+//                 on the device), cold in a process of its own under --dump with the binary
+//                 cache off (TRITIUM_CACHE_DIR=off)
 // Exits with 1 if any check fails.
 #include "zoo.hpp"
 
@@ -36,7 +39,8 @@ struct Options {
 
 struct Result {
   zoo::Outcome outcome;
-  double median_ms = 0; // the sum over the case's timed launches
+  double median_ms = 0;  // the sum over the case's timed launches
+  double compile_ms = 0; // the kernels the case compiled (tritium::compile_stats)
 };
 
 Result run_case(const tritium::Device& dev, const Options& opt, const zoo::Entry& e,
@@ -50,6 +54,7 @@ Result run_case(const tritium::Device& dev, const Options& opt, const zoo::Entry
   };
   if (!opt.dump.empty())
     setenv("TRITIUM_DUMP", fmt::format("{}/{}.{}", opt.dump, e.name, shape).c_str(), 1);
+  const tritium::CompileStats before = tritium::compile_stats();
   try {
     r.outcome = e.run(ctx, shape);
   } catch (const std::exception& ex) {
@@ -57,6 +62,7 @@ Result run_case(const tritium::Device& dev, const Options& opt, const zoo::Entry
     r.outcome.note = ex.what();
   }
   unsetenv("TRITIUM_DUMP");
+  r.compile_ms = (tritium::compile_stats().seconds - before.seconds) * 1e3;
   return r;
 }
 
@@ -76,9 +82,10 @@ std::string csv_row(const std::string& device, const std::string& name, const st
                     const Result& r) {
   const zoo::Outcome& o = r.outcome;
   double s = r.median_ms * 1e-3;
-  return fmt::format("{},{},{},{},{:.4g},{:.6f},{:.2f},{:.4f}", name, shape, device, o.ok ? 1 : 0,
-                     o.worst, r.median_ms, s > 0 && o.bytes > 0 ? o.bytes / s / 1e9 : 0,
-                     s > 0 && o.flops > 0 ? o.flops / s / 1e12 : 0);
+  return fmt::format("{},{},{},{},{:.4g},{:.6f},{:.2f},{:.4f},{:.1f}", name, shape, device,
+                     o.ok ? 1 : 0, o.worst, r.median_ms,
+                     s > 0 && o.bytes > 0 ? o.bytes / s / 1e9 : 0,
+                     s > 0 && o.flops > 0 ? o.flops / s / 1e12 : 0, r.compile_ms);
 }
 
 std::string quoted(const std::string& s) {
@@ -161,7 +168,7 @@ int main(int argc, char** argv) {
     if (!opt.csv.empty() && !csv)
       throw std::runtime_error("cannot write " + opt.csv);
     if (csv)
-      fmt::print(csv, "kernel,shape,device,ok,worst,median_ms,gbps,tflops\n");
+      fmt::print(csv, "kernel,shape,device,ok,worst,median_ms,gbps,tflops,compile_ms\n");
     fmt::print("device: {} ({}), {} shapes{}\n", device, dev.target(), opt.full ? "full" : "small",
                opt.bench ? ", timed" : "");
     const bool isolate = !opt.dump.empty() && !opt.row;

@@ -12,8 +12,27 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
-namespace tritium::detail {
+namespace tritium {
+
+namespace {
+std::mutex compile_stats_mutex;
+CompileStats compile_totals;
+} // namespace
+
+CompileStats compile_stats() {
+  std::lock_guard<std::mutex> lock(compile_stats_mutex);
+  return compile_totals;
+}
+
+namespace detail {
+
+void note_compile(std::chrono::steady_clock::duration took) {
+  std::lock_guard<std::mutex> lock(compile_stats_mutex);
+  ++compile_totals.kernels;
+  compile_totals.seconds += std::chrono::duration<double>(took).count();
+}
 
 std::string function_symbol_name(const void* fn) {
   Dl_info info{};
@@ -103,4 +122,5 @@ void dump_artifacts(std::string_view kernel, const ir::Function& f, const Compil
     write(stage, k.artifact(stage));
 }
 
-} // namespace tritium::detail
+} // namespace detail
+} // namespace tritium

@@ -57,6 +57,24 @@ TEST_CASE("launches specialize on constexpr values, ints == 1 and % 16, and cach
   CHECK(tritium::ir::print(*tritium::ir::parse(text)) == text);
 }
 
+TEST_CASE("compile_stats counts each specialization compiled and its time, not cached launches") {
+  auto dev = tritium::testing::interpreter();
+  std::vector<float> h(64, 2.0f);
+  auto x = dev.from_host(h);
+  auto out = dev.alloc<float>(64);
+  auto k = tritium::jit(scale_kernel, "scale_kernel_stats");
+  const tritium::CompileStats before = tritium::compile_stats();
+  k[{2}](x, out, 64, 1.5f, 32);
+  const tritium::CompileStats first = tritium::compile_stats();
+  CHECK(first.kernels == before.kernels + 1);
+  CHECK(first.seconds > before.seconds);
+  k[{2}](x, out, 48, 1.5f, 32); // the same specialization: no compile
+  CHECK(tritium::compile_stats().kernels == first.kernels);
+  CHECK(tritium::compile_stats().seconds == first.seconds);
+  k[{4}](x, out, 64, 1.0f, 16); // another BLOCK
+  CHECK(tritium::compile_stats().kernels == first.kernels + 1);
+}
+
 TEST_CASE("launch arguments are checked at run time where the type system cannot") {
   auto dev = tritium::testing::interpreter();
   auto x = dev.alloc<float>(16);

@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -33,7 +34,18 @@ namespace tritium {
 
 using lang::cdiv;
 
+// What compiling kernels has cost this process so far: the specializations traced and compiled
+// on launch (autotuned configurations included), and the wall time it took from tracing to the
+// kernel loaded on its device (the device's assembler and the binary cache included).
+struct CompileStats {
+  uint64_t kernels = 0;
+  double seconds = 0;
+};
+CompileStats compile_stats();
+
 namespace detail {
+
+void note_compile(std::chrono::steady_clock::duration took);
 
 std::string function_symbol_name(const void* fn); // best effort, "" if unknown
 // The function's symbol name, else one from where it was made into a kernel ("kernel_<file
@@ -486,6 +498,7 @@ private:
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
+      const auto started = std::chrono::steady_clock::now();
       auto specs = make_specs(key, slots);
       std::shared_ptr<const ir::Function> f =
           lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
@@ -496,6 +509,7 @@ private:
         f = check->function;
       }
       auto k = dev.backend().compile(f, options_);
+      detail::note_compile(std::chrono::steady_clock::now() - started);
       detail::dump_artifacts(name_, *f, options_, *k, dev.backend());
       it = cache_.emplace(key, Compiled{std::move(k), ir_hash, std::move(check)}).first;
     }
