@@ -13,6 +13,7 @@
 #include "passes/pipeline_analysis.hpp"
 #include "passes/rewrite.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace tritium::gpu {
@@ -77,9 +78,18 @@ void expand_in(ir::Function& f, ir::Block& b, const GpuFeatures& t) {
     if (op.kind != OpKind::For || op.int_attr(attr::num_stages, t.num_stages) < 2)
       continue;
     ir::Block& body = op.body();
+    // The pipeliner fills a loop's ring by TMA only when every load in it is a tensor
+    // descriptor's; a widened pointer load would join the ring and take TMA from the
+    // descriptors' tiles. Attention backward's dK/dV loop (Q and dO through descriptors, the row
+    // statistics M and Delta through pointers) ran 1-5 % slower with them widened (H200,
+    // 2026-11-30): there the row statistics stay 1-D, prefetched into registers.
+    const bool tma_ring =
+        t.tma && std::any_of(body.ops.begin(), body.ops.end(), [](const auto& inner) {
+          return inner->kind == OpKind::Load && inner->int_attr(attr::desc, -1) >= 0;
+        });
     std::vector<ir::Op*> loads;
     for (auto& inner : body.ops)
-      if (inner->kind == OpKind::Load && inner->result()->type.rank() == 1 &&
+      if (!tma_ring && inner->kind == OpKind::Load && inner->result()->type.rank() == 1 &&
           !inner->int_attr(attr::volatile_, 0))
         loads.push_back(inner.get());
     for (ir::Op* l : loads) {
