@@ -142,19 +142,7 @@ void CollectiveLowering::reduce(const ir::Op& op) {
       }
     }
     ti_.barrier(b_);
-    for (size_t g = 0; g < acc.size(); ++g) {
-      std::vector<LV*> a;
-      for (int64_t w = 0; w < warps; ++w) {
-        std::vector<LV*> xw;
-        for (size_t k = 0; k < n; ++k) {
-          DType e = op.operand(k)->type.elem;
-          LV* slot = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(w * out_numel)), out_idx[g]);
-          xw.push_back(from_smem(e, slot, base[k]));
-        }
-        a = w == 0 ? xw : s_.driver->combine(op, a, xw);
-      }
-      acc[g] = a;
-    }
+    read_partials(op, d, axis, warps, out_numel, base, out_idx, acc);
   }
   for (size_t k = 0; k < n; ++k) {
     const ir::Value* res = op.results[k];
@@ -178,6 +166,59 @@ void CollectiveLowering::reduce(const ir::Op& op) {
       }
     }
     set(res, std::move(out));
+  }
+}
+
+// The reduction's results from every warp's partials in shared memory: smem[operand][warp
+// along the axis][result element] at `base`, `out_idx` each group's result element.
+void CollectiveLowering::read_partials(const ir::Op& op, const LinearLayout& d, int axis,
+                                       int64_t warps, int64_t out_numel,
+                                       const std::vector<int64_t>& base,
+                                       const std::vector<LV*>& out_idx,
+                                       std::vector<std::vector<LV*>>& acc) {
+  const size_t n = op.operands.size();
+  // Past four partials a result, reading them all into every thread holds them at once (the
+  // assembler issues the loads together): int8 quantization's row over 16 warps took 40
+  // registers where Triton's took 31. Each lane then reads the partial of warp lane % warps
+  // and a butterfly over those lanes combines them, one read and log2(warps) exchanges: where
+  // those lanes hold the same results (their id bits run along the axis or replicate).
+  bool same_results = warps > 4 && warps <= ws_;
+  for (int64_t j = 0; same_results && (int64_t{1} << j) < warps; ++j) {
+    const int dim = LinearLayout::dim_of(d.lane[static_cast<size_t>(j)]);
+    same_results = dim == axis || dim < 0;
+  }
+  if (same_results) {
+    LV* w = b_.CreateAnd(s_.lane, b_.getInt32(static_cast<uint32_t>(warps - 1)));
+    for (size_t g = 0; g < acc.size(); ++g) {
+      std::vector<LV*> a;
+      for (size_t k = 0; k < n; ++k) {
+        DType e = op.operand(k)->type.elem;
+        LV* slot = b_.CreateAdd(b_.CreateMul(w, b_.getInt32(static_cast<uint32_t>(out_numel))),
+                                out_idx[g]);
+        a.push_back(from_smem(e, slot, base[k]));
+      }
+      for (int64_t m = warps / 2; m >= 1; m /= 2) {
+        std::vector<LV*> other;
+        for (LV* v : a)
+          other.push_back(shuffle_xor(v, static_cast<int>(m)));
+        a = s_.driver->combine(op, a, other);
+      }
+      acc[g] = a;
+    }
+  } else {
+    for (size_t g = 0; g < acc.size(); ++g) {
+      std::vector<LV*> a;
+      for (int64_t w = 0; w < warps; ++w) {
+        std::vector<LV*> xw;
+        for (size_t k = 0; k < n; ++k) {
+          DType e = op.operand(k)->type.elem;
+          LV* slot = b_.CreateAdd(b_.getInt32(static_cast<uint32_t>(w * out_numel)), out_idx[g]);
+          xw.push_back(from_smem(e, slot, base[k]));
+        }
+        a = w == 0 ? xw : s_.driver->combine(op, a, xw);
+      }
+      acc[g] = a;
+    }
   }
 }
 

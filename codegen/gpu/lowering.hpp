@@ -239,6 +239,9 @@ private:
     LV* has = nullptr;
   };
   Partial then(const ir::Op& op, const Partial& a, const Partial& b);
+  void read_partials(const ir::Op& op, const LinearLayout& d, int axis, int64_t warps,
+                     int64_t out_numel, const std::vector<int64_t>& base,
+                     const std::vector<LV*>& out_idx, std::vector<std::vector<LV*>>& acc);
 };
 
 // Shared-memory buffers: placement, stores, async copies and the loads a dot reads.

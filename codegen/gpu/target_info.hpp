@@ -307,7 +307,9 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp = false)
 // Each block reordered so that a pure value is computed right before its first use, memory
 // and side-effecting instructions kept in place (sink_to_uses.cpp): for back ends that keep
 // the IR's order, where the lowering's op-by-op order keeps a whole tile's intermediates live.
-void sink_to_uses(llvm::Function& f);
+// With complete_values, a pure value that frees more registers than it takes is computed as
+// soon as what it needs is.
+void sink_to_uses(llvm::Function& f, bool complete_values);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);

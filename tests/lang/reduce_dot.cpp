@@ -128,6 +128,63 @@ TEST_CASE("cumsum and cumprod, forward, reverse and along axis 1") {
       {100, 100}, {100, -56});
 }
 
+namespace {
+// Reductions over 8 and 16 warps: a whole row (every lane of a warp holds the one result), and
+// rows of a 2-D tile whose warps split the reduced axis and the other (results differ by lane).
+void wide_reduce_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<int32_t> idx) {
+  auto v = tl::load(x + tl::arange(0, 4096));
+  tl::store(y, tl::sum(v));
+  tl::store(y + 1, tl::max(v));
+  tl::store(idx, tl::argmax(v, 0));
+  auto rows = tl::arange(0, 4)[{tl::_, tl::None}], cols = tl::arange(0, 1024)[{tl::None, tl::_}];
+  auto m = tl::load(x + rows * 1024 + cols);
+  tl::store(y + 2 + tl::arange(0, 4), tl::sum(m, 1));
+  tl::store(y + 6 + tl::arange(0, 4), tl::min(m, 1));
+  tl::store(idx + 1 + tl::arange(0, 4), tl::argmin(m, 1));
+}
+} // namespace
+
+TEST_CASE("reductions across 8 and 16 warps") {
+  std::vector<float> h(4096);
+  for (int i = 0; i < 4096; ++i) // small integers: every order of the sums is exact
+    h[i] = static_cast<float>((i * 37) % 101 - 50);
+  h[2999] = 77;      // one maximum
+  h[1024 + 5] = -90; // row 1's minimum
+  for (Device dev : devices())
+    for (int warps : {8, 16}) {
+      std::string name(dev.name());
+      CAPTURE(name);
+      CAPTURE(warps);
+      auto k = tritium::jit(wide_reduce_kernel, "wide_reduce_kernel");
+      k.options({.num_warps = warps});
+      auto x = dev.from_host(h);
+      auto y = dev.alloc<float>(10);
+      auto idx = dev.alloc<int32_t>(5);
+      launch(k, {1}, x, y, idx);
+      auto got = y.to_host();
+      auto gi = idx.to_host();
+      double total = 0;
+      for (float v : h)
+        total += v;
+      CHECK(got[0] == total);
+      CHECK(got[1] == 77);
+      CHECK(gi[0] == 2999);
+      for (int r = 0; r < 4; ++r) {
+        double s = 0, lo = 1e9;
+        int at = 0;
+        for (int c = 0; c < 1024; ++c) {
+          s += h[r * 1024 + c];
+          if (h[r * 1024 + c] < lo)
+            lo = h[r * 1024 + c], at = c;
+        }
+        CAPTURE(r);
+        CHECK(got[2 + r] == s);
+        CHECK(got[6 + r] == lo);
+        CHECK(gi[1 + r] == at);
+      }
+    }
+}
+
 TEST_CASE("softmax") {
   expect_io<float, float>(
       +[](tl::ptr<float> x, tl::ptr<float> y) {

@@ -471,13 +471,35 @@ public:
 
   // NVPTX schedules in the IR's order and ptxas does not shorten lifetimes the order made long
   // (sink_to_uses.cpp); AMDGPU's scheduler weighs register pressure itself.
+  // Values are completed early (sink_to_uses's complete_values) only in kernels without matrix
+  // instructions: there it freed the registers of elementwise chains shared by two stores
+  // (SwiGLU backward 125 -> 64 a thread, H200), but around mma and wgmma it cost ptxas
+  // registers (a 128x256 GEMM 196 -> 254, attention's 64x64 D128 tiles 173 -> 204).
   void optimize(llvm::Module& m) override {
     optimize_module(m, *tm_);
     for (llvm::Function& f : m)
       if (!f.isDeclaration()) {
         native_float_to_int(f);
-        sink_to_uses(f);
+        sink_to_uses(f, !uses_matrix_units(f));
       }
+  }
+
+  static bool uses_matrix_units(const llvm::Function& f) {
+    for (const llvm::BasicBlock& bb : f)
+      for (const llvm::Instruction& inst : bb) {
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
+        if (!call)
+          continue;
+        if (const auto* ia = llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand())) {
+          const std::string& text = ia->getAsmString();
+          if (text.find("wgmma") != std::string::npos || text.find("mma.sync") != std::string::npos)
+            return true;
+        } else if (const llvm::Function* callee = call->getCalledFunction();
+                   callee && callee->getName().starts_with("llvm.nvvm.mma")) {
+          return true;
+        }
+      }
+    return false;
   }
 
   // With fp fusion on, the float multiplies and adds left unfused are mul.f32 and add.f32, which
