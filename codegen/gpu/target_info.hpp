@@ -147,6 +147,13 @@ public:
   // (NVPTX). AMD keeps i8: its byte selects (SDWA) do better (w4a16 M16 gfx942: 351 loop
   // instructions against 383 in i32).
   virtual bool narrow_ints_in_i32() const { return false; }
+  // Block reductions over more than four warps combine the warps' partials by an exchange
+  // between lanes (one read each, a butterfly) rather than every thread reading them all
+  // (lower_collective.cpp): on NVIDIA a shuffle is one instruction and holding 16 partials at
+  // once cost int8 quantization 40 -> 31 registers; on AMD the exchanges across 4 and 8 lanes
+  // cost more than wide LDS reads (kl_div gfx942 275 -> 305 loop instructions, GroupNorm
+  // 24 -> 26 VGPRs).
+  virtual bool exchange_reduction_partials() const { return false; }
   // Address space of global memory pointers (kernel pointer arguments) and of shared memory.
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }
