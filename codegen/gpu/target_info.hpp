@@ -317,6 +317,18 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp = false)
 // With complete_values, a pure value that frees more registers than it takes is computed as
 // soon as what it needs is.
 void sink_to_uses(llvm::Function& f, bool complete_values);
+// The target's block-wide barrier (an intrinsic) and what touches its shared memory.
+struct BarrierRules {
+  unsigned barrier;      // llvm::Intrinsic::ID
+  unsigned shared_space; // address space of shared memory (generic pointers count as it too)
+  // Whether inline assembly with memory effects, of this text, may access shared memory.
+  std::function<bool(const std::string&)> asm_touches_shared;
+};
+// Removes barriers that no shared memory access reaches since the kernel's entry or the
+// barrier before (remove_idle_barriers.cpp); those keep_barriers tagged stay.
+void remove_idle_barriers(llvm::Function& f, const BarrierRules& rules);
+// Marks the calls of `bb` from its instruction `first` on as barriers a user wrote.
+void keep_barriers(llvm::BasicBlock& bb, size_t first);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);

@@ -49,6 +49,7 @@ ir::Value* constant_of(ir::Function& f, ir::Block& b, size_t& at, const ir::Type
 
 IterationAhead::IterationAhead(ir::Function& f, ir::Op& loop) : f_(f), loop_(loop) {
   ir::Block& body = loop_.body();
+  ir::walk(body, [&](ir::Op& op) { writes_ |= ir::has_trait(op.kind, ir::OpTrait::WritesMemory); });
   const ir::Op& y = *body.terminator();
   for (size_t k = 1; k < body.args.size(); ++k) {
     ir::Value* next = y.operands[k - 1];
@@ -66,14 +67,25 @@ IterationAhead::IterationAhead(ir::Function& f, ir::Op& loop) : f_(f), loop_(loo
   }
 }
 
+// Triton's pipeliner reaches such addresses the same way (an indirection level: the index load
+// issued ahead of the copies it addresses); the vector is small, so the repeated load costs an
+// L1 hit where the tile copies it unlocks would otherwise wait in registers (paged decode).
+bool IterationAhead::index_load(const ir::Op& load) const {
+  constexpr int64_t kMaxIndices = 1024;
+  const ir::Type& t = load.result()->type;
+  return !writes_ && !load.int_attr(attr::volatile_, 0) && t.rank() <= 1 &&
+         t.numel() <= kMaxIndices && t.elem.is_int() && t.elem.kind != ir::ScalarKind::I1;
+}
+
 bool IterationAhead::predictable(const ir::Value* v, int depth) const {
   if (!defined_in(v, loop_.body()))
     return true;
   if (v == loop_.body().args[0] || steps_.count(v))
     return true;
   const ir::Op* d = v->def;
-  if (!d || depth > 32 || !d->regions.empty() || !is_pure(*d) || d->kind == OpKind::Load ||
-      d->parent != &loop_.body())
+  if (!d || depth > 32 || !d->regions.empty() || d->parent != &loop_.body())
+    return false;
+  if (d->kind == OpKind::Load ? !index_load(*d) : !is_pure(*d))
     return false;
   for (const ir::Value* o : d->operands)
     if (!predictable(o, depth + 1))
@@ -122,11 +134,30 @@ ir::Value* IterationAhead::value(ir::Block& b, size_t& at, ir::Value* v, const B
     std::vector<ir::Value*> ops;
     for (ir::Value* o : v->def->operands)
       ops.push_back(value(b, at, o, bind, d, memo));
+    if (v->def->kind == OpKind::Load && !exists_)
+      guard_load(b, at, ops, bind, d, memo);
     copy_op(f_, b, at, *v->def, ops, memo);
     out = memo.at(v);
   }
   memo[v] = out;
   return out;
+}
+
+// An index load for an iteration that may not exist reads nothing there: its mask (pointers,
+// mask, other) gains that iteration's existence. Where `reuse` is under way the addresses are
+// an existing iteration's already.
+void IterationAhead::guard_load(ir::Block& b, size_t& at, std::vector<ir::Value*>& ops,
+                                const Bindings& bind, int d, ValueMap& memo) {
+  const ir::SourceLoc& loc = loop_.loc;
+  ir::Value* there = exists(b, at, bind, d, memo);
+  ir::Type mt(ir::ScalarKind::I1, ops[0]->type.shape);
+  mt.layout = ops[0]->type.layout;
+  if (!ops[0]->type.is_scalar())
+    there = insert_op(f_, b, at++, OpKind::Splat, {there}, {mt}, loc).result();
+  if (ops.size() == 1)
+    ops.push_back(there);
+  else
+    ops[1] = insert_op(f_, b, at++, OpKind::And, {ops[1], there}, {mt}, loc).result();
 }
 
 ir::Value* IterationAhead::exists(ir::Block& b, size_t& at, const Bindings& bind, int d,
@@ -148,8 +179,9 @@ ir::Value* IterationAhead::exists(ir::Block& b, size_t& at, const Bindings& bind
 
 std::pair<ir::Value*, ir::Value*> IterationAhead::address(ir::Block& b, size_t& at,
                                                           const ir::Op& load, const Bindings& bind,
-                                                          int d, bool reuse) {
-  ValueMap memo;
+                                                          int d, bool reuse, ValueMap* shared) {
+  ValueMap local;
+  ValueMap& memo = shared && !reuse ? *shared : local;
   const ir::SourceLoc& loc = load.loc;
   ir::Value* there = exists(b, at, bind, d, memo);
   if (reuse) {

@@ -1,6 +1,8 @@
 // The values of a loop's body at a later iteration, computed where the pipeline issues its
 // copies: from the induction variable, values from before the loop, and carried values advanced
-// by a loop-invariant step each iteration (`p = p + inc`, the GEMM idiom), through pure ops.
+// by a loop-invariant step each iteration (`p = p + inc`, the GEMM idiom), through pure ops and
+// through loads of small integer vectors (a paged KV cache's page numbers, an expert id) where
+// the loop writes no memory: those are loaded again for the later iteration.
 #pragma once
 
 #include <tritium/ir/ir.hpp>
@@ -47,10 +49,18 @@ public:
   // are masked off, or, with `reuse` (in the body, where the iteration `bind` describes runs),
   // are that iteration's own: an address the body reads anyway instead of a mask on every
   // access (the mask is then the load's own, or null).
+  // `shared`: values computed for loads issued before this one at the same place, iteration
+  // and bindings (two tiles addressed through one index load load it once); not with `reuse`.
   std::pair<ir::Value*, ir::Value*> address(ir::Block& b, size_t& at, const ir::Op& load,
-                                            const Bindings& bind, int d, bool reuse);
+                                            const Bindings& bind, int d, bool reuse,
+                                            ValueMap* shared = nullptr);
 
 private:
+  // A load whose value is an index for other loads' addresses, that can be repeated ahead.
+  bool index_load(const ir::Op& load) const;
+  // Adds iteration +d's existence to the mask of a load copied for it (ops: its operands).
+  void guard_load(ir::Block& b, size_t& at, std::vector<ir::Value*>& ops, const Bindings& bind,
+                  int d, ValueMap& memo);
   // d, or with `reuse` under way, d where iteration +d exists and 0 where it does not.
   ir::Value* distance(ir::Block& b, size_t& at, const ir::Type& t, int d);
 
@@ -58,6 +68,7 @@ private:
   ir::Op& loop_;
   // Carried values advanced by a loop-invariant step: yield = addptr(arg, inc) / add(arg, inc).
   std::unordered_map<const ir::Value*, ir::Op*> steps_;
+  bool writes_ = false;         // the body writes memory (a load there may see its own stores)
   ir::Value* exists_ = nullptr; // while `address` reuses
 };
 

@@ -224,8 +224,9 @@ private:
       for (size_t k = 0; k < body.args.size() - 1; ++k)
         pro.args[body.args[k + 1]] = loop_.operands[3 + k];
       ir::Value* slot = constant_i32(outer, at, j);
+      ValueMap memo;
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(outer, at, n, ring.bufs[n], slot, pro, j);
+        issue_copy(outer, at, n, ring.bufs[n], slot, pro, j, memo);
       commit(outer, at);
     }
 
@@ -308,8 +309,9 @@ private:
       here.attrs[attr::pred] = ir::CmpPred::Lt;
       ir::Op& branch = insert_if(f_, body, b_at++, here.result(), loop_.loc);
       size_t t_at = 0, e_at = 0;
+      ValueMap memo;
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(branch.body(0), t_at, n, ring.bufs[n], ring.w, ahead, ring.D);
+        issue_copy(branch.body(0), t_at, n, ring.bufs[n], ring.w, ahead, ring.D, memo);
       // Global iteration g + D, with g = tile * n_in + k: the tile's and K's indices from the
       // induction variables.
       ir::Block& eb = branch.body(1);
@@ -335,8 +337,9 @@ private:
         c_at = index_in_block(*ring.async_dot) + 1;
         insert_op(f_, body, c_at++, OpKind::Barrier, {}, {}, loc);
       }
+      ValueMap memo;
       for (size_t n = 0; n < loads.size(); ++n)
-        issue_copy(body, c_at, n, ring.bufs[n], ring.w, ahead, ring.D);
+        issue_copy(body, c_at, n, ring.bufs[n], ring.w, ahead, ring.D, memo);
     }
   }
 
@@ -584,20 +587,22 @@ private:
   // past the loop's end rereads this iteration's addresses instead of being masked into one
   // (a buffer load's mask is a select of its offset: kept).
   std::pair<ir::Value*, ir::Value*> address_ahead(ir::Block& b, size_t& at, const ir::Op& load,
-                                                  const Bindings& bind, int d) {
+                                                  const Bindings& bind, int d,
+                                                  ValueMap* shared = nullptr) {
     const bool branch = !t_.buffer_ops || !buffer_addressable(f_, load.operands[0]);
     return ahead_.address(b, at, load, bind, d,
                           branch && load.operands.size() == 1 && !t_.async_copy &&
-                              bind.iv == loop_.body().args[0]);
+                              bind.iv == loop_.body().args[0],
+                          shared);
   }
 
   // Load n's copy at iteration +d into ring slot `slot` of `buf`, only while that iteration
-  // exists: async_copy of its pointers and mask, or the TMA copy of its box.
+  // exists: async_copy of its pointers and mask, or the TMA copy of its box (`memo`: the slot's).
   void issue_copy(ir::Block& b, size_t& at, size_t n, ir::Value* buf, ir::Value* slot,
-                  const Bindings& bind, int d) {
+                  const Bindings& bind, int d, ValueMap& memo) {
     const ir::Op& load = *loads_[n];
     if (!tma_) {
-      auto [ptrs, mask] = address_ahead(b, at, load, bind, d);
+      auto [ptrs, mask] = address_ahead(b, at, load, bind, d, &memo);
       ir::Value* dst = index_buffer(b, at, buf, slot);
       std::vector<ir::Value*> operands{dst, ptrs};
       if (mask)
@@ -605,7 +610,6 @@ private:
       insert_op(f_, b, at++, OpKind::AsyncCopy, operands, {}, load.loc);
       return;
     }
-    std::unordered_map<const ir::Value*, ir::Value*> memo;
     ir::Value* exists = ahead_.exists(b, at, bind, d, memo);
     const ir::Op& h = *hints_[n];
     ir::Value* inner = ahead_.value(b, at, h.operands[5 + fast_[n]], bind, d, memo);
@@ -696,10 +700,12 @@ private:
              [&](ir::Op& op) { stores |= ir::has_trait(op.kind, ir::OpTrait::WritesMemory); });
     if (stores)
       return;
+    // Index loads the rings' addresses go through stay: the copies load them again ahead.
+    const std::unordered_set<const ir::Op*> indices = address_ops(body, rings);
     std::vector<ir::Op*> loads;
     for (auto& op : body.ops) {
       if (op->kind != OpKind::Load || op->int_attr(attr::volatile_, 0) ||
-          std::find(rings.begin(), rings.end(), op.get()) != rings.end())
+          std::find(rings.begin(), rings.end(), op.get()) != rings.end() || indices.count(op.get()))
         continue;
       bool ok = true;
       for (size_t k = 0; k < std::min<size_t>(2, op->operands.size()); ++k)

@@ -271,6 +271,23 @@ Deferral deferred_wgmma(const ir::Op& loop, const std::vector<ir::Op*>& loads,
   return {};
 }
 
+std::unordered_set<const ir::Op*> address_ops(const ir::Block& body,
+                                              const std::vector<ir::Op*>& loads) {
+  std::unordered_set<const ir::Op*> ops;
+  std::vector<const ir::Value*> work;
+  for (const ir::Op* l : loads)
+    work.insert(work.end(), l->operands.begin(), l->operands.end());
+  while (!work.empty()) {
+    const ir::Value* v = work.back();
+    work.pop_back();
+    const ir::Op* d = v->def;
+    if (!d || d->parent != &body || !ops.insert(d).second)
+      continue;
+    work.insert(work.end(), d->operands.begin(), d->operands.end());
+  }
+  return ops;
+}
+
 std::optional<TmaPlan> plan_tma(ir::Function& f, const ir::Op& loop, const ir::Op* tiles,
                                 const std::vector<ir::Op*>& loads, const IterationAhead& ahead) {
   TmaPlan plan;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 namespace tritium::gpu {
@@ -76,6 +77,11 @@ struct Deferral {
 // body converts for it alone (turns: they take turns between two buffers).
 Deferral deferred_wgmma(const ir::Op& loop, const std::vector<ir::Op*>& loads,
                         const ir::Block& scope);
+
+// The ops of `body` the operands of `loads` are computed by, transitively (their addresses,
+// masks and what those read: an index load among them).
+std::unordered_set<const ir::Op*> address_ops(const ir::Block& body,
+                                              const std::vector<ir::Op*>& loads);
 
 // TMA for the ring of `loads` (of `loop`, or across `tiles` when not null): where every load is
 // a tensor descriptor's (a desc_hint describes it) whose tile TMA can copy into the shared

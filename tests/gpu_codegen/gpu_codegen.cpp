@@ -432,6 +432,22 @@ TEST_CASE("reductions use warp shuffles, then shared memory across warps") {
   CHECK(amd.assembly.find("s_barrier") != std::string::npos);
 }
 
+TEST_CASE("barriers: the first write of shared memory waits for nothing; later ones and the "
+          "user's stay") {
+  // The user's barrier; the sum's partials stored and read (its barrier before the store orders
+  // no earlier shared access: removed); the max's barrier before its store (the sum's partials
+  // are read before it: kept) and between its store and read: 4 of 5.
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(1024)};
+  auto f = lang::trace(gpu_test::barriers, "barriers", s);
+  auto nv = compile(*f, "sm_90", 4);
+  CHECK(count(nv.assembly, "bar.sync") == 4);
+  check_ptxas(nv.assembly, "sm_90");
+  CHECK(count(compile(*f, "gfx942", 4).assembly, "s_barrier") == 4);
+  // Without the user's barrier the first one goes too.
+  auto softmax = compile(*sample("softmax"), "sm_90");
+  CHECK(count(softmax.assembly, "bar.sync") == 3);
+}
+
 TEST_CASE("scans use index shuffles across lanes and shared memory across warps") {
   lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), const_arg(16), const_arg(256)};
   auto f = lang::trace(gpu_test::scans, "scans", s);

@@ -107,6 +107,15 @@ inline void reductions(tl::ptr<float> x, tl::ptr<float> out, tl::ptr<int32_t> id
   tl::store(out + 2 * M + 2 * N, tl::sum(tl::sum(a, 0), 0));
 }
 
+// Two block reductions, whose shared scratch the lowering guards with barriers, after a barrier
+// the user wrote.
+inline void barriers(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> B) {
+  tl::debug_barrier();
+  auto v = tl::load(x + tl::arange(0, B));
+  auto s = tl::sum(v);
+  tl::store(out, tl::max(v * s));
+}
+
 inline void dots(tl::ptr<tl::f16> a, tl::ptr<float> fa, tl::ptr<int8_t> ia, tl::ptr<float> out,
                  tl::ptr<int32_t> iout, tl::constexpr_<int> M) {
   auto r = tl::arange(0, M);

@@ -542,7 +542,15 @@ public:
 
   // With the SLP vectorizer (as Triton runs it): pairs of f32 multiplies and adds become CDNA's
   // packed v_pk_mul_f32 / v_pk_add_f32 / v_pk_fma_f32 (attention's rescaled accumulator).
-  void optimize(llvm::Module& m) override { optimize_module(m, *tm_, true); }
+  void optimize(llvm::Module& m) override {
+    optimize_module(m, *tm_, true);
+    // LDS accesses are addrspace(3) loads, stores and intrinsics; inline assembly counts as one.
+    const BarrierRules barriers{llvm::Intrinsic::amdgcn_s_barrier, shared_address_space(),
+                                [](const std::string&) { return true; }};
+    for (llvm::Function& f : m)
+      if (!f.isDeclaration())
+        remove_idle_barriers(f, barriers);
+  }
 
   void emit(llvm::Module& m, GpuKernelBinary& out, bool /*fp_fusion*/) override {
     auto copy = llvm::CloneModule(m);

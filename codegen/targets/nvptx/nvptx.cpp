@@ -478,11 +478,25 @@ public:
   // registers (a 128x256 GEMM 196 -> 254, attention's 64x64 D128 tiles 173 -> 204).
   void optimize(llvm::Module& m) override {
     optimize_module(m, *tm_);
+    const BarrierRules barriers{llvm::Intrinsic::nvvm_barrier0, shared_address_space(),
+                                asm_touches_shared};
     for (llvm::Function& f : m)
       if (!f.isDeclaration()) {
         native_float_to_int(f);
         sink_to_uses(f, !uses_matrix_units(f));
+        remove_idle_barriers(f, barriers);
       }
+  }
+
+  // Inline PTX stays out of shared memory when it names only global memory (the lowering's
+  // predicated ld.global/st.global/atom.global) and nothing that reads or writes shared memory
+  // or waits on it.
+  static bool asm_touches_shared(const std::string& text) {
+    for (const char* s : {"shared", "ldmatrix", "stmatrix", "cp.", "wgmma", "mbarrier", "bar.",
+                          "barrier", "fence", "tensormap", "tcgen"})
+      if (text.find(s) != std::string::npos)
+        return true;
+    return text.find(".global") == std::string::npos;
   }
 
   static bool uses_matrix_units(const llvm::Function& f) {
