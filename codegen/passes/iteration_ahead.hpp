@@ -35,7 +35,8 @@ public:
     ValueMap args;
   };
 
-  IterationAhead(ir::Function& f, ir::Op& loop);
+  // `index_loads`: through index loads too (see index_load).
+  IterationAhead(ir::Function& f, ir::Op& loop, bool index_loads);
 
   bool invariant(const ir::Value* v) const { return invariant_in(v, loop_.body()); }
   // Whether `v` can be computed for another iteration.
@@ -68,6 +69,7 @@ private:
   ir::Op& loop_;
   // Carried values advanced by a loop-invariant step: yield = addptr(arg, inc) / add(arg, inc).
   std::unordered_map<const ir::Value*, ir::Op*> steps_;
+  bool index_loads_;
   bool writes_ = false;         // the body writes memory (a load there may see its own stores)
   ir::Value* exists_ = nullptr; // while `address` reuses
 };

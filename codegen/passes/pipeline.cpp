@@ -65,7 +65,7 @@ public:
   Pipeliner(ir::Function& f, ir::Op& loop, const ir::Op& top, int stages, const GpuFeatures& t,
             int64_t& used)
       : f_(f), t_(t), loop_(loop), top_(top), stages_(stages), max_shared_(t.max_shared_bytes),
-        used_(used), k_fast_(operands_k_major(t.matrix)), ahead_(f, loop) {}
+        used_(used), k_fast_(operands_k_major(t.matrix)), ahead_(f, loop, t.async_copy) {}
 
   void run() {
     std::vector<ir::Op*> loads;
