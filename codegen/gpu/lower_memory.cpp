@@ -301,8 +301,12 @@ void MemoryLowering::atomic(const ir::Op& op) {
     // A scalar is one value for the whole program, but every thread loads it: without this
     // barrier thread 0 could update the address before a slower thread has read the value
     // the program read, and the threads would disagree on it (count == 0 then branches
-    // apart in Triton's layer norm backward, and the barriers below deadlock).
+    // apart in Triton's layer norm backward, and the barriers below deadlock). It orders
+    // global memory: kept where no shared memory was touched (remove_idle_barriers).
+    llvm::BasicBlock* bb = b_.GetInsertBlock();
+    const size_t first = bb->size();
     ti_.barrier(b_);
+    keep_barriers(*bb, first);
   } else {
     d = dist(ptr);
     owner = is_owner(d);

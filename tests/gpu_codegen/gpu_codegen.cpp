@@ -446,6 +446,14 @@ TEST_CASE("barriers: the first write of shared memory waits for nothing; later o
   // Without the user's barrier the first one goes too.
   auto softmax = compile(*sample("softmax"), "sm_90");
   CHECK(count(softmax.assembly, "bar.sync") == 3);
+  // The barrier before a scalar atomic orders global memory (every thread has read the value
+  // before one updates it): it stays with no shared memory in sight.
+  lang::ArgSpec c[] = {ptr_arg(), ptr_arg()};
+  auto counted = lang::trace(gpu_test::read_then_count, "read_then_count", c);
+  const std::string nv_count = compile(*counted, "sm_90").assembly;
+  CHECK(nv_count.find("bar.sync") < nv_count.find("atom.global"));
+  const std::string amd_count = compile(*counted, "gfx942").assembly;
+  CHECK(amd_count.find("s_barrier") < amd_count.find("global_atomic"));
 }
 
 TEST_CASE("scans use index shuffles across lanes and shared memory across warps") {

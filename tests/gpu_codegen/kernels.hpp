@@ -116,6 +116,12 @@ inline void barriers(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> B
   tl::store(out, tl::max(v * s));
 }
 
+// A scalar read, then an atomic update of it: every thread must have read it first.
+inline void read_then_count(tl::ptr<int32_t> count, tl::ptr<int32_t> out) {
+  tl::store(out + tl::program_id(0), tl::load(count));
+  tl::atomic_add(count, 1);
+}
+
 inline void dots(tl::ptr<tl::f16> a, tl::ptr<float> fa, tl::ptr<int8_t> ia, tl::ptr<float> out,
                  tl::ptr<int32_t> iout, tl::constexpr_<int> M) {
   auto r = tl::arange(0, M);
