@@ -441,13 +441,8 @@ void Lowering::lower(const ir::Op& op) {
     fail(op, "internal error: a terminator is lowered by its block");
   case ir::OpCategory::Debug:
     switch (ir::as<ir::DebugOp>(op.kind)) {
-    case ir::DebugOp::Barrier: {
-      // Also orders global memory (tl::debug_barrier): never removed as idle.
-      llvm::BasicBlock* bb = b_.GetInsertBlock();
-      const size_t first = bb->size();
-      ti_.barrier(b_);
-      return keep_barriers(*bb, first);
-    }
+    case ir::DebugOp::Barrier:
+      return ordering_barrier(ti_, b_);
     case ir::DebugOp::Assume:
       for (LV* c : get(op.operand(0)))
         b_.CreateAssumption(c);

@@ -303,10 +303,7 @@ void MemoryLowering::atomic(const ir::Op& op) {
     // the program read, and the threads would disagree on it (count == 0 then branches
     // apart in Triton's layer norm backward, and the barriers below deadlock). It orders
     // global memory: kept where no shared memory was touched (remove_idle_barriers).
-    llvm::BasicBlock* bb = b_.GetInsertBlock();
-    const size_t first = bb->size();
-    ti_.barrier(b_);
-    keep_barriers(*bb, first);
+    ordering_barrier(ti_, b_);
   } else {
     d = dist(ptr);
     owner = is_owner(d);

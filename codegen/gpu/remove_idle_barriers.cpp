@@ -134,7 +134,10 @@ void remove_idle_barriers(llvm::Function& f, const BarrierRules& rules) {
   IdleBarriers(f, rules).run();
 }
 
-void keep_barriers(llvm::BasicBlock& bb, size_t first) {
+void ordering_barrier(TargetInfo& ti, llvm::IRBuilder<>& b) {
+  llvm::BasicBlock& bb = *b.GetInsertBlock();
+  const size_t first = bb.size();
+  ti.barrier(b);
   size_t i = 0;
   for (llvm::Instruction& inst : bb)
     if (i++ >= first && llvm::isa<llvm::CallBase>(inst))

@@ -327,8 +327,9 @@ struct BarrierRules {
 // Removes barriers that no shared memory access reaches since the kernel's entry or the
 // barrier before (remove_idle_barriers.cpp); those keep_barriers tagged stay.
 void remove_idle_barriers(llvm::Function& f, const BarrierRules& rules);
-// Marks the calls of `bb` from its instruction `first` on as barriers a user wrote.
-void keep_barriers(llvm::BasicBlock& bb, size_t first);
+// The target's barrier where it orders global memory too (tl::debug_barrier): tagged so that
+// remove_idle_barriers keeps it.
+void ordering_barrier(TargetInfo& ti, llvm::IRBuilder<>& b);
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
