@@ -26,6 +26,9 @@
 namespace tritium::gpu {
 namespace {
 
+// Metadata on a barrier that orders global memory too (ordering_barrier).
+constexpr const char* kKeep = "tritium.keep";
+
 class IdleBarriers {
 public:
   IdleBarriers(llvm::Function& f, const BarrierRules& rules) : f_(f), rules_(rules) {}
@@ -123,7 +126,6 @@ private:
     b->eraseFromParent();
   }
 
-  static constexpr const char* kKeep = "tritium.keep";
   llvm::Function& f_;
   const BarrierRules& rules_;
 };
@@ -141,7 +143,7 @@ void ordering_barrier(TargetInfo& ti, llvm::IRBuilder<>& b) {
   size_t i = 0;
   for (llvm::Instruction& inst : bb)
     if (i++ >= first && llvm::isa<llvm::CallBase>(inst))
-      inst.setMetadata("tritium.keep", llvm::MDNode::get(bb.getContext(), {}));
+      inst.setMetadata(kKeep, llvm::MDNode::get(bb.getContext(), {}));
 }
 
 } // namespace tritium::gpu
