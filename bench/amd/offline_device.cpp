@@ -90,9 +90,10 @@ public:
           write(base + "." + stage, *text);
       write(base + ".json",
             fmt::format("{{\"name\": \"{}\", \"config\": \"{}\", \"num_warps\": {}, "
-                        "\"num_stages\": {}, \"num_threads\": {}, \"shared_bytes\": {}}}\n",
+                        "\"num_stages\": {}, \"num_threads\": {}, \"shared_bytes\": {}, "
+                        "\"global_scratch_bytes\": {}}}\n",
                         bin.name, c.config, o.num_warps, o.num_stages, bin.num_threads,
-                        bin.shared_bytes));
+                        bin.shared_bytes, bin.global_scratch_bytes));
     } catch (const Error& e) {
       c.error = e.what();
       c.seconds = elapsed();

@@ -21,6 +21,22 @@ int64_t xor_of(const std::vector<int64_t>& bases, int64_t r) {
   return v;
 }
 
+// The bits of a side's offsets that its lane and warp bases can set.
+int64_t thread_bits(const ConversionPlan::Side& s) {
+  int64_t bits = 0;
+  for (const auto* bases : {&s.lane, &s.warp})
+    for (int64_t v : *bases)
+      bits |= v;
+  return bits;
+}
+
+// The thread's offset combined with a register's: bits the thread's part never sets add, so
+// that the backend folds them into the address.
+LV* with_reg_offset(llvm::IRBuilder<>& b, LV* thread, int64_t bits, int64_t c) {
+  return (c & bits) ? b.CreateXor(thread, b.getInt32(static_cast<uint32_t>(c)))
+                    : b.CreateAdd(thread, b.getInt32(static_cast<uint32_t>(c)));
+}
+
 } // namespace
 
 Regs ShapeLowering::convert_regs(const Regs& x, const LinearLayout& from, const LinearLayout& to,
@@ -45,7 +61,9 @@ Regs ShapeLowering::convert_regs(const Regs& x, const LinearLayout& from, const 
   const int64_t eb = mem_bytes(e);
   const ConversionRounds rounds =
       split_conversion(from, to, eb, conversion_round_bytes(ti_.max_shared_bytes()));
-  const ConversionPlan plan = plan_conversion(rounds.from, rounds.to, static_cast<int>(eb));
+  const ConversionPlan plan =
+      plan_conversion(rounds.from, rounds.to, static_cast<int>(eb),
+                      {.write = ti_.matrix().has_stmatrix(), .read = ti_.matrix().has_ldmatrix()});
   need_shared(plan.elements * eb);
   // Where a round is only some warps' (a peeled warp bit), the others skip their side of it.
   auto warps_in = [&](bool to_side, int t) -> LV* {
@@ -175,23 +193,18 @@ LV* ShapeLowering::thread_offset(const std::vector<int64_t>& lane,
 
 // Writes `regs` (write side) or reads the registers of the read side, one vector at a time.
 Regs ShapeLowering::smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs) {
+  if (s.matrix)
+    return smem_matrices(s, e, regs);
   const int64_t eb = mem_bytes(e);
   LV* thread = thread_offset(s.lane, s.warp);
-  int64_t thread_bits = 0;
-  for (const auto* bases : {&s.lane, &s.warp})
-    for (int64_t v : *bases)
-      thread_bits |= v;
+  const int64_t bits = thread_bits(s);
   llvm::Type* elem = mem_type(e);
   llvm::Type* vec_ty = s.vec > 1 ? llvm::FixedVectorType::get(elem, s.vec) : elem;
   const llvm::Align align(static_cast<uint64_t>(s.vec * eb));
   Regs out;
   const int64_t n = int64_t{1} << s.reg.size();
   for (int64_t r = 0; r < n; r += s.vec) {
-    const int64_t c = xor_of(s.reg, r);
-    // Bits the thread's part never sets add; the backend folds them into the address.
-    LV* idx = (c & thread_bits) ? b_.CreateXor(thread, b_.getInt32(static_cast<uint32_t>(c)))
-                                : b_.CreateAdd(thread, b_.getInt32(static_cast<uint32_t>(c)));
-    LV* p = smem_ptr(idx, 0, eb);
+    LV* p = smem_ptr(with_reg_offset(b_, thread, bits, xor_of(s.reg, r)), 0, eb);
     if (regs) {
       LV* v = llvm::PoisonValue::get(vec_ty);
       if (s.vec == 1)
@@ -207,6 +220,42 @@ Regs ShapeLowering::smem_side(const ConversionPlan::Side& s, ir::DType e, const 
     for (int i = 0; i < s.vec; ++i)
       out.push_back(from_mem(
           s.vec == 1 ? v : b_.CreateExtractElement(v, b_.getInt32(static_cast<uint32_t>(i))), e));
+  }
+  return out;
+}
+
+// A matrix side (ConversionPlan::Side::matrix): four 8x8 matrices an instruction, each lane
+// giving one row's address as its place in the side's matrix view. Registers g .. g + 7 of the
+// thread (g a multiple of 8) are one instruction's four words: word j is registers g + 2j and
+// g + 2j + 1.
+Regs ShapeLowering::smem_matrices(const ConversionPlan::Side& s, ir::DType e, const Regs* regs) {
+  const int64_t eb = mem_bytes(e);
+  LV* thread = thread_offset(s.lane, s.warp);
+  const int64_t bits = thread_bits(s);
+  auto* pair_t = llvm::FixedVectorType::get(mem_type(e), 2);
+  const int64_t n = int64_t{1} << s.reg.size();
+  Regs out(static_cast<size_t>(regs ? 0 : n));
+  for (int64_t g = 0; g < n; g += 8) {
+    LV* p = smem_ptr(with_reg_offset(b_, thread, bits, xor_of(s.reg, g)), 0, eb);
+    if (regs) {
+      std::vector<LV*> words;
+      for (int64_t j = 0; j < 4; ++j) {
+        LV* v = llvm::PoisonValue::get(pair_t);
+        for (int64_t i = 0; i < 2; ++i)
+          v = b_.CreateInsertElement(v, to_mem((*regs)[static_cast<size_t>(g + 2 * j + i)], e),
+                                     b_.getInt32(static_cast<uint32_t>(i)));
+        words.push_back(b_.CreateBitCast(v, b_.getInt32Ty()));
+      }
+      ti_.matrix().store_matrix(b_, p, words);
+      continue;
+    }
+    auto words = ti_.matrix().load_matrix(b_, p, 4, false);
+    for (int64_t j = 0; j < 4; ++j) {
+      LV* v = b_.CreateBitCast(words[static_cast<size_t>(j)], pair_t);
+      for (int64_t i = 0; i < 2; ++i)
+        out[static_cast<size_t>(g + 2 * j + i)] =
+            from_mem(b_.CreateExtractElement(v, b_.getInt32(static_cast<uint32_t>(i))), e);
+    }
   }
   return out;
 }

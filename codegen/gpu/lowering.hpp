@@ -197,6 +197,7 @@ private:
   std::optional<Regs> swap_lanes(const Regs& x, const LinearLayout& from, const LinearLayout& to);
   LV* thread_offset(const std::vector<int64_t>& lane, const std::vector<int64_t>& warp);
   Regs smem_side(const ConversionPlan::Side& s, ir::DType e, const Regs* regs);
+  Regs smem_matrices(const ConversionPlan::Side& s, ir::DType e, const Regs* regs);
 };
 
 // Global memory: load, store, atomics; pointers tracked as base + offsets.

@@ -77,6 +77,11 @@ public:
                                                 int count, bool trans) {
     return {};
   }
+  // stmatrix: load_matrix's inverse, untransposed: word j of each lane goes to matrix j (four),
+  // lane l giving the address of row l % 8 of matrix l / 8.
+  virtual bool has_stmatrix() const { return false; }
+  virtual void store_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr,
+                            const std::vector<llvm::Value*>& words) {}
 
 protected:
   std::string arch_;

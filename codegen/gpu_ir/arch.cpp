@@ -107,9 +107,9 @@ constexpr std::array archs{
     // 8.4: the first PTX with mma.sync e4m3/e5m2 (sm_89+); it also has tensormap.replace (8.3,
     // TMA maps built on the device). A CUDA 12.4 driver or later loads it.
     nvidia("sm_89", Ada, 99, 1536, 89, MatrixUnit::MmaSync, ampere, 84),
-    nvidia("sm_90", Hopper, 227, 2048, 90, MatrixUnit::MmaSync, ampere, 84),
+    nvidia("sm_90", Hopper, 227, 2048, 90, MatrixUnit::MmaSync, ampere | Feature::Stmatrix, 84),
     nvidia("sm_90a", Hopper, 227, 2048, 90, MatrixUnit::Wgmma,
-           ampere | Feature::Wgmma | Feature::Tma, 84),
+           ampere | Feature::Stmatrix | Feature::Wgmma | Feature::Tma, 84),
     cdna("gfx908", Cdna1, 10, 1, KindSet{ScalarKind::F16}, {9, 0, 8}),
     cdna("gfx90a", Cdna2, 8, 2, half_operands, {9, 0, 10}),
     cdna("gfx940", Cdna3, 8, 3, cdna3_operands, {9, 4, 0}),

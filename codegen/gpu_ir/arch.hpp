@@ -67,6 +67,7 @@ enum class Feature : uint32_t {
   BufferOps = 1u << 4,   // AMD buffer loads and stores (raw buffer resources)
   DppRowXmask = 1u << 5, // DPP row_xmask (GFX10+): any lane XOR within a row of 16
   PermlaneX16 = 1u << 6, // v_permlanex16 (GFX10+): lanes read the other row of 16 (a VALU op)
+  Stmatrix = 1u << 7,    // stmatrix (sm_90+): ldmatrix's inverse
 };
 constexpr Feature operator|(Feature a, Feature b) {
   return static_cast<Feature>(static_cast<uint32_t>(a) | static_cast<uint32_t>(b));

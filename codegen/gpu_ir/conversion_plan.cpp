@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace tritium::gpu {
@@ -64,7 +65,24 @@ int phase_bits(int access_bytes_log2, int row_bytes_log2, int bank_bytes_log2, i
   return std::min(lanes_log2, row_bytes_log2 - std::max(access_bytes_log2, bank_bytes_log2));
 }
 
-// The plan whose `lead` side accesses vectors of its first k register bases.
+// A fragment layout as 8x8 matrix instructions of 16-bit elements see it (ConversionPlan::Side::
+// matrix): rows of 8 as the vector, the 32 row addresses of four matrices as the lanes; nullopt
+// where `l` is no such fragment (or holds fewer than four matrices a thread).
+std::optional<LinearLayout> matrix_view(const LinearLayout& l, int elem_bytes) {
+  if (elem_bytes != 2 || l.lane.size() != 5 || l.reg.size() < 3)
+    return std::nullopt;
+  for (const Coord* c : {&l.reg[0], &l.lane[0], &l.lane[1]})
+    if (LinearLayout::dim_of(*c) < 0)
+      return std::nullopt;
+  LinearLayout v = l;
+  v.reg = {l.reg[0], l.lane[0], l.lane[1]};
+  v.reg.insert(v.reg.end(), l.reg.begin() + 3, l.reg.end());
+  v.lane = {l.lane[2], l.lane[3], l.lane[4], l.reg[1], l.reg[2]};
+  return v;
+}
+
+// The plan whose `lead` side accesses vectors of its first k register bases (`from` and `to`
+// as the sides access them: a matrix side in its matrix view).
 ConversionPlan build_plan(const LinearLayout& from, const LinearLayout& to, bool lead_is_to, int k,
                           int elem_bytes, int banks, int bank_bytes) {
   const CoordBits bits(from.shape);
@@ -160,20 +178,42 @@ int64_t wavefronts(const ConversionPlan::Side& side, int elem_bytes, int banks, 
 } // namespace
 
 // Every choice of vectorized side and vector length, the one with the fewest wavefronts (the
-// reading side's longest vector on a tie: it usually feeds a store's vectors).
+// reading side's longest vector on a tie: it usually feeds a store's vectors); then, where the
+// target has the instructions, a matrix side where it takes no more wavefronts and fewer
+// instructions. (A wgmma accumulator's epilogue takes as many wavefronts either way, 4-byte
+// pairs or stmatrix, and a quarter of the instructions with stmatrix. Fewer instructions do not
+// decide between plain plans: wider vectors gathered from more registers cost AMD's GEMM
+// epilogues VGPRs, tests/amd_parity.)
 ConversionPlan plan_conversion(const LinearLayout& from, const LinearLayout& to, int elem_bytes,
-                               int banks, int bank_bytes) {
+                               MatrixAccess matrix, int banks, int bank_bytes) {
   ConversionPlan best;
   int64_t best_cost = -1;
+  auto consider = [&](ConversionPlan plan) {
+    const int64_t cost = wavefronts(plan.write, elem_bytes, banks, bank_bytes) +
+                         wavefronts(plan.read, elem_bytes, banks, bank_bytes);
+    const bool fewer_instructions = accesses_of(plan.write) + accesses_of(plan.read) <
+                                    accesses_of(best.write) + accesses_of(best.read);
+    if (best_cost < 0 || cost < best_cost ||
+        (cost == best_cost && (plan.write.matrix || plan.read.matrix) && fewer_instructions)) {
+      best = std::move(plan);
+      best_cost = cost;
+    }
+  };
   for (bool lead_is_to : {true, false})
-    for (int k = vector_bits(lead_is_to ? to : from, elem_bytes); k >= 0; --k) {
-      ConversionPlan plan = build_plan(from, to, lead_is_to, k, elem_bytes, banks, bank_bytes);
-      const int64_t cost = wavefronts(plan.write, elem_bytes, banks, bank_bytes) +
-                           wavefronts(plan.read, elem_bytes, banks, bank_bytes);
-      if (best_cost < 0 || cost < best_cost) {
-        best = std::move(plan);
-        best_cost = cost;
-      }
+    for (int k = vector_bits(lead_is_to ? to : from, elem_bytes); k >= 0; --k)
+      consider(build_plan(from, to, lead_is_to, k, elem_bytes, banks, bank_bytes));
+  // 16-byte rows of matrices: the vector of three bits the view starts with.
+  if (matrix.read)
+    if (auto view = matrix_view(to, elem_bytes)) {
+      ConversionPlan plan = build_plan(from, *view, true, 3, elem_bytes, banks, bank_bytes);
+      plan.read.matrix = true;
+      consider(std::move(plan));
+    }
+  if (matrix.write)
+    if (auto view = matrix_view(from, elem_bytes)) {
+      ConversionPlan plan = build_plan(*view, to, false, 3, elem_bytes, banks, bank_bytes);
+      plan.write.matrix = true;
+      consider(std::move(plan));
     }
   return best;
 }

@@ -26,14 +26,27 @@ struct ConversionPlan {
   struct Side {
     std::vector<int64_t> reg, lane, warp;
     int vec = 1; // consecutive registers accessed as one vector
+    // Accessed by 8x8 matrix instructions of 16-bit elements, four matrices each (stmatrix /
+    // ldmatrix x4). Such a side's layout holds, in each thread, pairs of a row's elements
+    // (register bit 0), its lanes 0-1 the row's other bits and lanes 2-4 the rows: a matrix
+    // fragment. The bases above are then the instruction's view of it: `reg` is [reg 0, lane
+    // 0, lane 1, reg 3, ...] (a row of 8 elements is the vector), `lane` is [lane 2, lane 3,
+    // lane 4, reg 1, reg 2] (lane l gives the address of row l % 8 of matrix l / 8, which is
+    // the thread's register pair 2 * (l / 8)). vec is 8.
+    bool matrix = false;
   };
   Side write, read; // from `from` (written) and `to` (read)
   int64_t elements = 0;
 };
 
+// Which side may use 8x8 matrix instructions: the target's stmatrix (write) and ldmatrix (read).
+struct MatrixAccess {
+  bool write = false, read = false;
+};
+
 // `bank_bytes` * `banks` is one row of banks (4 * 32 on NVIDIA and AMD).
 ConversionPlan plan_conversion(const LinearLayout& from, const LinearLayout& to, int elem_bytes,
-                               int banks = 32, int bank_bytes = 4);
+                               MatrixAccess matrix = {}, int banks = 32, int bank_bytes = 4);
 
 // The largest number of distinct bank words one bank serves in one access of one warp (1: no
 // conflict), over every access the side makes; 32-lane phases for accesses up to 4 bytes, 16

@@ -87,6 +87,8 @@ TEST_CASE("layout conversions through shared memory: 16-byte vectors, no bank co
     std::string what;
     gpu::LinearLayout from, to;
     int elem_bytes, warp_size, read_vec, write_vec;
+    gpu::MatrixAccess matrix = {};
+    bool read_matrix = false, write_matrix = false;
   };
   std::vector<Case> cases;
   for (int warps : {4, 8})
@@ -109,12 +111,25 @@ TEST_CASE("layout conversions through shared memory: 16-byte vectors, no bank co
   cases.push_back({"mma accumulator", acc, blocked({128, 128}, {1, 0}, 8, 4), 2, 32, 8, 2});
   auto wg = gpu::resolve(gpu::mma_layout(gpu::MatrixUnit::Wgmma, {4, 1}, {16, 128}), {64, 128});
   cases.push_back({"wgmma accumulator", wg, blocked({64, 128}, {1, 0}, 8, 4), 2, 32, 8, 2});
+  // With stmatrix (sm_90): four 8x8 matrices an instruction, whose 16-byte rows are the reads'
+  // vectors; with ldmatrix, the way back.
+  const gpu::MatrixAccess both{.write = true, .read = true};
+  cases.push_back({"wgmma accumulator, stmatrix", wg, blocked({64, 128}, {1, 0}, 8, 4), 2, 32, 8, 8,
+                   both, false, true});
+  cases.push_back({"mma accumulator, stmatrix", acc, blocked({128, 128}, {1, 0}, 8, 4), 2, 32, 8, 8,
+                   both, false, true});
+  cases.push_back({"to an mma accumulator, ldmatrix", blocked({128, 128}, {1, 0}, 8, 4), acc, 2, 32,
+                   8, 8, both, true, false});
+  // fp32 elements are no matrix instruction's.
+  cases.push_back({"fp32 accumulator", wg, blocked({64, 128}, {1, 0}, 4, 4), 4, 32, 4, 2, both});
   for (const Case& c : cases) {
     CAPTURE(c.what);
     CAPTURE(c.warp_size);
-    auto plan = gpu::plan_conversion(c.from, c.to, c.elem_bytes);
+    auto plan = gpu::plan_conversion(c.from, c.to, c.elem_bytes, c.matrix);
     CHECK(plan.read.vec == c.read_vec);
     CHECK(plan.write.vec == c.write_vec);
+    CHECK(plan.read.matrix == c.read_matrix);
+    CHECK(plan.write.matrix == c.write_matrix);
     CHECK(gpu::bank_conflicts(plan.write, c.elem_bytes, c.warp_size) == 1);
     CHECK(gpu::bank_conflicts(plan.read, c.elem_bytes, c.warp_size) == 1);
     // Every element has its own place: the offsets of one side are a bijection.

@@ -52,6 +52,24 @@ struct Launch {
 constexpr int kFragWords = 64;
 Launch* g_launch = nullptr;
 
+// ldmatrix and stmatrix: every lane's row address meets in memory (row r of matrix j is
+// lane 8 * j + r's), then each lane reads or writes its own words.
+template <typename T>
+auto share_rows(T* row) {
+  const int t_tid = g_launch->tid();
+  auto& x = *g_launch->frags;
+  const auto addr = reinterpret_cast<uint64_t>(row);
+  const size_t me = static_cast<size_t>(t_tid) * kFragWords;
+  x[me] = static_cast<uint32_t>(addr);
+  x[me + 1] = static_cast<uint32_t>(addr >> 32);
+  g_launch->warp_barrier();
+  const size_t warp0 = static_cast<size_t>(t_tid & ~(g_launch->warp_size - 1)) * kFragWords;
+  return [&x, warp0](int matrix, int r) {
+    const size_t at = warp0 + static_cast<size_t>(8 * matrix + r) * kFragWords;
+    return reinterpret_cast<T*>(uint64_t{x[at]} | uint64_t{x[at + 1]} << 32);
+  };
+}
+
 extern "C" {
 int32_t tritium_emu_tid() {
   return g_launch->tid();
@@ -127,22 +145,9 @@ void tritium_emu_wgmma_rs(int32_t kind, const uint32_t* a, const int64_t* p, con
                    smem, t_tid % ws, c, d);
   g_launch->warp_barrier();
 }
-// ldmatrix: every lane's row address meets in memory; each lane then reads its words.
 void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint32_t* out) {
-  const int t_tid = g_launch->tid();
-  auto& x = *g_launch->frags;
-  int ws = g_launch->warp_size;
-  uint64_t addr = reinterpret_cast<uint64_t>(row);
-  size_t me = static_cast<size_t>(t_tid) * kFragWords;
-  x[me] = static_cast<uint32_t>(addr);
-  x[me + 1] = static_cast<uint32_t>(addr >> 32);
-  g_launch->warp_barrier();
-  const int lane = t_tid & (ws - 1);
-  const size_t warp0 = static_cast<size_t>(t_tid & ~(ws - 1)) * kFragWords;
-  auto row_of = [&](int matrix, int r) {
-    size_t at = warp0 + static_cast<size_t>(8 * matrix + r) * kFragWords;
-    return reinterpret_cast<const uint16_t*>(uint64_t{x[at]} | uint64_t{x[at + 1]} << 32);
-  };
+  const int lane = g_launch->tid() & (g_launch->warp_size - 1);
+  auto row_of = share_rows(reinterpret_cast<const uint16_t*>(row));
   for (int j = 0; j < count; ++j) {
     uint16_t lo, hi;
     if (trans) { // rows 2 * (lane % 4) and + 1, column lane / 4
@@ -154,6 +159,13 @@ void tritium_emu_ldmatrix(const uint8_t* row, int32_t count, int32_t trans, uint
     }
     out[j] = uint32_t{lo} | uint32_t{hi} << 16;
   }
+  g_launch->warp_barrier();
+}
+void tritium_emu_stmatrix(uint8_t* row, const uint32_t* words) {
+  const int lane = g_launch->tid() & (g_launch->warp_size - 1);
+  auto row_of = share_rows(reinterpret_cast<uint32_t*>(row));
+  for (int j = 0; j < 4; ++j)
+    row_of(j, lane / 4)[lane % 4] = words[j];
   g_launch->warp_barrier();
 }
 // TMA: the emulator's tensor map is its own (the hardware's format is not documented): the
@@ -333,6 +345,16 @@ public:
       d.push_back(b.CreateLoad(
           b.getFloatTy(), b.CreateConstGEP1_32(b.getFloatTy(), out, static_cast<unsigned>(k))));
     return d;
+  }
+  bool has_stmatrix() const override { return matrix_ == MatrixUnit::Wgmma; }
+  void store_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr,
+                    const std::vector<llvm::Value*>& words) override {
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    auto* in = entry.CreateAlloca(b.getInt32Ty(), b.getInt32(4));
+    for (unsigned i = 0; i < words.size(); ++i)
+      b.CreateStore(words[i], b.CreateConstGEP1_32(b.getInt32Ty(), in, i));
+    call(b, "tritium_emu_stmatrix", b.getVoidTy(), {row_ptr, in});
   }
   std::vector<llvm::Value*> load_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr, int count,
                                         bool trans) override {
@@ -632,6 +654,7 @@ public:
     def("tritium_emu_shfl_idx", &tritium_emu_shfl_idx);
     def("tritium_emu_mma", &tritium_emu_mma);
     def("tritium_emu_ldmatrix", &tritium_emu_ldmatrix);
+    def("tritium_emu_stmatrix", &tritium_emu_stmatrix);
     def("tritium_emu_wgmma", &tritium_emu_wgmma);
     def("tritium_emu_wgmma_rs", &tritium_emu_wgmma_rs);
     def("tritium_emu_tma_create", &tritium_emu_tma_create);

@@ -1,5 +1,5 @@
-// The NVPTX target's matrix instructions: mma.sync through LLVM's NVVM intrinsics, ldmatrix, and
-// sm_90a's wgmma through inline PTX (NvptxTarget::matrix()).
+// The NVPTX target's matrix instructions: mma.sync through LLVM's NVVM intrinsics, ldmatrix,
+// stmatrix, and sm_90a's wgmma through inline PTX (NvptxTarget::matrix()).
 #include "targets/nvptx/nvptx_ops.hpp"
 #include "targets/nvptx/ptx_asm.hpp"
 
@@ -242,6 +242,20 @@ public:
     for (int i = 0; i < count; ++i)
       words.push_back(b.CreateExtractValue(r, static_cast<unsigned>(i)));
     return words;
+  }
+
+  bool has_stmatrix() const override { return model_.has(Feature::Stmatrix); }
+  // Inline PTX: LLVM 19 has no stmatrix intrinsic. Shared pointers are 32 bits (short pointers).
+  void store_matrix(llvm::IRBuilder<>& b, llvm::Value* row_ptr,
+                    const std::vector<llvm::Value*>& words) override {
+    std::vector<llvm::Value*> args{b.CreatePtrToInt(row_ptr, b.getInt32Ty())};
+    args.insert(args.end(), words.begin(), words.end());
+    std::vector<llvm::Type*> types(args.size(), b.getInt32Ty());
+    auto* fn =
+        llvm::InlineAsm::get(llvm::FunctionType::get(b.getVoidTy(), types, false),
+                             "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+                             "r,r,r,r,r,~{memory}", true);
+    b.CreateCall(fn, args);
   }
 
 private:
