@@ -257,16 +257,19 @@ private:
     const size_t mi = mask_index(op);
     Value* mask = op.operands.size() > mi ? op.operands[mi] : nullptr;
 
-    // In bounds: 0 <= offset <= extent - bytes, and the address a multiple of the element.
-    Value* offset = byte_offset(p, arg);
     Value* extent = extent_.at(arg);
-    Value* limit = binary(OpKind::Sub, extent, i64(bytes, {}));
-    Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
-                       cmp(CmpPred::Le, offset, splat(limit, shape)));
-    if (bytes > 1)
-      ok = binary(
-          OpKind::And, ok,
-          cmp(CmpPred::Eq, binary(OpKind::And, to_i64(p), i64(bytes - 1, shape)), i64(0, shape)));
+    Value* ok = in_bounds_i32(p, arg, bytes);
+    if (!ok) {
+      // In bounds: 0 <= offset <= extent - bytes, and the address a multiple of the element.
+      Value* offset = byte_offset(p, arg);
+      Value* limit = binary(OpKind::Sub, extent, i64(bytes, {}));
+      ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
+                  cmp(CmpPred::Le, offset, splat(limit, shape)));
+      if (bytes > 1)
+        ok = binary(
+            OpKind::And, ok,
+            cmp(CmpPred::Eq, binary(OpKind::And, to_i64(p), i64(bytes - 1, shape)), i64(0, shape)));
+    }
     CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name, shape,
                    bytes};
     Value* in_bounds = ok;
@@ -324,6 +327,55 @@ private:
   }
 
   Value* not_(Value* v) { return op1(OpKind::Not, {v}, v->type); }
+
+  // The common case checked in i32, without the pointers: `p` is the argument advanced by
+  // scalar offsets and by one tile of i32 element offsets t (`x + row * stride + cols`). With
+  // s the scalars' sum (exact, in i64) and n the extent in elements, the access is in bounds
+  // where -s <= t <= n - s - 1, both bounds clamped to i32 (exact: t is an i32), and aligned
+  // where the argument is. Null where `p` is not made that way (a loop-carried pointer, two
+  // tiles of offsets, i64 offsets): the caller checks the pointers themselves.
+  Value* in_bounds_i32(Value* p, int arg, int bytes) {
+    const auto& shape = p->type.shape;
+    if (shape.empty())
+      return nullptr;
+    const Op* d = p->def;
+    if (!d || d->kind != OpKind::AddPtr)
+      return nullptr;
+    Value* tile = d->operand(1);
+    if (tile->type.is_scalar() || tile->type.elem.kind != ScalarKind::I32)
+      return nullptr;
+    // Below the tile of offsets, only scalar offsets and the shapes a splat takes.
+    std::vector<Value*> scalars;
+    for (Value* q = d->operand(0); q != f_.args()[arg]; q = d->operand(0)) {
+      d = q->def;
+      if (!d)
+        return nullptr;
+      if (d->kind == OpKind::AddPtr && d->operand(1)->type.is_scalar())
+        scalars.push_back(d->operand(1));
+      else if (d->kind != OpKind::Splat && d->kind != OpKind::Broadcast &&
+               d->kind != OpKind::ExpandDims)
+        return nullptr;
+    }
+    const Type i64s(ScalarKind::I64);
+    Value* sum = i64(0, {});
+    for (Value* v : scalars)
+      sum = binary(OpKind::Add, sum, v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v));
+    Value* n = binary(OpKind::Div, extent_.at(arg), i64(bytes, {}));
+    auto clamp_i32 = [&](Value* v) {
+      v = binary(OpKind::Max, binary(OpKind::Min, v, i64(INT32_MAX, {})), i64(INT32_MIN, {}));
+      return op1(OpKind::Cast, {v}, Type(ScalarKind::I32));
+    };
+    Value* lo = clamp_i32(binary(OpKind::Sub, i64(0, {}), sum));
+    Value* hi = clamp_i32(binary(OpKind::Sub, binary(OpKind::Sub, n, sum), i64(1, {})));
+    Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, tile, splat(lo, shape)),
+                       cmp(CmpPred::Le, tile, splat(hi, shape)));
+    if (bytes > 1) {
+      Value* base = op1(OpKind::Cast, {f_.args()[arg]}, i64s);
+      Value* aligned = cmp(CmpPred::Eq, binary(OpKind::And, base, i64(bytes - 1, {})), i64(0, {}));
+      ok = binary(OpKind::And, ok, splat(aligned, shape));
+    }
+    return ok;
+  }
 
   // The i64 value of an i32 expression computed without wrapping: additions, subtractions and
   // multiplications redone in i64 over their leaves (arguments, program ids, aranges, loop

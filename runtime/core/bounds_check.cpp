@@ -20,8 +20,10 @@ bool checks_bounds(const CompileOptions& o) {
   return o.check_bounds || from_env;
 }
 
+// A kernel kept in a static outlives the device registry (and a backend a program made
+// itself) at exit: then the record went with its backend.
 BoundsCheck::~BoundsCheck() {
-  if (record)
+  if (record && !backend_alive.expired())
     device.backend().free(record);
 }
 
@@ -41,6 +43,7 @@ std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
   check->sites = std::move(checked.sites);
   check->device = dev;
   check->record = dev.backend().alloc(sizeof(ir::CheckRecord));
+  check->backend_alive = dev.backend().lifetime();
   // Zeroed once here and again after each failure it reports: a launch that fails nothing
   // leaves it zero, so a checked launch costs one wait and one small copy back.
   const ir::CheckRecord zero{};

@@ -164,6 +164,34 @@ void first_of(tl::ptr<float> x, tl::ptr<float> out) {
 
 // Raw addresses (what ahead-of-time launchers pass) carry no size; a null one is still caught,
 // and the CPU's code for the load is not deleted as undefined behaviour.
+void row_load(tl::ptr<float> x, tl::ptr<float> y, tl::i32 row, tl::i32 stride) {
+  auto cols = tl::arange(0, 16);
+  tl::store(y + cols, tl::load(x + row * stride + cols));
+}
+
+// A scalar offset plus a tile of i32 offsets is checked in i32 against bounds that the scalar
+// shifts (-s <= t <= n - s - 1): rows before, across and after the end of the buffer.
+TEST_CASE("bad input: TRITIUM_CHECK bounds a row's offsets shifted by a scalar") {
+  auto k = tritium::jit(row_load, "row_load");
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<float> x(d, 64, 16, 2.0f), y(d, 16, 16, 0.0f);
+    k[{1}](x.middle, y.middle, 4, 12); // elements 48 .. 63: the last in bounds
+    CHECK(y.middle.to_host()[15] == 2.0f);
+    CHECK_ERROR((k[{1}](x.middle, y.middle, 5, 12)),
+                "element [4] of the load through argument 0: byte offset 256 is outside the "
+                "buffer's 256 bytes");
+    CHECK_ERROR((k[{1}](x.middle, y.middle, -1, 16)),
+                "element [0] of the load through argument 0: byte offset -64 is outside the "
+                "buffer's 256 bytes");
+    CHECK_ERROR((k[{1}](x.middle, y.middle, -1, 8)),
+                "element [0] of the load through argument 0: byte offset -32 is outside");
+    CHECK(x.guards_hold());
+    CHECK(y.guards_hold());
+  }
+}
+
 TEST_CASE("bad input: TRITIUM_CHECK reports an access through a null raw pointer") {
   auto k = tritium::jit(first_of, "first_of");
   k.options(checked());
@@ -195,6 +223,48 @@ TEST_CASE("bad input: a CPU kernel that loads through a null pointer keeps its c
   CHECK(ll.find("define void @") != std::string::npos);
   CHECK(ll.find("null_pointer_is_valid") != std::string::npos);
 }
+
+// A backend of the program's own that lends the interpreter's memory and kernels, and can be
+// destroyed before the kernels it compiled (as a static kernel outlives the device registry
+// at exit).
+class Lending final : public tritium::Backend {
+public:
+  std::string_view name() const override { return "lending"; }
+  std::string target() const override { return inner_.target(); }
+  bool host_memory() const override { return inner_.host_memory(); }
+  void* alloc(size_t bytes) override { return inner_.alloc(bytes); }
+  void free(void* p) override { inner_.free(p); }
+  void copy_to_device(void* d, const void* s, size_t n) override { inner_.copy_to_device(d, s, n); }
+  void copy_to_host(void* d, const void* s, size_t n) override { inner_.copy_to_host(d, s, n); }
+  void copy_device_to_device(void* d, const void* s, size_t n) override {
+    inner_.copy_device_to_device(d, s, n);
+  }
+  std::unique_ptr<tritium::CompiledKernel> compile(std::shared_ptr<const tritium::ir::Function> f,
+                                                   const tritium::CompileOptions& o) override {
+    return inner_.compile(std::move(f), o);
+  }
+
+private:
+  tritium::Backend& inner_ = tritium::device("interpreter").backend();
+};
+
+TEST_CASE("bad input: a checked kernel that outlives its device leaves its record alone") {
+  // Before the fix the kernel's destructor freed its check record through the destroyed
+  // backend: a pure virtual call at exit.
+  auto k = tritium::jit(copy_rows, "copy_rows");
+  k.options(checked());
+  auto lending = std::make_unique<Lending>();
+  {
+    Device d(lending.get());
+    auto src = d.alloc<float>(8 * 16), dst = d.alloc<float>(8 * 16);
+    std::string m = error_of([&] { k[{2}](src, dst, 16, 16, 8, 16); });
+    CHECK(m.find("is outside the buffer's 512 bytes") != std::string::npos);
+  }
+  std::weak_ptr<const void> alive = lending->lifetime();
+  CHECK(!alive.expired());
+  lending.reset();
+  CHECK(alive.expired());
+} // k goes here, after its backend
 
 } // namespace
 } // namespace bad_inputs

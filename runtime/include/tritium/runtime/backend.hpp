@@ -45,6 +45,9 @@ public:
 class Backend {
 public:
   virtual ~Backend() = default;
+  // Expires when the backend is destroyed: what holds device memory past its owner's life (a
+  // kernel in a static, its bounds-check record, at exit) frees it only while this holds.
+  std::weak_ptr<const void> lifetime() const { return lifetime_; }
   virtual std::string_view name() const = 0; // "interpreter", "cpu", "cuda", "hip", …
   virtual int index() const { return 0; }    // which device of its kind: cuda:1 is 1
   virtual std::string target() const = 0;    // e.g. "sm_90", "gfx942", "x86_64"
@@ -93,6 +96,9 @@ public:
 
   virtual std::unique_ptr<CompiledKernel> compile(std::shared_ptr<const ir::Function> f,
                                                   const CompileOptions& options) = 0;
+
+private:
+  std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);
 };
 
 // A backend constructor registered under a name. make(index, why) opens device `index` of

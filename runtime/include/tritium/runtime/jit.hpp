@@ -65,8 +65,9 @@ struct BoundsCheck {
   std::shared_ptr<const ir::Function> function;
   std::vector<ir::CheckSite> sites;
   Device device;
-  void* record = nullptr; // kCheckRecordWords words on the device
-  std::mutex mutex;       // one checked launch at a time uses the record
+  void* record = nullptr;                  // kCheckRecordWords words on the device
+  std::weak_ptr<const void> backend_alive; // the record is freed only while its backend lives
+  std::mutex mutex;                        // one checked launch at a time uses the record
   ~BoundsCheck();
 };
 std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
