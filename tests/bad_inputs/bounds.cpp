@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <vector>
 
 namespace bad_inputs {
@@ -226,14 +227,21 @@ TEST_CASE("bad input: a CPU kernel that loads through a null pointer keeps its c
 
 // A backend of the program's own that lends the interpreter's memory and kernels, and can be
 // destroyed before the kernels it compiled (as a static kernel outlives the device registry
-// at exit).
+// at exit). Its memory goes with it, as a device's does.
 class Lending final : public tritium::Backend {
 public:
+  ~Lending() override {
+    for (void* p : lent_)
+      inner_.free(p);
+  }
   std::string_view name() const override { return "lending"; }
   std::string target() const override { return inner_.target(); }
   bool host_memory() const override { return inner_.host_memory(); }
-  void* alloc(size_t bytes) override { return inner_.alloc(bytes); }
-  void free(void* p) override { inner_.free(p); }
+  void* alloc(size_t bytes) override { return *lent_.insert(inner_.alloc(bytes)).first; }
+  void free(void* p) override {
+    lent_.erase(p);
+    inner_.free(p);
+  }
   void copy_to_device(void* d, const void* s, size_t n) override { inner_.copy_to_device(d, s, n); }
   void copy_to_host(void* d, const void* s, size_t n) override { inner_.copy_to_host(d, s, n); }
   void copy_device_to_device(void* d, const void* s, size_t n) override {
@@ -246,6 +254,7 @@ public:
 
 private:
   tritium::Backend& inner_ = tritium::device("interpreter").backend();
+  std::set<void*> lent_;
 };
 
 TEST_CASE("bad input: a checked kernel that outlives its device leaves its record alone") {
