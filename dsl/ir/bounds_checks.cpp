@@ -266,9 +266,7 @@ private:
       ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
                   cmp(CmpPred::Le, offset, splat(limit, shape)));
       if (bytes > 1)
-        ok = binary(
-            OpKind::And, ok,
-            cmp(CmpPred::Eq, binary(OpKind::And, to_i64(p), i64(bytes - 1, shape)), i64(0, shape)));
+        ok = binary(OpKind::And, ok, aligned(to_i64(p), bytes));
     }
     CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name, shape,
                    bytes};
@@ -356,7 +354,6 @@ private:
                d->kind != OpKind::ExpandDims)
         return nullptr;
     }
-    const Type i64s(ScalarKind::I64);
     Value* sum = i64(0, {});
     for (Value* v : scalars)
       sum = binary(OpKind::Add, sum, v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v));
@@ -369,12 +366,15 @@ private:
     Value* hi = clamp_i32(binary(OpKind::Sub, binary(OpKind::Sub, n, sum), i64(1, {})));
     Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, tile, splat(lo, shape)),
                        cmp(CmpPred::Le, tile, splat(hi, shape)));
-    if (bytes > 1) {
-      Value* base = op1(OpKind::Cast, {f_.args()[arg]}, i64s);
-      Value* aligned = cmp(CmpPred::Eq, binary(OpKind::And, base, i64(bytes - 1, {})), i64(0, {}));
-      ok = binary(OpKind::And, ok, splat(aligned, shape));
-    }
+    if (bytes > 1)
+      ok = binary(OpKind::And, ok, splat(aligned(to_i64(f_.args()[arg]), bytes), shape));
     return ok;
+  }
+
+  // Whether each address (pointers as i64) is a multiple of `bytes`.
+  Value* aligned(Value* address, int bytes) {
+    const auto& shape = address->type.shape;
+    return cmp(CmpPred::Eq, binary(OpKind::And, address, i64(bytes - 1, shape)), i64(0, shape));
   }
 
   // The i64 value of an i32 expression computed without wrapping: additions, subtractions and
