@@ -9,6 +9,7 @@
 #include "gpu/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -611,7 +612,13 @@ void Lowering::if_op(const ir::Op& op) {
   auto* then_bb = llvm::BasicBlock::Create(ctx_, "if.then", s_.fn);
   auto* else_bb = llvm::BasicBlock::Create(ctx_, "if.else", s_.fn);
   auto* cont = llvm::BasicBlock::Create(ctx_, "if.end", s_.fn);
-  b_.CreateCondBr(cond, then_bb, else_bb);
+  llvm::MDNode* weights = nullptr;
+  if (op.has_attr(attr::likely)) {
+    const bool second = op.int_attr(attr::likely) != 0;
+    weights =
+        llvm::MDBuilder(ctx_).createBranchWeights(second ? 1 : 1u << 20, second ? 1u << 20 : 1);
+  }
+  b_.CreateCondBr(cond, then_bb, else_bb, weights);
   b_.SetInsertPoint(then_bb);
   auto tv = region(op.body(0), {});
   llvm::BasicBlock* then_end = b_.GetInsertBlock();

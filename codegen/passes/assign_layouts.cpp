@@ -65,6 +65,10 @@ private:
           unite(o.operands[k], o.results[k - 3]);
           unite(o.operands[k], body.terminator()->operands[k - 3]);
         }
+      } else if (o.kind == OpKind::If) { // a value chosen between two: one class with both
+        for (size_t k = 0; k < o.results.size(); ++k)
+          for (int r = 0; r < 2; ++r)
+            unite(o.results[k], o.body(r).terminator()->operands[k]);
       }
     }
   }
@@ -146,10 +150,19 @@ private:
       return;
     }
     case OpKind::If: {
-      for (ir::Value* r : o.results)
-        set(r, preferred(r));
-      block(o.body(0));
-      block(o.body(1));
+      if (o.has_attr(attr::likely)) {
+        // The likely region's values as they are; only the other one converts.
+        block(o.body(0));
+        block(o.body(1));
+        const ir::Op& yield = *o.body(o.int_attr(attr::likely) ? 1 : 0).terminator();
+        for (size_t k = 0; k < o.results.size(); ++k)
+          set(o.results[k], layout_of(yield.operands[k]));
+      } else {
+        for (ir::Value* r : o.results)
+          set(r, preferred(r));
+        block(o.body(0));
+        block(o.body(1));
+      }
       convert_yield(o.body(0), o.results, 0);
       convert_yield(o.body(1), o.results, 0);
       return;

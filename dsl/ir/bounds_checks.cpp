@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 
 namespace tritium::ir {
 
@@ -18,6 +20,9 @@ namespace {
 // loop-carried pointers (advanced by addptr every trip) keep their argument.
 constexpr int kPending = -2;
 constexpr int kNone = -1;
+
+// Checks pass: the branches that report are the unlikely ones.
+const Attrs kLikelyElse{{attr::likely, int64_t{1}}};
 
 int merge(int a, int b) {
   if (a == kPending)
@@ -251,30 +256,100 @@ private:
       return nullptr;
     }
     b_.set_loc(op.loc);
-    const auto& shape = p->type.shape;
     const DType elem = p->type.elem.element_of_pointer();
     const int bytes = elem.is_bool() ? 1 : elem.bits() / 8;
     const size_t mi = mask_index(op);
     Value* mask = op.operands.size() > mi ? op.operands[mi] : nullptr;
 
+    // The access splits on whether any element of the program fails: where none does (the
+    // common case) it runs as written, its mask and vector width untouched; else the failing
+    // elements are reported and masked off. Where scalar bounds on the offsets show that
+    // nothing can fail, not even that is computed: the per-element checks and their
+    // block-wide `any` (two barriers) run only where the bounds leave a doubt.
+    std::vector<int64_t> sites;
+    Value* failing;
+    if (Value* maybe = maybe_failing(p, arg, bytes)) {
+      Op& doubt = b_.create(OpKind::If, {maybe}, {Type(ScalarKind::I1)}, kLikelyElse, 2);
+      Block& here = b_.block();
+      b_.set_block(doubt.body(0));
+      b_.create(OpKind::Yield, {any(checks(p, arg, bytes, mask, op, sites).bad)}, {});
+      b_.set_block(doubt.body(1));
+      b_.create(OpKind::Yield, {b_.constant_int(0, Type(ScalarKind::I1))}, {});
+      b_.set_block(here);
+      failing = doubt.result();
+    } else {
+      failing = nullptr;
+    }
+    std::vector<Type> types;
+    for (const Value* r : op.results)
+      types.push_back(r->type);
+    Checks c;
+    if (!failing) {
+      c = checks(p, arg, bytes, mask, op, sites);
+      failing = any(c.bad);
+    }
+    Op& branch = b_.create(OpKind::If, {failing}, types, kLikelyElse, 2);
+    b_.set_block(branch.body(0));
+    if (!c.bad) // built again where it is needed: the checks ran under the doubt's branch
+      c = checks(p, arg, bytes, mask, op, sites);
+    report(c.faults, c.bad);
+    std::vector<Value*> operands = op.operands;
+    Value* safe = mask ? binary(OpKind::And, mask, c.ok) : c.ok;
+    if (mask)
+      operands[mi] = safe;
+    else
+      operands.push_back(safe);
+    Op& skipping = b_.create(op.kind, operands, types, op.attrs);
+    b_.create(OpKind::Yield, skipping.results, {});
+    return &branch.body(1);
+  }
+
+  // One way an access can fail, per element: where `bad`, site `site` with words `a`, `c`.
+  // `a` and `c` are built inside the reporting branch, so that their (i64) tiles are not
+  // live across the access on the common path.
+  struct Fault {
+    Value* bad;
+    int64_t site;
+    std::function<Value*()> a, c;
+  };
+  // An access's checks, element by element: `ok` where it may go ahead, `faults` the ways it
+  // fails and `bad` where one does (within the mask).
+  struct Checks {
+    Value* ok = nullptr;
+    std::vector<Fault> faults;
+    Value* bad = nullptr;
+  };
+
+  // The checks of the access `op` through `p`, built where the builder is. Its sites are
+  // added to the kernel's list the first time (`sites` empty) and reused after.
+  Checks checks(Value* p, int arg, int bytes, Value* mask, const Op& op,
+                std::vector<int64_t>& sites) {
+    const auto& shape = p->type.shape;
+    const bool first = sites.empty();
+    size_t next = 0;
+    auto site_of = [&](const CheckSite& s) {
+      if (first)
+        sites.push_back(add_site(s));
+      return sites.at(next++);
+    };
     Value* extent = extent_.at(arg);
-    Value* ok = in_bounds_i32(p, arg, bytes);
-    if (!ok) {
+    Checks c;
+    c.ok = in_bounds_i32(p, arg, bytes);
+    if (!c.ok) {
       // In bounds: 0 <= offset <= extent - bytes, and the address a multiple of the element.
       Value* offset = byte_offset(p, arg);
       Value* limit = binary(OpKind::Sub, extent, i64(bytes, {}));
-      ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
-                  cmp(CmpPred::Le, offset, splat(limit, shape)));
+      c.ok = binary(OpKind::And, cmp(CmpPred::Ge, offset, i64(0, shape)),
+                    cmp(CmpPred::Le, offset, splat(limit, shape)));
       if (bytes > 1)
-        ok = binary(OpKind::And, ok, aligned(to_i64(p), bytes));
+        c.ok = binary(OpKind::And, c.ok, aligned(to_i64(p), bytes));
     }
     CheckSite site{op.loc.str(), std::string(op_name(op.kind)), arg, f_.arg_info[arg].name, shape,
                    bytes};
-    Value* in_bounds = ok;
+    Value* in_bounds = c.ok;
     // What can fail, the cause first: an i32 offset that wrapped usually breaks the bounds
     // too, and can land inside the buffer. Each addptr of i32 offsets that leads to the
     // access is recomputed in i64 and compared, element by element.
-    std::vector<Fault> faults;
     for (Value* q = p; q->def && q->def->kind == OpKind::AddPtr; q = q->def->operand(0)) {
       Value* narrow = q->def->operand(1);
       if (narrow->type.elem.kind != ScalarKind::I32)
@@ -287,41 +362,23 @@ private:
       Value* same = cmp(CmpPred::Eq, exact, wrapped);
       CheckSite overflow = site;
       overflow.kind = CheckSite::Kind::Overflow;
-      faults.push_back({not_(same), add_site(overflow),
-                        [this, narrow] {
-                          std::unordered_map<const Value*, Value*> again;
-                          return wide(narrow, again);
-                        },
-                        [this, narrow] { return to_i64(narrow); }});
-      ok = binary(OpKind::And, ok, same);
+      c.faults.push_back({not_(same), site_of(overflow),
+                          [this, narrow] {
+                            std::unordered_map<const Value*, Value*> again;
+                            return wide(narrow, again);
+                          },
+                          [this, narrow] { return to_i64(narrow); }});
+      c.ok = binary(OpKind::And, c.ok, same);
     }
-    faults.push_back({not_(in_bounds), add_site(site),
-                      [this, p, arg] { return byte_offset(p, arg); },
-                      [this, extent, shape] { return splat(extent, shape); }});
-
-    // The access splits on whether any element of the program fails: where none does (the
-    // common case) it runs as written, its mask and vector width untouched; else the failing
-    // elements are reported and masked off.
-    Value* bad = faults.back().bad;
-    for (size_t k = faults.size() - 1; k-- > 0;)
-      bad = binary(OpKind::Or, faults[k].bad, bad);
+    c.faults.push_back({not_(in_bounds), site_of(site),
+                        [this, p, arg] { return byte_offset(p, arg); },
+                        [this, extent, shape] { return splat(extent, shape); }});
+    c.bad = c.faults.back().bad;
+    for (size_t k = c.faults.size() - 1; k-- > 0;)
+      c.bad = binary(OpKind::Or, c.faults[k].bad, c.bad);
     if (mask)
-      bad = binary(OpKind::And, mask, bad);
-    std::vector<Type> types;
-    for (const Value* r : op.results)
-      types.push_back(r->type);
-    Op& branch = b_.create(OpKind::If, {any(bad)}, types, {}, 2);
-    b_.set_block(branch.body(0));
-    report(faults, bad);
-    std::vector<Value*> operands = op.operands;
-    Value* safe = mask ? binary(OpKind::And, mask, ok) : ok;
-    if (mask)
-      operands[mi] = safe;
-    else
-      operands.push_back(safe);
-    Op& skipping = b_.create(op.kind, operands, types, op.attrs);
-    b_.create(OpKind::Yield, skipping.results, {});
-    return &branch.body(1);
+      c.bad = binary(OpKind::And, mask, c.bad);
+    return c;
   }
 
   Value* not_(Value* v) { return op1(OpKind::Not, {v}, v->type); }
@@ -333,42 +390,144 @@ private:
   // where the argument is. Null where `p` is not made that way (a loop-carried pointer, two
   // tiles of offsets, i64 offsets): the caller checks the pointers themselves.
   Value* in_bounds_i32(Value* p, int arg, int bytes) {
+    auto split = split_offsets(p, arg);
+    if (!split)
+      return nullptr;
     const auto& shape = p->type.shape;
-    if (shape.empty())
-      return nullptr;
-    const Op* d = p->def;
-    if (!d || d->kind != OpKind::AddPtr)
-      return nullptr;
-    Value* tile = d->operand(1);
-    if (tile->type.is_scalar() || tile->type.elem.kind != ScalarKind::I32)
-      return nullptr;
-    // Below the tile of offsets, only scalar offsets and the shapes a splat takes.
-    std::vector<Value*> scalars;
-    for (Value* q = d->operand(0); q != f_.args()[arg]; q = d->operand(0)) {
-      d = q->def;
-      if (!d)
-        return nullptr;
-      if (d->kind == OpKind::AddPtr && d->operand(1)->type.is_scalar())
-        scalars.push_back(d->operand(1));
-      else if (d->kind != OpKind::Splat && d->kind != OpKind::Broadcast &&
-               d->kind != OpKind::ExpandDims)
-        return nullptr;
-    }
-    Value* sum = i64(0, {});
-    for (Value* v : scalars)
-      sum = binary(OpKind::Add, sum, v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v));
-    Value* n = binary(OpKind::Div, extent_.at(arg), i64(bytes, {}));
+    auto [lo, hi] = tile_limits(*split, arg, bytes);
     auto clamp_i32 = [&](Value* v) {
       v = binary(OpKind::Max, binary(OpKind::Min, v, i64(INT32_MAX, {})), i64(INT32_MIN, {}));
       return op1(OpKind::Cast, {v}, Type(ScalarKind::I32));
     };
-    Value* lo = clamp_i32(binary(OpKind::Sub, i64(0, {}), sum));
-    Value* hi = clamp_i32(binary(OpKind::Sub, binary(OpKind::Sub, n, sum), i64(1, {})));
-    Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, tile, splat(lo, shape)),
-                       cmp(CmpPred::Le, tile, splat(hi, shape)));
+    Value* tile = split->tile;
+    Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, tile, splat(clamp_i32(lo), shape)),
+                       cmp(CmpPred::Le, tile, splat(clamp_i32(hi), shape)));
     if (bytes > 1)
       ok = binary(OpKind::And, ok, splat(aligned(to_i64(f_.args()[arg]), bytes), shape));
     return ok;
+  }
+
+  // `p` as argument `arg` advanced by scalar offsets and one tile of i32 element offsets.
+  struct Split {
+    Value* tile;
+    std::vector<Value*> scalars;
+  };
+  std::optional<Split> split_offsets(Value* p, int arg) {
+    if (p->type.shape.empty())
+      return std::nullopt;
+    const Op* d = p->def;
+    if (!d || d->kind != OpKind::AddPtr)
+      return std::nullopt;
+    Split out{d->operand(1), {}};
+    if (out.tile->type.is_scalar() || out.tile->type.elem.kind != ScalarKind::I32)
+      return std::nullopt;
+    // Below the tile of offsets, only scalar offsets and the shapes a splat takes.
+    for (Value* q = d->operand(0); q != f_.args()[arg]; q = d->operand(0)) {
+      d = q->def;
+      if (!d)
+        return std::nullopt;
+      if (d->kind == OpKind::AddPtr && d->operand(1)->type.is_scalar())
+        out.scalars.push_back(d->operand(1));
+      else if (d->kind != OpKind::Splat && d->kind != OpKind::Broadcast &&
+               d->kind != OpKind::ExpandDims)
+        return std::nullopt;
+    }
+    return out;
+  }
+
+  // The tile's elements are in bounds between lo = -s and hi = n - s - 1 (i64 scalars), s the
+  // scalars' sum and n the extent in elements.
+  std::pair<Value*, Value*> tile_limits(const Split& split, int arg, int bytes) {
+    Value* sum = i64(0, {});
+    for (Value* v : split.scalars)
+      sum = binary(OpKind::Add, sum, v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v));
+    Value* n = binary(OpKind::Div, extent_.at(arg), i64(bytes, {}));
+    return {binary(OpKind::Sub, i64(0, {}), sum),
+            binary(OpKind::Sub, binary(OpKind::Sub, n, sum), i64(1, {}))};
+  }
+
+  // A scalar that is false only where no element of the access can fail: the tile of offsets
+  // lies, by its scalar bounds, inside the buffer; no i32 sum or product on its way can wrap;
+  // the argument is aligned. Null where the offsets are not made of scalars, aranges and
+  // constants through +, - and * (the per-element checks alone decide then).
+  Value* maybe_failing(Value* p, int arg, int bytes) {
+    auto split = split_offsets(p, arg);
+    if (!split)
+      return nullptr;
+    Value* fits = b_.constant_int(1, Type(ScalarKind::I1));
+    std::unordered_map<const Value*, std::optional<Interval>> memo;
+    auto range = interval(split->tile, fits, memo);
+    if (!range)
+      return nullptr;
+    // The scalar offsets' own i32 arithmetic, exactly (a scalar costs what its bound would).
+    for (Value* v : split->scalars) {
+      if (v->type.elem.kind != ScalarKind::I32)
+        continue;
+      std::unordered_map<const Value*, Value*> wide_memo;
+      if (Value* exact = wide(v, wide_memo))
+        fits = binary(OpKind::And, fits, cmp(CmpPred::Eq, exact, to_i64(v)));
+    }
+    auto [lo, hi] = tile_limits(*split, arg, bytes);
+    Value* safe = binary(
+        OpKind::And, fits,
+        binary(OpKind::And, cmp(CmpPred::Ge, range->lo, lo), cmp(CmpPred::Le, range->hi, hi)));
+    if (bytes > 1)
+      safe = binary(OpKind::And, safe, aligned(to_i64(f_.args()[arg]), bytes));
+    return not_(safe);
+  }
+
+  // Every element of an i32 tile or scalar lies in [lo, hi] (i64 scalars); each +, - and * on
+  // its way adds to `fits` that its own bounds stay in i32, so that no element wrapped. A
+  // scalar made otherwise is its own bound (one value for the whole program).
+  struct Interval {
+    Value* lo;
+    Value* hi;
+  };
+  std::optional<Interval>
+  interval(Value* v, Value*& fits,
+           std::unordered_map<const Value*, std::optional<Interval>>& memo) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    std::optional<Interval> out;
+    const Op* d = v->def;
+    if (v->type.elem.kind != ScalarKind::I32) {
+      // not an i32: no bounds
+    } else if (d && d->kind == OpKind::Arange) {
+      out = Interval{i64(d->int_attr(attr::start), {}), i64(d->int_attr(attr::end) - 1, {})};
+    } else if (d && d->kind == OpKind::Constant && d->has_attr(attr::value)) {
+      Value* x = i64(d->int_attr(attr::value), {});
+      out = Interval{x, x};
+    } else if (d && (d->kind == OpKind::Splat || d->kind == OpKind::Broadcast ||
+                     d->kind == OpKind::ExpandDims)) {
+      out = interval(d->operand(0), fits, memo);
+    } else if (d && (d->kind == OpKind::Add || d->kind == OpKind::Sub || d->kind == OpKind::Mul)) {
+      auto a = interval(d->operand(0), fits, memo);
+      auto c = a ? interval(d->operand(1), fits, memo) : std::nullopt;
+      if (c) {
+        if (d->kind == OpKind::Add) {
+          out = Interval{binary(OpKind::Add, a->lo, c->lo), binary(OpKind::Add, a->hi, c->hi)};
+        } else if (d->kind == OpKind::Sub) {
+          out = Interval{binary(OpKind::Sub, a->lo, c->hi), binary(OpKind::Sub, a->hi, c->lo)};
+        } else {
+          // Exact in i64 where the operands are in i32; where not, `fits` is false already.
+          Value* p1 = binary(OpKind::Mul, a->lo, c->lo);
+          Value* p2 = binary(OpKind::Mul, a->lo, c->hi);
+          Value* p3 = binary(OpKind::Mul, a->hi, c->lo);
+          Value* p4 = binary(OpKind::Mul, a->hi, c->hi);
+          out = Interval{
+              binary(OpKind::Min, binary(OpKind::Min, p1, p2), binary(OpKind::Min, p3, p4)),
+              binary(OpKind::Max, binary(OpKind::Max, p1, p2), binary(OpKind::Max, p3, p4))};
+        }
+        fits = binary(OpKind::And, fits,
+                      binary(OpKind::And, cmp(CmpPred::Ge, out->lo, i64(INT32_MIN, {})),
+                             cmp(CmpPred::Le, out->hi, i64(INT32_MAX, {}))));
+      }
+    } else if (v->type.is_scalar()) {
+      Value* x = to_i64(v); // one value for the whole program, whatever made it
+      out = Interval{x, x};
+    }
+    memo[v] = out;
+    return out;
   }
 
   // Whether each address (pointers as i64) is a multiple of `bytes`.
@@ -410,14 +569,6 @@ private:
     return out;
   }
 
-  // One way an access can fail, per element: where `bad`, site `site` with words `a`, `c`.
-  // `a` and `c` are built inside the reporting branch, so that their (i64) tiles are not
-  // live across the access on the common path.
-  struct Fault {
-    Value* bad;
-    int64_t site;
-    std::function<Value*()> a, c;
-  };
   int64_t add_site(const CheckSite& s) {
     out_.sites.push_back(s);
     return static_cast<int64_t>(out_.sites.size()) - 1;
@@ -427,30 +578,38 @@ private:
   // several ways reports the first of `faults`.
   void report(const std::vector<Fault>& faults, Value* bad) {
     const auto& shape = bad->type.shape;
-    Value* site = i64(faults.back().site, shape);
-    Value* a = faults.back().a();
-    Value* c = faults.back().c();
-    for (size_t k = faults.size() - 1; k-- > 0;) {
-      const Fault& f = faults[k];
-      site = op1(OpKind::Select, {f.bad, i64(f.site, shape), site}, site->type);
-      a = op1(OpKind::Select, {f.bad, f.a(), a}, a->type);
-      c = op1(OpKind::Select, {f.bad, f.c(), c}, c->type);
-    }
+    // Word w (0 the site, 1 and 2 the fault's words) of each element, for the first fault
+    // that holds there. Built one word at a time just before it is reduced: the reductions'
+    // barriers then keep a single i64 tile live, which is what sets the kernel's registers.
+    auto word = [&](int w) {
+      auto of = [&](const Fault& f) {
+        return w == 0 ? i64(f.site, shape) : w == 1 ? f.a() : f.c();
+      };
+      Value* v = of(faults.back());
+      for (size_t k = faults.size() - 1; k-- > 0;)
+        v = op1(OpKind::Select, {faults[k].bad, of(faults[k]), v}, v->type);
+      return v;
+    };
     // The program's first failing element, and its words, as scalars: one compare-and-swap a
     // program, with nothing to hand back to the other threads (a tile-wide one would return a
     // tile of old values through shared memory).
+    Value *site, *a, *c;
     Value* element = flat_index(shape);
     if (!shape.empty()) {
       Value* first = reduce_all(
           op1(OpKind::Select, {bad, element, i64(INT64_MAX, shape)}, element->type), OpKind::Min);
-      Value* here = cmp(CmpPred::Eq, element, splat(first, shape));
+      Value* here = cmp(CmpPred::Eq, flat_index(shape), splat(first, shape));
       auto pick = [&](Value* v) {
         return reduce_all(op1(OpKind::Select, {here, v, i64(0, shape)}, v->type), OpKind::Add);
       };
-      site = pick(site);
-      a = pick(a);
-      c = pick(c);
+      site = pick(word(0));
+      a = pick(word(1));
+      c = pick(word(2));
       element = first;
+    } else {
+      site = word(0);
+      a = word(1);
+      c = word(2);
     }
     Value* zero = i64(0, {});
     Value* old = op1(OpKind::AtomicCas, {record_, zero, i64(1, {})}, Type(ScalarKind::I64),

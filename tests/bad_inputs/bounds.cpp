@@ -193,6 +193,36 @@ TEST_CASE("bad input: TRITIUM_CHECK bounds a row's offsets shifted by a scalar")
   }
 }
 
+// Where scalar bounds on the offsets (row * stride + [0, 16)) show every element in bounds,
+// the per-element checks and their block-wide reduction do not run: the only ops left on the
+// common path besides the access are scalars, and the branch that reports is marked unlikely.
+TEST_CASE("bad input: TRITIUM_CHECK decides an ordinary access on scalars") {
+  auto k = tritium::jit(row_load, "row_load");
+  auto dev = tritium::testing::interpreter();
+  auto x = dev.alloc<float>(64), y = dev.alloc<float>(16);
+  auto checked_ir = tritium::ir::insert_bounds_checks(*k.trace(x, y, 4, 12));
+  const tritium::ir::Block& entry = checked_ir.fn->entry();
+  int doubts = 0;
+  for (const auto& op : entry.ops) {
+    using tritium::ir::OpKind;
+    // Tiles at the top level: the offsets and the access's own operands, never a reduction.
+    CHECK(op->kind != OpKind::Reduce);
+    if (op->kind == OpKind::If) {
+      CHECK(op->int_attr(tritium::ir::attr::likely) == 1);
+      CHECK(op->operand(0)->type.is_scalar());
+      doubts += op->results.size() == 1 && op->result()->type.is_scalar();
+    }
+  }
+  CHECK(doubts == 2); // the load and the store
+  // And what it decides: in bounds nothing is reported, one row further the load is.
+  k.options(checked());
+  Guarded<float> gx(dev, 64, 16, 1.0f), gy(dev, 16, 16, 0.0f);
+  k[{1}](gx.middle, gy.middle, 3, 16);
+  CHECK(gy.middle.to_host()[0] == 1.0f);
+  CHECK_ERROR((k[{1}](gx.middle, gy.middle, 4, 16)),
+              "element [0] of the load through argument 0: byte offset 256 is outside");
+}
+
 TEST_CASE("bad input: TRITIUM_CHECK reports an access through a null raw pointer") {
   auto k = tritium::jit(first_of, "first_of");
   k.options(checked());
