@@ -267,6 +267,7 @@ private:
     // nothing can fail, not even that is computed: the per-element checks and their
     // block-wide `any` (two barriers) run only where the bounds leave a doubt.
     std::vector<int64_t> sites;
+    Checks c;
     Value* failing;
     if (Value* maybe = maybe_failing(p, arg, bytes)) {
       Op& doubt = b_.create(OpKind::If, {maybe}, {Type(ScalarKind::I1)}, kLikelyElse, 2);
@@ -278,16 +279,12 @@ private:
       b_.set_block(here);
       failing = doubt.result();
     } else {
-      failing = nullptr;
+      c = checks(p, arg, bytes, mask, op, sites);
+      failing = any(c.bad);
     }
     std::vector<Type> types;
     for (const Value* r : op.results)
       types.push_back(r->type);
-    Checks c;
-    if (!failing) {
-      c = checks(p, arg, bytes, mask, op, sites);
-      failing = any(c.bad);
-    }
     Op& branch = b_.create(OpKind::If, {failing}, types, kLikelyElse, 2);
     b_.set_block(branch.body(0));
     if (!c.bad) // built again where it is needed: the checks ran under the doubt's branch
@@ -459,14 +456,9 @@ private:
     auto range = interval(split->tile, fits, memo);
     if (!range)
       return nullptr;
-    // The scalar offsets' own i32 arithmetic, exactly (a scalar costs what its bound would).
-    for (Value* v : split->scalars) {
-      if (v->type.elem.kind != ScalarKind::I32)
-        continue;
-      std::unordered_map<const Value*, Value*> wide_memo;
-      if (Value* exact = wide(v, wide_memo))
-        fits = binary(OpKind::And, fits, cmp(CmpPred::Eq, exact, to_i64(v)));
-    }
+    // The scalar offsets' own i32 arithmetic, which must not wrap either.
+    for (Value* v : split->scalars)
+      (void)interval(v, fits, memo);
     auto [lo, hi] = tile_limits(*split, arg, bytes);
     Value* safe = binary(
         OpKind::And, fits,
@@ -578,38 +570,30 @@ private:
   // several ways reports the first of `faults`.
   void report(const std::vector<Fault>& faults, Value* bad) {
     const auto& shape = bad->type.shape;
-    // Word w (0 the site, 1 and 2 the fault's words) of each element, for the first fault
-    // that holds there. Built one word at a time just before it is reduced: the reductions'
-    // barriers then keep a single i64 tile live, which is what sets the kernel's registers.
-    auto word = [&](int w) {
-      auto of = [&](const Fault& f) {
-        return w == 0 ? i64(f.site, shape) : w == 1 ? f.a() : f.c();
-      };
-      Value* v = of(faults.back());
-      for (size_t k = faults.size() - 1; k-- > 0;)
-        v = op1(OpKind::Select, {faults[k].bad, of(faults[k]), v}, v->type);
-      return v;
-    };
+    Value* site = i64(faults.back().site, shape);
+    Value* a = faults.back().a();
+    Value* c = faults.back().c();
+    for (size_t k = faults.size() - 1; k-- > 0;) {
+      const Fault& f = faults[k];
+      site = op1(OpKind::Select, {f.bad, i64(f.site, shape), site}, site->type);
+      a = op1(OpKind::Select, {f.bad, f.a(), a}, a->type);
+      c = op1(OpKind::Select, {f.bad, f.c(), c}, c->type);
+    }
     // The program's first failing element, and its words, as scalars: one compare-and-swap a
     // program, with nothing to hand back to the other threads (a tile-wide one would return a
     // tile of old values through shared memory).
-    Value *site, *a, *c;
     Value* element = flat_index(shape);
     if (!shape.empty()) {
       Value* first = reduce_all(
           op1(OpKind::Select, {bad, element, i64(INT64_MAX, shape)}, element->type), OpKind::Min);
-      Value* here = cmp(CmpPred::Eq, flat_index(shape), splat(first, shape));
+      Value* here = cmp(CmpPred::Eq, element, splat(first, shape));
       auto pick = [&](Value* v) {
         return reduce_all(op1(OpKind::Select, {here, v, i64(0, shape)}, v->type), OpKind::Add);
       };
-      site = pick(word(0));
-      a = pick(word(1));
-      c = pick(word(2));
+      site = pick(site);
+      a = pick(a);
+      c = pick(c);
       element = first;
-    } else {
-      site = word(0);
-      a = word(1);
-      c = word(2);
     }
     Value* zero = i64(0, {});
     Value* old = op1(OpKind::AtomicCas, {record_, zero, i64(1, {})}, Type(ScalarKind::I64),
