@@ -322,6 +322,9 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp = false)
 // With complete_values, a pure value that frees more registers than it takes is computed as
 // soon as what it needs is.
 void sink_to_uses(llvm::Function& f, bool complete_values);
+// Pure values that only blocks behind an unlikely branch use are recomputed there, one copy a
+// block, instead of kept live across the likely path (sink_into_cold_paths.cpp).
+void sink_into_cold_paths(llvm::Function& f);
 // The target's block-wide barrier (an intrinsic) and what touches its shared memory.
 struct BarrierRules {
   unsigned barrier;      // llvm::Intrinsic::ID

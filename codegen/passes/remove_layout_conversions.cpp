@@ -13,7 +13,9 @@
 #include "passes/rewrite.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <string>
 
 namespace tritium::gpu {
@@ -100,6 +102,23 @@ public:
   Remover(ir::Function& f, bool dot_operands_only) : f_(f), dot_operands_only_(dot_operands_only) {}
 
   void run() {
+    ir::walk(f_.entry(), [&](ir::Op& op) {
+      const bool access = op.kind == OpKind::Load || op.kind == OpKind::Store ||
+                          op.kind == OpKind::AtomicRmw || op.kind == OpKind::AtomicCas;
+      if (!access || op.operands[0]->type.is_scalar())
+        return;
+      const ir::Type& t = op.operands[0]->type;
+      auto* l = dynamic_cast<const BlockedLayout*>(t.layout.get());
+      auto& best = access_layouts_[t.shape];
+      auto* had = dynamic_cast<const BlockedLayout*>(best.get());
+      auto size = [](const BlockedLayout* b) {
+        return std::accumulate(b->size_per_thread.begin(), b->size_per_thread.end(), 1,
+                               std::multiplies<>());
+      };
+      if (l && (!had || size(l) > size(had)))
+        best = t.layout;
+    });
+    std::erase_if(access_layouts_, [](const auto& kv) { return !kv.second; });
     for (int round = 0; round < 64; ++round) {
       changed_ = false;
       memo_.clear(); // erased clones must not be handed out again
@@ -193,6 +212,8 @@ private:
         block(*r->block);
       if (op.kind == OpKind::For && !dot_operands_only_)
         carry_where_computed(op);
+      if (op.kind == OpKind::If && !dot_operands_only_)
+        branch_where_computed(op);
       if (op.kind == OpKind::ConvertLayout) {
         if (!dot_operands_only_ || dot_operand_layout(op.result()->type.layout))
           convert(op);
@@ -300,6 +321,9 @@ private:
         return; // a view of a tile in shared memory (a wgmma operand's transposition)
       return reshape_unconverted(b, i);
     case OpKind::Reduce:
+      if (reduce_in_access_layout(b, i))
+        return;
+      [[fallthrough]];
     case OpKind::Scan: {
       // All operands must come from one layout; the results follow it and are converted back
       // for their users.
@@ -331,6 +355,54 @@ private:
       return;
     }
     }
+  }
+
+  bool only_reductions_read(const ir::Value* v) {
+    bool only = true;
+    ir::walk(f_.entry(), [&](ir::Op& o) {
+      if (o.kind != OpKind::Reduce &&
+          std::find(o.operands.begin(), o.operands.end(), v) != o.operands.end())
+        only = false;
+    });
+    return only;
+  }
+
+  // A reduction of values computed from scalars alone (a bounds check's failing elements, a
+  // count of a mask) reads them in the layout the kernel's accesses of their shape have:
+  // there the same offsets and masks are already computed for the accesses, where in the
+  // default layout beside it they would be computed twice and held in registers twice.
+  bool reduce_in_access_layout(ir::Block& b, size_t& i) {
+    ir::Op& op = *b.ops[i];
+    auto it = access_layouts_.find(op.operands[0]->type.shape);
+    if (it == access_layouts_.end())
+      return false;
+
+    const ir::LayoutPtr& l = it->second;
+    for (ir::Value* v : op.operands)
+      if (!v->type.layout || same_layout(v->type.layout, l) || !cheap(v) ||
+          (v->def && v->def->kind == OpKind::ConvertLayout))
+        return false;
+    // Only a reduction to scalars, directly or through reductions (which read any layout):
+    // a tile result in a new layout would convert for its elementwise users.
+    for (const ir::Value* r : op.results)
+      if (!r->type.is_scalar() && !only_reductions_read(r))
+        return false;
+    for (auto& v : op.operands)
+      v = convert_to(f_, b, i, v, l, op.loc); // recomputed there by the next round
+    const int axis = static_cast<int>(op.int_attr(attr::axis));
+    size_t at = i + 1;
+    for (ir::Value* r : op.results) {
+      if (r->type.is_scalar())
+        continue;
+      ir::Type back = r->type;
+      r->type.layout = op.int_attr(attr::keep_dims, 0) ? l : slice_layout(axis, l);
+      ir::Op& c = insert_op(f_, b, at++, OpKind::ConvertLayout, {r}, {back}, op.loc);
+      f_.replace_all_uses(r, c.result());
+      c.operands[0] = r;
+    }
+    i = at - 1;
+    changed_ = true;
+    return true;
   }
 
   // A reshape, transposition, join or split reads its operands where they are (they were
@@ -486,6 +558,46 @@ private:
     }
   }
 
+  // A branch that yields a conversion out of layout L (a load that coalesce widened, on the
+  // likely path of a checked access) gives its result in L when the other branch's value is
+  // in L too or cheap to make there (a constant): the conversion leaves the likely path, and
+  // one after the branch takes its place, where the users' own conversions can meet it. On
+  // an If without a likely side both yields must come out of L.
+  void branch_where_computed(ir::Op& branch) {
+    const bool weighted = branch.has_attr(attr::likely);
+    const int likely = weighted && branch.int_attr(attr::likely) ? 1 : 0;
+    ir::Op& yes = *branch.body(likely).terminator();
+    ir::Op& no = *branch.body(1 - likely).terminator();
+    for (size_t k = 0; k < branch.results.size(); ++k) {
+      ir::Value* r = branch.results[k];
+      const ir::Value* x = unconverted(yes.operands[k]);
+      if (x == yes.operands[k] || !x->type.layout || !r->type.layout ||
+          same_layout(x->type.layout, r->type.layout))
+        continue;
+      const ir::LayoutPtr l = x->type.layout;
+      const ir::Value* other = unconverted(no.operands[k]);
+      const bool fits = (other->type.layout && same_layout(other->type.layout, l)) ||
+                        (weighted && cheap(no.operands[k]));
+      if (!fits)
+        continue;
+      const ir::LayoutPtr old = r->type.layout;
+      for (ir::Op* y : {&yes, &no}) {
+        ir::Block& body = *y->parent;
+        size_t at = body.ops.size() - 1;
+        y->operands[k] = convert_to(f_, body, at, y->operands[k], l, branch.loc);
+      }
+      r->type.layout = l;
+      ir::Type back = r->type;
+      back.layout = old;
+      ir::Block& outer = *branch.parent;
+      size_t after = index_in_block(branch) + 1;
+      ir::Op& c = insert_op(f_, outer, after, OpKind::ConvertLayout, {r}, {back}, branch.loc);
+      f_.replace_all_uses(r, c.result());
+      c.operands[0] = r;
+      changed_ = true;
+    }
+  }
+
   // A 1-D load that a 2-D tile broadcasts (a row of cos, a norm's weights: wanted as a slice
   // of the tile's layout) is read again in that layout: a second read of a few cached lines
   // costs less than a trip through shared memory and two barriers. (Not into a plain 1-D
@@ -530,6 +642,10 @@ private:
   const bool dot_operands_only_;
   bool changed_ = false;
   std::map<std::string, ir::Value*> memo_;
+  // Per shape, the layout of the access that holds the most elements per thread (a bounds
+  // check's report writes one word from a single thread in the default layout; the checked
+  // load beside it was coalesced).
+  std::map<std::vector<int64_t>, ir::LayoutPtr> access_layouts_;
 };
 
 } // namespace

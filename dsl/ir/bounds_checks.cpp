@@ -216,10 +216,26 @@ private:
     return binary(OpKind::Sub, to_i64(p), splat(base, p->type.shape));
   }
 
-  // The row-major index of each element of a tile of `shape`, as i64.
+  // The byte offset to report for each element of an access through `p`: from its split
+  // offsets where it has them (the exact value, equal to the access's own wherever no i32 step
+  // wrapped, and a wrap is reported first), so that the pointers are used by the access alone
+  // and LLVM computes them on its path, not ahead of the branch.
+  Value* reported_offset(Value* p, int arg, int bytes) {
+    auto split = split_offsets(p, arg);
+    if (!split)
+      return byte_offset(p, arg);
+    std::unordered_map<const Value*, Value*> memo;
+    Value* t = wide(split->tile, memo);
+    if (!t)
+      t = to_i64(split->tile);
+    const auto& shape = t->type.shape;
+    return binary(OpKind::Mul, binary(OpKind::Add, t, splat(scalar_sum(*split), shape)),
+                  i64(bytes, shape));
+  }
+
+  // The row-major index of each element of a tile of `shape`, as i32 (a tile has far fewer than
+  // 2^31 elements).
   Value* flat_index(const std::vector<int64_t>& shape) {
-    if (shape.empty())
-      return i64(0, {});
     Value* index = nullptr;
     int64_t stride = 1;
     for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
@@ -237,9 +253,9 @@ private:
       }
       if (s != shape)
         a = op1(OpKind::Broadcast, {a}, a->type.with_shape(shape));
-      Value* term = to_i64(a);
+      Value* term = a;
       if (stride > 1)
-        term = binary(OpKind::Mul, term, i64(stride, shape));
+        term = binary(OpKind::Mul, term, b_.constant_int(stride, Type(ScalarKind::I32, shape)));
       index = index ? binary(OpKind::Add, index, term) : term;
       stride *= shape[d];
     }
@@ -268,36 +284,43 @@ private:
     // block-wide `any` (two barriers) run only where the bounds leave a doubt.
     std::vector<int64_t> sites;
     Checks c;
-    Value* failing;
+    Value* first; // the program's first failing element (i32), kNone where none fails
+    const Type i32(ScalarKind::I32);
     if (Value* maybe = maybe_failing(p, arg, bytes)) {
-      Op& doubt = b_.create(OpKind::If, {maybe}, {Type(ScalarKind::I1)}, kLikelyElse, 2);
+      Op& doubt = b_.create(OpKind::If, {maybe}, {i32}, kLikelyElse, 2);
       Block& here = b_.block();
       b_.set_block(doubt.body(0));
-      b_.create(OpKind::Yield, {any(checks(p, arg, bytes, mask, op, sites).bad)}, {});
+      b_.create(OpKind::Yield, {first_failing(checks(p, arg, bytes, mask, op, sites).bad)}, {});
       b_.set_block(doubt.body(1));
-      b_.create(OpKind::Yield, {b_.constant_int(0, Type(ScalarKind::I1))}, {});
+      b_.create(OpKind::Yield, {b_.constant_int(kNone, i32)}, {});
       b_.set_block(here);
-      failing = doubt.result();
+      first = doubt.result();
     } else {
       c = checks(p, arg, bytes, mask, op, sites);
-      failing = any(c.bad);
+      first = first_failing(c.bad);
     }
+    Value* failing = cmp(CmpPred::Ne, first, b_.constant_int(kNone, i32));
     std::vector<Type> types;
     for (const Value* r : op.results)
       types.push_back(r->type);
     Op& branch = b_.create(OpKind::If, {failing}, types, kLikelyElse, 2);
     b_.set_block(branch.body(0));
-    if (!c.bad) // built again where it is needed: the checks ran under the doubt's branch
-      c = checks(p, arg, bytes, mask, op, sites);
-    report(c.faults, c.bad);
-    std::vector<Value*> operands = op.operands;
-    Value* safe = mask ? binary(OpKind::And, mask, c.ok) : c.ok;
-    if (mask)
-      operands[mi] = safe;
-    else
-      operands.push_back(safe);
-    Op& skipping = b_.create(op.kind, operands, types, op.attrs);
-    b_.create(OpKind::Yield, skipping.results, {});
+    report(p->type.shape, first, [&] {
+      if (!c.bad) // built again where it is needed: the checks ran under the doubt's branch
+        c = checks(p, arg, bytes, mask, op, sites);
+      return c.faults;
+    });
+    // The failing program's access is skipped whole: a load yields what its masked-off
+    // elements would (`other`, else zero), a store or atomic does nothing. The launch fails
+    // anyway, and an access that keeps its in-bounds elements would carry the checks' tiles
+    // and the pointers into one more copy of the access, which costs registers on every path.
+    std::vector<Value*> skipped;
+    const bool other = op.kind == OpKind::Load && op.operands.size() > 2;
+    for (const Type& t : types)
+      skipped.push_back(other               ? op.operands[2]
+                        : t.elem.is_float() ? b_.constant_float(0, t)
+                                            : b_.constant_int(0, t));
+    b_.create(OpKind::Yield, skipped, {});
     return &branch.body(1);
   }
 
@@ -355,8 +378,12 @@ private:
       Value* exact = wide(narrow, memo);
       if (!exact)
         continue; // nothing in it can wrap
-      Value* wrapped = to_i64(narrow);
-      Value* same = cmp(CmpPred::Eq, exact, wrapped);
+      // i32 arithmetic is exact modulo 2^32, so the offset is right where its exact value fits
+      // in i32. Asked that way, the check shares nothing with the pointers' own i64 widening,
+      // which LLVM would otherwise compute once ahead of both branches and keep live.
+      const auto& sh = exact->type.shape;
+      Value* same = binary(OpKind::And, cmp(CmpPred::Ge, exact, i64(INT32_MIN, sh)),
+                           cmp(CmpPred::Le, exact, i64(INT32_MAX, sh)));
       CheckSite overflow = site;
       overflow.kind = CheckSite::Kind::Overflow;
       c.faults.push_back({not_(same), site_of(overflow),
@@ -364,11 +391,16 @@ private:
                             std::unordered_map<const Value*, Value*> again;
                             return wide(narrow, again);
                           },
-                          [this, narrow] { return to_i64(narrow); }});
+                          [this, narrow] {
+                            std::unordered_map<const Value*, Value*> again;
+                            Value* exact = wide(narrow, again);
+                            return to_i64(
+                                op1(OpKind::Cast, {exact}, exact->type.with_elem(ScalarKind::I32)));
+                          }});
       c.ok = binary(OpKind::And, c.ok, same);
     }
     c.faults.push_back({not_(in_bounds), site_of(site),
-                        [this, p, arg] { return byte_offset(p, arg); },
+                        [this, p, arg, bytes] { return reported_offset(p, arg, bytes); },
                         [this, extent, shape] { return splat(extent, shape); }});
     c.bad = c.faults.back().bad;
     for (size_t k = c.faults.size() - 1; k-- > 0;)
@@ -432,12 +464,18 @@ private:
     return out;
   }
 
-  // The tile's elements are in bounds between lo = -s and hi = n - s - 1 (i64 scalars), s the
-  // scalars' sum and n the extent in elements.
-  std::pair<Value*, Value*> tile_limits(const Split& split, int arg, int bytes) {
+  // The scalar offsets' sum, in i64 (each widened as addptr widens it).
+  Value* scalar_sum(const Split& split) {
     Value* sum = i64(0, {});
     for (Value* v : split.scalars)
       sum = binary(OpKind::Add, sum, v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v));
+    return sum;
+  }
+
+  // The tile's elements are in bounds between lo = -s and hi = n - s - 1 (i64 scalars), s the
+  // scalars' sum and n the extent in elements.
+  std::pair<Value*, Value*> tile_limits(const Split& split, int arg, int bytes) {
+    Value* sum = scalar_sum(split);
     Value* n = binary(OpKind::Div, extent_.at(arg), i64(bytes, {}));
     return {binary(OpKind::Sub, i64(0, {}), sum),
             binary(OpKind::Sub, binary(OpKind::Sub, n, sum), i64(1, {}))};
@@ -566,52 +604,50 @@ private:
     return static_cast<int64_t>(out_.sites.size()) - 1;
   }
 
-  // The first failing element of the launch (where `bad`) takes the record; one that fails
-  // several ways reports the first of `faults`.
-  void report(const std::vector<Fault>& faults, Value* bad) {
-    const auto& shape = bad->type.shape;
-    Value* site = i64(faults.back().site, shape);
-    Value* a = faults.back().a();
-    Value* c = faults.back().c();
-    for (size_t k = faults.size() - 1; k-- > 0;) {
-      const Fault& f = faults[k];
-      site = op1(OpKind::Select, {f.bad, i64(f.site, shape), site}, site->type);
-      a = op1(OpKind::Select, {f.bad, f.a(), a}, a->type);
-      c = op1(OpKind::Select, {f.bad, f.c(), c}, c->type);
-    }
-    // The program's first failing element, and its words, as scalars: one compare-and-swap a
-    // program, with nothing to hand back to the other threads (a tile-wide one would return a
-    // tile of old values through shared memory).
-    Value* element = flat_index(shape);
-    if (!shape.empty()) {
-      Value* first = reduce_all(
-          op1(OpKind::Select, {bad, element, i64(INT64_MAX, shape)}, element->type), OpKind::Min);
-      Value* here = cmp(CmpPred::Eq, element, splat(first, shape));
-      auto pick = [&](Value* v) {
-        return reduce_all(op1(OpKind::Select, {here, v, i64(0, shape)}, v->type), OpKind::Add);
-      };
-      site = pick(site);
-      a = pick(a);
-      c = pick(c);
-      element = first;
-    }
+  // The first failing element of the launch takes the record; one that fails several ways
+  // reports the first of its `faults`. `first` is the program's first failing element of an
+  // access of `shape` (the reduction that decided the branch found it); one scalar
+  // compare-and-swap claims the record and that element's own thread writes its words, so
+  // that nothing is reduced here. The checks are rebuilt after the compare-and-swap, its
+  // branch and barrier, so that their tiles are made next to the stores that read them.
+  void report(const std::vector<int64_t>& shape, Value* first,
+              const std::function<std::vector<Fault>()>& rebuild) {
     Value* zero = i64(0, {});
     Value* old = op1(OpKind::AtomicCas, {record_, zero, i64(1, {})}, Type(ScalarKind::I64),
                      {{std::string(EnumAttr<MemSem>::key), MemSem::Relaxed},
                       {std::string(EnumAttr<MemScope>::key), MemScope::Gpu}});
     Value* won = cmp(CmpPred::Eq, old, zero);
+    const std::vector<Fault> faults = rebuild();
+    // Which element is the first, where the access is a tile.
+    Value* here =
+        shape.empty() ? nullptr : cmp(CmpPred::Eq, flat_index(shape), splat(first, shape));
     auto put = [&](int word, Value* v) {
       Value* at = op1(OpKind::AddPtr, {record_, b_.constant_int(word, Type(ScalarKind::I32))},
                       record_->type);
-      b_.create(OpKind::Store, {at, v, won}, {});
+      Value* mask = won;
+      if (!v->type.is_scalar()) {
+        at = splat(at, v->type.shape);
+        mask = binary(OpKind::And, here, splat(won, v->type.shape));
+      }
+      b_.create(OpKind::Store, {at, v, mask}, {});
     };
-    put(1, site);
     for (int axis = 0; axis < 3; ++axis)
       put(2 + axis,
           to_i64(op1(OpKind::ProgramId, {}, Type(ScalarKind::I32), {{attr::axis, int64_t{axis}}})));
-    put(5, element);
-    put(6, a);
-    put(7, c);
+    put(5, to_i64(first));
+    // Each word is chosen and written one at a time, so its tile lives no longer than its store.
+    put(1, choose(faults, [&](const Fault& f) { return i64(f.site, shape); }));
+    put(6, choose(faults, [](const Fault& f) { return f.a(); }));
+    put(7, choose(faults, [](const Fault& f) { return f.c(); }));
+  }
+
+  // The first of `faults` to fail at each element, as its `word`.
+  template <typename Word>
+  Value* choose(const std::vector<Fault>& faults, Word word) {
+    Value* v = word(faults.back());
+    for (size_t k = faults.size() - 1; k-- > 0;)
+      v = op1(OpKind::Select, {faults[k].bad, word(faults[k]), v}, v->type);
+    return v;
   }
 
   // A tile combined to a scalar by `combine` (min, max or add), one axis after the other.
@@ -634,14 +670,19 @@ private:
     return v;
   }
 
-  // Whether any element of an i1 tile is set, as an i1 scalar.
-  Value* any(Value* bits) {
+  // The row-major index of the first set element of an i1 tile (0 for a set scalar), kNone
+  // where none is: one block-wide reduction, which both decides the reporting branch and
+  // names the element it reports.
+  Value* first_failing(Value* bits) {
+    const Type i32(ScalarKind::I32, bits->type.shape);
+    Value* none = b_.constant_int(kNone, i32);
     if (bits->type.is_scalar())
-      return bits;
-    Value* v =
-        reduce_all(op1(OpKind::Cast, {bits}, bits->type.with_elem(ScalarKind::I32)), OpKind::Max);
-    return cmp(CmpPred::Ne, v, b_.constant_int(0, Type(ScalarKind::I32)));
+      return op1(OpKind::Select, {bits, b_.constant_int(0, i32), none}, i32);
+    return reduce_all(op1(OpKind::Select, {bits, flat_index(bits->type.shape), none}, i32),
+                      OpKind::Min);
   }
+
+  static constexpr int64_t kNone = INT32_MAX;
 
   Function& f_;
   const Origins& origins_;

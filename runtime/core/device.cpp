@@ -114,6 +114,15 @@ int default_index(std::string_view name) {
 
 } // namespace
 
+void* Backend::alloc_mapped(size_t bytes, void** device) {
+  *device = host_memory() ? alloc(bytes) : nullptr;
+  return *device;
+}
+
+void Backend::free_mapped(void* host) {
+  free(host);
+}
+
 std::unique_ptr<DeviceEvent> Backend::new_event() {
   return std::make_unique<HostEvent>();
 }

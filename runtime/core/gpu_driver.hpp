@@ -448,6 +448,21 @@ public:
     Current<Driver> current(gpu_);
     (void)gpu_.drv.free(p);
   }
+  void* alloc_mapped(size_t bytes, void** device) override {
+    gpu_.refuse_if_lost(fmt::format("allocate {} bytes of mapped host memory", bytes));
+    Current<Driver> current(gpu_);
+    void* h = nullptr;
+    if (auto r = gpu_.drv.host_alloc_mapped(&h, device, bytes); r != Driver::success)
+      throw Error(fmt::format("{}: cannot allocate {} bytes of host memory mapped for {}: {}",
+                              Driver::name, bytes, gpu_.device_name, gpu_.drv.describe(r)));
+    return h;
+  }
+  void free_mapped(void* h) override {
+    if (gpu_.lost.load())
+      return;
+    Current<Driver> current(gpu_);
+    (void)gpu_.drv.host_free(h);
+  }
   // Copies run on the device's own stream and wait for it, so a copy to the host sees every
   // kernel launched before it on that stream.
   void copy_to_device(void* dst, const void* src, size_t n) override {

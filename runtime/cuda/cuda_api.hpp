@@ -31,6 +31,9 @@
   X(cuCtxSynchronize)                                                                              \
   X(cuMemAlloc)                                                                                    \
   X(cuMemFree)                                                                                     \
+  X(cuMemHostAlloc)                                                                                \
+  X(cuMemHostGetDevicePointer)                                                                     \
+  X(cuMemFreeHost)                                                                                 \
   X(cuMemcpyHtoDAsync)                                                                             \
   X(cuMemcpyDtoHAsync)                                                                             \
   X(cuMemcpyDtoDAsync)                                                                             \

@@ -69,6 +69,16 @@ struct CudaDriver {
     return r;
   }
   Result free(void* p) const { return api->cuMemFree(dptr(p)); }
+  // Pinned host memory the device reads and writes in place; `*d` is its device address.
+  Result host_alloc_mapped(void** h, void** d, size_t n) const {
+    if (Result r = api->cuMemHostAlloc(h, n, CU_MEMHOSTALLOC_DEVICEMAP); r != CUDA_SUCCESS)
+      return r;
+    CUdeviceptr p = 0;
+    Result r = api->cuMemHostGetDevicePointer(&p, *h, 0);
+    *d = reinterpret_cast<void*>(p);
+    return r;
+  }
+  Result host_free(void* h) const { return api->cuMemFreeHost(h); }
   Result copy_h2d(void* dst, const void* src, size_t n, Stream s) const {
     return api->cuMemcpyHtoDAsync(dptr(dst), src, n, s);
   }

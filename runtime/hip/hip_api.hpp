@@ -27,6 +27,8 @@
   X(hipDeviceGetAttribute)                                                                         \
   X(hipGetDeviceProperties)                                                                        \
   X(hipFree)                                                                                       \
+  X(hipHostGetDevicePointer)                                                                       \
+  X(hipHostFree)                                                                                   \
   X(hipMemcpyHtoDAsync)                                                                            \
   X(hipMemcpyDtoHAsync)                                                                            \
   X(hipMemcpyDtoDAsync)                                                                            \
@@ -50,8 +52,9 @@
 // signature picks the plain C function, and static_cast checks it against the header.
 namespace tritium::hip::signatures {
 using hipMalloc = hipError_t(void**, size_t);
+using hipHostMalloc = hipError_t(void**, size_t, unsigned int);
 } // namespace tritium::hip::signatures
-#define TRITIUM_HIP_OVERLOADED_ENTRY_POINTS(X) X(hipMalloc)
+#define TRITIUM_HIP_OVERLOADED_ENTRY_POINTS(X) X(hipMalloc) X(hipHostMalloc)
 
 #define TRITIUM_HIP_STRINGIFY_EXPANDED(name) TRITIUM_HIP_STRINGIFY(name)
 #define TRITIUM_HIP_STRINGIFY(name) #name

@@ -40,6 +40,13 @@ struct HipDriver {
   Result set_current(uintptr_t k) const { return api->hipSetDevice(static_cast<int>(k)); }
   Result malloc(void** p, size_t n) const { return api->hipMalloc(p, n); }
   Result free(void* p) const { return api->hipFree(p); }
+  // Pinned host memory the device reads and writes in place; `*d` is its device address.
+  Result host_alloc_mapped(void** h, void** d, size_t n) const {
+    if (Result r = api->hipHostMalloc(h, n, hipHostMallocMapped); r != hipSuccess)
+      return r;
+    return api->hipHostGetDevicePointer(d, *h, 0);
+  }
+  Result host_free(void* h) const { return api->hipHostFree(h); }
   Result copy_h2d(void* dst, const void* src, size_t n, Stream s) const {
     return api->hipMemcpyHtoDAsync(dst, const_cast<void*>(src), n, s);
   }

@@ -548,8 +548,10 @@ public:
     const BarrierRules barriers{llvm::Intrinsic::amdgcn_s_barrier, shared_address_space(),
                                 [](const std::string&) { return true; }};
     for (llvm::Function& f : m)
-      if (!f.isDeclaration())
+      if (!f.isDeclaration()) {
+        sink_into_cold_paths(f);
         remove_idle_barriers(f, barriers);
+      }
   }
 
   void emit(llvm::Module& m, GpuKernelBinary& out, bool /*fp_fusion*/) override {

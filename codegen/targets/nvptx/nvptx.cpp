@@ -483,6 +483,7 @@ public:
     for (llvm::Function& f : m)
       if (!f.isDeclaration()) {
         native_float_to_int(f);
+        sink_into_cold_paths(f);
         sink_to_uses(f, !uses_matrix_units(f));
         remove_idle_barriers(f, barriers);
       }

@@ -60,6 +60,12 @@ public:
   // used as a buffer, or no longer is; the interpreter checks accesses against it.
   virtual void adopt(void* /*p*/, size_t /*bytes*/) {}
   virtual void release_adopted(void* /*p*/) {}
+  // A few bytes of host memory that kernels read and write in place (pinned and mapped on a
+  // GPU), for words the host reads after a launch without a copy (TRITIUM_CHECK's record):
+  // returns the host address and sets `device` to the one kernels use. Where the device's
+  // memory is the host's, an allocation of its own.
+  virtual void* alloc_mapped(size_t bytes, void** device);
+  virtual void free_mapped(void* host);
   // Synchronous copies on the device's own stream.
   virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;

@@ -65,7 +65,10 @@ struct BoundsCheck {
   std::shared_ptr<const ir::Function> function;
   std::vector<ir::CheckSite> sites;
   Device device;
-  void* record = nullptr;                  // kCheckRecordWords words on the device
+  void* record = nullptr; // kCheckRecordWords words, as kernels address them
+  // The same words on the host (mapped host memory: read after the wait, with no copy), or
+  // null where the record is device memory and is copied back.
+  void* mapped = nullptr;
   std::weak_ptr<const void> backend_alive; // the record is freed only while its backend lives
   std::mutex mutex;                        // one checked launch at a time uses the record
   ~BoundsCheck();
