@@ -160,19 +160,19 @@ GpuKernelBinary compile_for_gpu(const ir::Function& f, const GpuTarget& target_i
   ti->emit(*m, out, options.enable_fp_fusion);
   if (!target.dump_dir.empty()) {
     if (!out.binary.empty())
-      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.hsaco", f.name),
+      std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.hsaco", stem),
                     std::ios::binary)
           .write(reinterpret_cast<const char*>(out.binary.data()),
                  static_cast<std::streamsize>(out.binary.size()));
     // What a launcher outside tritium needs besides the PTX (bench/compare/roofline.py times
     // our kernels under Triton's harness with it), as Triton's metadata .json does.
-    std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.json", f.name))
+    std::ofstream(std::filesystem::path(target.dump_dir) / fmt::format("{}.json", stem))
         << fmt::format("{{\"name\": \"{}\", \"num_threads\": {}, \"shared_bytes\": {}, "
                        "\"global_scratch_bytes\": {}}}\n",
                        out.name, out.num_threads, out.shared_bytes, out.global_scratch_bytes);
     for (size_t i = before; i < out.stages.size(); ++i)
       std::ofstream(std::filesystem::path(target.dump_dir) /
-                    fmt::format("{}.{}", f.name, out.stages[i].first))
+                    fmt::format("{}.{}", stem, out.stages[i].first))
           << out.stages[i].second;
   }
   if (!target.keep_stages)

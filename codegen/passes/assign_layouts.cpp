@@ -29,7 +29,8 @@ public:
   void run() {
     coalesced_ = coalesced_layouts(f_, analyze_axis_info(f_), t_);
     unite_block(f_.entry());
-    anchor_block(f_.entry());
+    anchor_block(f_.entry(), false);
+    anchor_block(f_.entry(), true);
     block(f_.entry());
   }
 
@@ -72,14 +73,20 @@ private:
       }
     }
   }
-  void anchor_block(ir::Block& b) {
+  // A class's anchor is its first access on the hot path; only a class whose accesses all sit
+  // in an If's unlikely region (a checked access's fault report, say) takes one from there,
+  // so a rarely run store cannot choose the layout every iteration computes in.
+  void anchor_block(ir::Block& b, bool cold_pass, bool cold = false) {
     for (auto& op : b.ops) {
       ir::Op& o = *op;
-      for (auto& r : o.regions)
-        anchor_block(*r->block);
+      for (size_t r = 0; r < o.regions.size(); ++r) {
+        bool unlikely = o.kind == OpKind::If && o.has_attr(attr::likely) &&
+                        static_cast<int64_t>(r) != (o.int_attr(attr::likely) ? 1 : 0);
+        anchor_block(*o.regions[r]->block, cold_pass, cold || unlikely);
+      }
       bool memory = o.kind == OpKind::Load || o.kind == OpKind::Store ||
                     o.kind == OpKind::AtomicRmw || o.kind == OpKind::AtomicCas;
-      if (!memory || o.operands[0]->type.is_scalar())
+      if (!memory || o.operands[0]->type.is_scalar() || cold != cold_pass)
         continue;
       ir::Value* root = find(o.operands[0]);
       if (anchor_.count(root))

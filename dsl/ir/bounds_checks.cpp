@@ -2,6 +2,9 @@
 
 #include <tritium/ir/builder.hpp>
 
+#include "hoist_pure_op.hpp"
+#include "tile_element.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -294,6 +297,7 @@ private:
       b_.set_block(doubt.body(1));
       b_.create(OpKind::Yield, {b_.constant_int(kNone, i32)}, {});
       b_.set_block(here);
+      doubts_.push_back({&here, &doubt});
       first = doubt.result();
     } else {
       c = checks(p, arg, bytes, mask, op, sites);
@@ -618,16 +622,22 @@ private:
                       {std::string(EnumAttr<MemScope>::key), MemScope::Gpu}});
     Value* won = cmp(CmpPred::Eq, old, zero);
     const std::vector<Fault> faults = rebuild();
-    // Which element is the first, where the access is a tile.
-    Value* here =
-        shape.empty() ? nullptr : cmp(CmpPred::Eq, flat_index(shape), splat(first, shape));
+    const std::vector<Value*> index = multi_index(b_, first, shape);
+    TileElement element(b_);
+    Value* here = nullptr; // which element is the first, for a word kept as a tile
     auto put = [&](int word, Value* v) {
       Value* at = op1(OpKind::AddPtr, {record_, b_.constant_int(word, Type(ScalarKind::I32))},
                       record_->type);
       Value* mask = won;
       if (!v->type.is_scalar()) {
-        at = splat(at, v->type.shape);
-        mask = binary(OpKind::And, here, splat(won, v->type.shape));
+        if (Value* one = element.at(v, index)) {
+          v = one;
+        } else {
+          if (!here)
+            here = cmp(CmpPred::Eq, flat_index(shape), splat(first, shape));
+          at = splat(at, v->type.shape);
+          mask = binary(OpKind::And, here, splat(won, v->type.shape));
+        }
       }
       b_.create(OpKind::Store, {at, v, mask}, {});
     };
@@ -684,6 +694,18 @@ private:
 
   static constexpr int64_t kNone = INT32_MAX;
 
+public:
+  // The per-element checks read offsets and masks, rarely loaded data: run ahead of the loads,
+  // no loaded tile is live while they do, and a branch that seldom runs adds few registers to
+  // the kernel's count, which every path pays in occupancy.
+  void hoist_doubts() {
+    for (auto [block, doubt] : doubts_)
+      hoist_pure_op(*block, *doubt);
+  }
+
+private:
+  std::vector<std::pair<Block*, Op*>> doubts_;
+
   Function& f_;
   const Origins& origins_;
   BoundsChecked& out_;
@@ -701,6 +723,7 @@ BoundsChecked insert_bounds_checks(const Function& f) {
   Origins origins(*out.fn);
   Rewriter rewriter(*out.fn, origins, out);
   rewriter.rewrite(out.fn->entry());
+  rewriter.hoist_doubts();
   return out;
 }
 

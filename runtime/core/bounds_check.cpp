@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,6 +72,21 @@ std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
   // leaves it zero.
   clear_record(*check);
   return check;
+}
+
+bool retrace_due(BoundsCheck& check) {
+  const uint64_t n = check.launches.fetch_add(1, std::memory_order_relaxed) + 1;
+  return n >= 2 && std::has_single_bit(n);
+}
+
+void check_same_trace(uint64_t traced_hash, uint64_t compiled_hash, std::string_view kernel) {
+  if (traced_hash != compiled_hash)
+    throw Error(fmt::format(
+        "kernel '{}': traced again by TRITIUM_CHECK, it gives different IR than the kernel "
+        "compiled for these arguments: it reads host state besides its arguments (a global or "
+        "static variable, a reference captured by a function it calls), and tracing froze that "
+        "state at the first launch. Pass the value as a kernel argument, or make it constexpr",
+        kernel));
 }
 
 void checked_launch(BoundsCheck& check, CompiledKernel& k, const LaunchGrid& grid,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -223,6 +224,95 @@ TEST_CASE("bad input: TRITIUM_CHECK decides an ordinary access on scalars") {
   CHECK(gy.middle.to_host()[0] == 1.0f);
   CHECK_ERROR((k[{1}](gx.middle, gy.middle, 4, 16)),
               "element [0] of the load through argument 0: byte offset 256 is outside");
+}
+
+// A row scaled by its sum of squares and by weights (RMSNorm's shape): three accesses whose
+// offsets read no loaded data.
+void scale_row(tl::ptr<float> x, tl::ptr<float> w, tl::ptr<float> y, tl::i32 n) {
+  auto cols = tl::arange(0, 16);
+  auto mask = cols < n;
+  auto v = tl::load(x + tl::program_id(0) * n + cols, mask, 0.0);
+  auto s = tl::sum(v * v, 0);
+  tl::store(y + tl::program_id(0) * n + cols, v * s * tl::load(w + cols, mask), mask);
+}
+
+// The per-element checks (a masked tail leaves the scalar bounds in doubt) run before the
+// first load, while no loaded tile is live, and the report writes scalars: the element that
+// failed is recomputed alone from the offsets' arithmetic, not kept as a tile of every lane.
+TEST_CASE("bad input: TRITIUM_CHECK checks ahead of the loads and reports in scalars") {
+  using tritium::ir::OpKind;
+  auto k = tritium::jit(scale_row, "scale_row");
+  auto dev = tritium::testing::interpreter();
+  auto x = dev.alloc<float>(16), w = dev.alloc<float>(16), y = dev.alloc<float>(16);
+  auto checked_ir = tritium::ir::insert_bounds_checks(*k.trace(x, w, y, 16));
+  int doubts = 0, reports = 0, loads_before = 0, tile_words = 0, scalar_words = 0;
+  std::function<void(const tritium::ir::Block&)> words = [&](const tritium::ir::Block& b) {
+    for (const auto& op : b.ops) {
+      if (op->kind == OpKind::Store && op->operand(0)->type.elem.element_of_pointer().bits() == 64)
+        (op->operand(1)->type.is_scalar() ? scalar_words : tile_words) += 1;
+      for (const auto& r : op->regions)
+        words(*r->block);
+    }
+  };
+  for (const auto& op : checked_ir.fn->entry().ops) {
+    if (op->kind != OpKind::If)
+      continue;
+    const bool doubt = op->results.size() == 1 && op->result()->type.is_scalar();
+    if (doubt) {
+      ++doubts;
+      loads_before += reports > 0;
+    } else {
+      ++reports;
+      words(op->body(0));
+    }
+  }
+  CHECK(doubts == 3);
+  CHECK(reports == 3);
+  CHECK(loads_before == 0); // every doubt ahead of every access's branch
+  CHECK(tile_words == 0);
+  CHECK(scalar_words == 3 * 7); // program ids, element, site, offset, extent
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<float> gx(d, 32, 16, 2.0f), gw(d, 8, 16, 3.0f), gy(d, 32, 16, 0.0f);
+    k[{2}](gx.middle, gw.middle, gy.middle, 8);
+    CHECK(gy.middle.to_host()[9] == 2.0f * 32.0f * 3.0f);
+    // Elements 8..15 of w are past its 8 floats: the first, element [8], is reported.
+    CHECK_ERROR((k[{2}](gx.middle, gw.middle, gy.middle, 16)),
+                "element [8] of the load through argument 1: byte offset 32 is outside the "
+                "buffer's 32 bytes");
+    CHECK(gw.guards_hold());
+    CHECK(gy.guards_hold());
+  }
+}
+
+// Host state a kernel reads besides its arguments: tracing turns it into a constant.
+float g_scale = 2.0f;
+void scale_by_global(tl::ptr<float> x, tl::ptr<float> y) {
+  auto c = tl::arange(0, 16);
+  tl::store(y + c, tl::load(x + c) * g_scale);
+}
+
+TEST_CASE("bad input: TRITIUM_CHECK catches a kernel that reads a changing host global") {
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    auto k = tritium::jit(scale_by_global, "scale_by_global");
+    k.options(checked());
+    Guarded<float> x(d, 16, 16, 1.5f), y(d, 16, 16, 0.0f);
+    g_scale = 2.0f;
+    k[{1}](x.middle, y.middle); // traced and compiled
+    k[{1}](x.middle, y.middle); // traced again: the same
+    g_scale = 3.0f;
+    k[{1}](x.middle, y.middle); // not traced again: the compiled kernel's 2 is stale
+    CHECK(y.middle.to_host()[0] == 3.0f);
+    CHECK_ERROR((k[{1}](x.middle, y.middle)),
+                "kernel 'scale_by_global': traced again by TRITIUM_CHECK, it gives different IR "
+                "than the kernel compiled for these arguments: it reads host state besides its "
+                "arguments");
+    g_scale = 2.0f; // back as compiled: nothing to report
+    for (int i = 0; i < 8; ++i)
+      k[{1}](x.middle, y.middle);
+  }
 }
 
 TEST_CASE("bad input: TRITIUM_CHECK reports an access through a null raw pointer") {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -214,6 +215,33 @@ TEST_CASE("TRITIUM_DUMP keeps one set of files per specialization, with source l
   auto f = tritium::ir::parse(text);
   CHECK_NOTHROW(tritium::ir::verify(*f));
   CHECK(f->entry().ops.front()->loc.file.ends_with("test_jit.cpp"));
+  fs::remove_all(dir);
+}
+
+// The GPU compiler's last files (the launch metadata, the assembly) follow the same names:
+// before, every specialization wrote them under the plain name and the last one won.
+TEST_CASE("TRITIUM_DUMP keeps the GPU metadata and assembly of each specialization") {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("tritium-dump-gpu-spec-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ::setenv("TRITIUM_DUMP", dir.c_str(), 1);
+  ::setenv("TRITIUM_EMULATOR_TARGETS", "sm_90a", 1); // compiled for it too, as a GPU would
+  auto dev = tritium::device("gpu-emulator");
+  auto x = dev.alloc<float>(32), out = dev.alloc<float>(32);
+  auto k = tritium::jit(scale_kernel, "scale_dump_gpu");
+  k[{1}](x, out, 32, 2.0f, 16);
+  k[{1}](x, out, 32, 2.0f, 32);
+  ::unsetenv("TRITIUM_EMULATOR_TARGETS");
+  ::unsetenv("TRITIUM_DUMP");
+  std::map<std::string, int> per_extension;
+  for (const auto& e : fs::directory_iterator(dir))
+    ++per_extension[e.path().extension().string()];
+  CHECK(per_extension[".json"] == 2);
+  CHECK(per_extension[".ptx"] == 2);
+  std::ifstream in(dir / "scale_dump_gpu.json");
+  const std::string json{std::istreambuf_iterator<char>(in), {}};
+  CHECK(json.find("\"name\": \"scale_dump_gpu\"") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -71,8 +71,15 @@ struct BoundsCheck {
   void* mapped = nullptr;
   std::weak_ptr<const void> backend_alive; // the record is freed only while its backend lives
   std::mutex mutex;                        // one checked launch at a time uses the record
+  std::atomic<uint64_t> launches{0};       // of this specialization, for retrace_due
   ~BoundsCheck();
 };
+// Whether this checked launch traces the kernel again (the 2nd, 4th, 8th, ... of its
+// specialization): often enough to catch host state that changes, rarely enough to cost
+// nothing measurable.
+bool retrace_due(BoundsCheck& check);
+// Raises the error for a kernel whose trace now differs from the one it was compiled from.
+void check_same_trace(uint64_t traced_hash, uint64_t compiled_hash, std::string_view kernel);
 std::unique_ptr<BoundsCheck> bounds_check(const ir::Function& f, Device dev,
                                           std::string_view kernel);
 // Zeroes the record, launches with its address in the last slot, waits, and raises the
@@ -284,6 +291,7 @@ public:
          ...);
       }
       (std::index_sequence_for<P...>{});
+      retrace(key, slots, k);
       return detail::checked_launch(*k.check, *k.kernel, grid, slots_with_extents(slots),
                                     stream.launch_handle(), name_);
     }
@@ -350,6 +358,7 @@ private:
       return;
     void* handle = stream ? stream->launch_handle() : nullptr;
     if (k.check) [[unlikely]] {
+      retrace(key, slots, k);
       put_extents(slots, args...);
       return detail::checked_launch(*k.check, *k.kernel, grid, slots_with_extents(slots), handle,
                                     name_);
@@ -496,6 +505,19 @@ private:
   // reads one atomic pointer and compares keys: no lock, no hashing. Entries of cache_ never
   // move (unordered_map nodes are stable) and are never erased, so the pointer stays valid.
   struct Compiled;
+  // A kernel that reads host state besides its arguments (a global, a static) is compiled
+  // with that state as it was at its first launch; C++ cannot tell such a read from a
+  // constant, as Triton's AST can. Checked launches trace the kernel again now and then: a
+  // trace that differs means the compiled kernel would compute with a stale value.
+  void retrace(const Key& key, const Slots& slots, Compiled& k) {
+    if (!detail::retrace_due(*k.check))
+      return;
+    std::lock_guard<std::mutex> lock(mutex_); // traced as lookup traces
+    auto specs = make_specs(key, slots);
+    auto f = lang::trace(fn_, name_, std::span<const lang::ArgSpec>(specs));
+    detail::check_same_trace(boost::hash_value(ir::print(*f)), k.ir_hash, name_);
+  }
+
   Compiled& lookup(const Key& key, const Slots& slots, Device dev) {
     if (Entry* last = last_.load(std::memory_order_acquire); last && last->first == key)
       return last->second;

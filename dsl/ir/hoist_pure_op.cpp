@@ -1,0 +1,54 @@
+#include "hoist_pure_op.hpp"
+
+#include <unordered_set>
+#include <vector>
+
+namespace tritium::ir {
+namespace {
+
+// A pure op without regions: computing it earlier changes no result.
+bool movable(const Op& op) {
+  return has_trait(op.kind, OpTrait::Pure) && op.regions.empty();
+}
+
+void collect_reads(const Op& op, std::unordered_set<const Value*>& reads) {
+  for (const Value* v : op.operands)
+    reads.insert(v);
+  for (const auto& r : op.regions)
+    for (const auto& inner : r->block->ops)
+      collect_reads(*inner, reads);
+}
+
+} // namespace
+
+void hoist_pure_op(Block& block, const Op& op) {
+  auto& ops = block.ops;
+  size_t i = 0;
+  while (i < ops.size() && ops[i].get() != &op)
+    ++i;
+  if (i == ops.size())
+    return;
+  std::unordered_set<const Value*> reads;
+  collect_reads(op, reads);
+  std::vector<bool> dep(i, false);
+  size_t at = 0; // after the last dependency that stays
+  for (size_t j = i; j-- > 0;) {
+    for (const Value* r : ops[j]->results)
+      dep[j] = dep[j] || reads.count(r);
+    if (!dep[j])
+      continue;
+    collect_reads(*ops[j], reads);
+    if (!movable(*ops[j]) && at == 0)
+      at = j + 1;
+  }
+  std::vector<std::unique_ptr<Op>> moved, stay;
+  for (size_t j = at; j < i; ++j)
+    (dep[j] ? moved : stay).push_back(std::move(ops[j]));
+  moved.push_back(std::move(ops[i]));
+  size_t k = at;
+  for (auto* part : {&moved, &stay})
+    for (auto& o : *part)
+      ops[k++] = std::move(o);
+}
+
+} // namespace tritium::ir
