@@ -31,15 +31,17 @@ void hoist_pure_op(Block& block, const Op& op) {
   std::unordered_set<const Value*> reads;
   collect_reads(op, reads);
   std::vector<bool> dep(i, false);
-  size_t at = 0; // after the last dependency that stays
+  size_t at = 0;
   for (size_t j = i; j-- > 0;) {
     for (const Value* r : ops[j]->results)
       dep[j] = dep[j] || reads.count(r);
     if (!dep[j])
       continue;
+    if (!movable(*ops[j])) {
+      at = j + 1; // what lies before stays where it is
+      break;
+    }
     collect_reads(*ops[j], reads);
-    if (!movable(*ops[j]) && at == 0)
-      at = j + 1;
   }
   std::vector<std::unique_ptr<Op>> moved, stay;
   for (size_t j = at; j < i; ++j)
