@@ -24,10 +24,12 @@
 namespace tritium::gpu {
 namespace {
 
-// Blocks reached only through an edge weighted at least 2^10 : 1 against it.
-std::unordered_set<const llvm::BasicBlock*> cold_blocks(llvm::Function& f) {
+// How many edges weighted at least 2^10 : 1 against them lead to each block (blocks reached
+// through none are absent): a cold path nested in a cold region (a fault report inside the
+// checked copy of a loop that TRITIUM_CHECK versions) is colder than the region's own path.
+std::unordered_map<const llvm::BasicBlock*, int> coldness(llvm::Function& f) {
   llvm::DominatorTree dt(f);
-  std::unordered_set<const llvm::BasicBlock*> cold;
+  std::unordered_map<const llvm::BasicBlock*, int> cold;
   for (llvm::BasicBlock& bb : f) {
     auto* br = llvm::dyn_cast<llvm::BranchInst>(bb.getTerminator());
     llvm::SmallVector<uint32_t, 2> w;
@@ -39,7 +41,7 @@ std::unordered_set<const llvm::BasicBlock*> cold_blocks(llvm::Function& f) {
         continue;
       for (llvm::BasicBlock& b : f)
         if (dt.dominates(s, &b))
-          cold.insert(&b);
+          ++cold[&b];
     }
   }
   return cold;
@@ -64,23 +66,26 @@ llvm::BasicBlock* use_block(const llvm::Use& u) {
 } // namespace
 
 void sink_into_cold_paths(llvm::Function& f) {
-  const auto cold = cold_blocks(f);
+  const auto cold = coldness(f);
   if (cold.empty())
     return;
+  auto depth = [&](const llvm::BasicBlock* b) {
+    auto it = cold.find(b);
+    return it == cold.end() ? 0 : it->second;
+  };
   bool changed = true;
   while (changed) {
     changed = false;
     for (llvm::BasicBlock* bb : llvm::post_order(&f)) {
-      if (cold.count(bb))
-        continue;
+      const int here = depth(bb);
       for (auto it = bb->rbegin(); it != bb->rend();) {
         llvm::Instruction& i = *it++;
         if (!pure(i) || i.use_empty())
           continue;
-        bool all_cold = true;
+        bool all_colder = true;
         for (const llvm::Use& u : i.uses())
-          all_cold = all_cold && cold.count(use_block(u));
-        if (!all_cold)
+          all_colder = all_colder && depth(use_block(u)) > here;
+        if (!all_colder)
           continue;
         // Copies go first in their blocks: an operand sunk later lands above its user's copy.
         std::unordered_map<llvm::BasicBlock*, llvm::Instruction*> copies;

@@ -2,7 +2,12 @@
 
 #include <tritium/ir/builder.hpp>
 
+#include "clone_op.hpp"
 #include "hoist_pure_op.hpp"
+#include "loop_invariant_bounds.hpp"
+#include "offset_bounds.hpp"
+#include "pointer_offsets.hpp"
+#include "pointer_origins.hpp"
 #include "tile_element.hpp"
 
 #include <fmt/format.h>
@@ -18,120 +23,8 @@ namespace tritium::ir {
 
 namespace {
 
-// Which argument a pointer value derives from: a lattice of "not yet known" (kPending), one
-// argument's index, or "none or several" (kNone), solved by iterating to a fixed point so that
-// loop-carried pointers (advanced by addptr every trip) keep their argument.
-constexpr int kPending = -2;
-constexpr int kNone = -1;
-
 // Checks pass: the branches that report are the unlikely ones.
 const Attrs kLikelyElse{{attr::likely, int64_t{1}}};
-
-int merge(int a, int b) {
-  if (a == kPending)
-    return b;
-  if (b == kPending || a == b)
-    return a;
-  return kNone;
-}
-
-class Origins {
-public:
-  explicit Origins(const Function& f) {
-    for (const Value* a : f.args())
-      if (a->type.elem.is_ptr())
-        of_[a] = static_cast<int>(a->index);
-    do {
-      changed_ = false;
-      visit(f.entry());
-    } while (changed_);
-  }
-
-  int of(const Value* v) const {
-    auto it = of_.find(v);
-    return it == of_.end() ? kPending : it->second;
-  }
-
-private:
-  void set(const Value* v, int o) {
-    if (!v->type.elem.is_ptr())
-      return;
-    int& slot = of_.try_emplace(v, kPending).first->second;
-    int merged = merge(slot, o);
-    if (merged != slot) {
-      slot = merged;
-      changed_ = true;
-    }
-  }
-
-  void visit(const Block& b) {
-    for (const auto& op : b.ops) {
-      transfer(*op);
-      for (const auto& r : op->regions)
-        visit(*r->block);
-    }
-  }
-
-  void transfer(const Op& op) {
-    const auto& o = op.operands;
-    switch (op.kind) {
-    case OpKind::AddPtr:
-    case OpKind::Splat:
-    case OpKind::Broadcast:
-    case OpKind::ExpandDims:
-    case OpKind::Reshape:
-    case OpKind::Trans:
-    case OpKind::ConvertLayout:
-    case OpKind::Hint:
-    case OpKind::Bitcast:
-    case OpKind::Split:
-      for (const Value* r : op.results)
-        set(r, of(o[0]));
-      return;
-    case OpKind::Join:
-    case OpKind::Cat:
-      set(op.result(), merge(of(o[0]), of(o[1])));
-      return;
-    case OpKind::Select:
-      set(op.result(), merge(of(o[1]), of(o[2])));
-      return;
-    case OpKind::For: {
-      const Block& body = op.body();
-      const Op* yield = body.terminator();
-      for (size_t k = 0; k < op.results.size(); ++k) {
-        int m = merge(of(o[3 + k]), of(yield->operand(k)));
-        set(body.args[k + 1], m);
-        set(op.result(k), m);
-      }
-      return;
-    }
-    case OpKind::If:
-      for (size_t k = 0; k < op.results.size(); ++k)
-        set(op.result(k), merge(of(op.body(0).terminator()->operand(k)),
-                                of(op.body(1).terminator()->operand(k))));
-      return;
-    case OpKind::While: {
-      const Op* cond = op.body(0).terminator();
-      const Op* yield = op.body(1).terminator();
-      for (size_t k = 0; k < o.size(); ++k)
-        set(op.body(0).args[k], merge(of(o[k]), of(yield->operand(k))));
-      for (size_t k = 0; k < op.results.size(); ++k) {
-        set(op.body(1).args[k], of(cond->operand(k + 1)));
-        set(op.result(k), of(cond->operand(k + 1)));
-      }
-      return;
-    }
-    default:
-      // A pointer loaded from memory, made from an integer, or returned by an atomic.
-      for (const Value* r : op.results)
-        set(r, kNone);
-      return;
-    }
-  }
-
-  std::unordered_map<const Value*, int> of_;
-  bool changed_ = false;
-};
 
 bool is_access(const Op& op) {
   return op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicRmw ||
@@ -153,7 +46,7 @@ size_t mask_index(const Op& op) {
 
 class Rewriter {
 public:
-  Rewriter(Function& f, const Origins& origins, BoundsChecked& out)
+  Rewriter(Function& f, Origins& origins, BoundsChecked& out)
       : f_(f), origins_(origins), out_(out), b_(f, f.entry()) {
     // The hidden arguments, after the kernel's own.
     const size_t own = f.args().size();
@@ -165,6 +58,7 @@ public:
       ++out_.pointer_args;
     }
     record_ = b_.add_block_arg(f.entry(), Type(DType::pointer_to(ScalarKind::I64)));
+    find_inductions(f.entry(), inductions_);
     f.arg_info.push_back(ArgInfo{.name = "bounds-check record", .divisibility = 16});
   }
 
@@ -176,6 +70,8 @@ public:
       for (Value*& v : op->operands)
         if (auto it = subst_.find(v); it != subst_.end())
           v = it->second;
+      if (op->kind == OpKind::For && version(block, op))
+        continue;
       for (auto& r : op->regions)
         rewrite(*r->block);
       b_.set_block(block);
@@ -198,6 +94,153 @@ public:
   }
 
 private:
+  // A loop whose accesses are bounded ahead of it, on every trip (their pointers the argument
+  // advanced by scalars, tiles and induction steps; the tiles bounded by aranges, the scalars
+  // made before the loop and its induction value), runs as written where those bounds show
+  // that nothing can fail: the GEMM's K loop keeps its pipelined copies and pays a few scalar
+  // compares for the whole loop. A checked copy runs otherwise (ragged edges, a bad argument).
+  bool version(Block& block, std::unique_ptr<Op>& loop) {
+    // The guard and both copies read what the ops before the loop became (a scalar loaded
+    // ahead of it and checked now comes out of its If).
+    substitute(*loop);
+    const size_t mark = block.ops.size();
+    b_.set_block(block);
+    b_.set_loc(loop->loc);
+    Value* safe = safe_trips(*loop);
+    if (!safe) {
+      block.ops.resize(mark);
+      return false;
+    }
+    std::vector<Type> types;
+    for (const Value* r : loop->results)
+      types.push_back(r->type);
+    Op& branch = b_.create(OpKind::If, {safe}, types, {{attr::likely, int64_t{0}}}, 2);
+    b_.set_block(branch.body(1));
+    std::unordered_map<const Value*, Value*> map;
+    Op& copy = clone_op(b_, *loop, map);
+    find_inductions(branch.body(1), inductions_);
+    for (auto [from, to] : map)
+      origins_.alias(to, from);
+    b_.create(OpKind::Yield, copy.results, {});
+    for (auto& r : copy.regions)
+      rewrite(*r->block);
+    loop->parent = &branch.body(0);
+    std::vector<Value*> results = loop->results;
+    branch.body(0).ops.push_back(std::move(loop));
+    b_.set_block(branch.body(0));
+    b_.create(OpKind::Yield, results, {});
+    for (size_t k = 0; k < results.size(); ++k)
+      subst_[results[k]] = branch.result(k);
+    b_.set_block(block);
+    return true;
+  }
+
+  // The results of ops already rewritten, where the ops nested in `op` read them.
+  void substitute(Op& op) {
+    for (auto& r : op.regions)
+      for (auto& o : r->block->ops) {
+        for (Value*& v : o->operands)
+          if (auto it = subst_.find(v); it != subst_.end())
+            v = it->second;
+        substitute(*o);
+      }
+  }
+
+  // A scalar true where no access in `loop` can fail on any trip, built where the builder is
+  // (ahead of the loop); null where some access's offsets cannot be bounded there.
+  Value* safe_trips(const Op& loop) {
+    Value* lb = wide64(loop.operand(0));
+    Value* ub = wide64(loop.operand(1));
+    Value* step = wide64(loop.operand(2));
+    Value* one = i64(1, {});
+    Value* zero = i64(0, {});
+    Value* n = binary(
+        OpKind::Div,
+        binary(OpKind::Sub, binary(OpKind::Add, ub, step), binary(OpKind::Add, lb, one)), step);
+    Value* last = binary(OpKind::Max, binary(OpKind::Sub, n, one), zero);
+    OffsetBounds bounds(b_, &loop, {lb, binary(OpKind::Add, lb, binary(OpKind::Mul, last, step))});
+    Value* safe = cmp(CmpPred::Ge, step, one); // the trips above count a forward loop only
+    AheadOf ahead(b_, loop);
+    bool known = true;
+    walk(loop.body(), [&](const Op& op) {
+      Value* p = is_access(op) ? op.operand(0) : nullptr;
+      const int arg = p ? origins_.of(p) : -1;
+      if (!known || arg < 0)
+        return; // not an access, or one that is never checked
+      auto split = pointer_offsets(p, f_.args()[arg], inductions_);
+      if (!split) {
+        known = false;
+        return;
+      }
+      Value* lo = zero;
+      Value* hi = zero;
+      auto add = [&](Value* v) {
+        auto range = bounds.of(v);
+        if (!range && !v->type.is_scalar())
+          range = reduced(v, op, ahead, safe);
+        known = known && range;
+        if (range) {
+          lo = binary(OpKind::Add, lo, range->lo);
+          hi = binary(OpKind::Add, hi, range->hi);
+        }
+      };
+      for (Value* t : split->tiles)
+        add(t);
+      for (Value* v : split->scalars)
+        add(v);
+      for (const Induction& s : split->steps) {
+        if (s.loop != &loop && made_in(s.loop->body().args[0], loop)) {
+          known = false; // a loop inside this one: its trips are not known ahead
+          return;
+        }
+        Value* span = s.loop == &loop ? binary(OpKind::Mul, last, step_of(s))
+                                      : binary(OpKind::Mul, trip(*s.loop), step_of(s));
+        lo = binary(OpKind::Add, lo, s.loop == &loop ? binary(OpKind::Min, span, zero) : span);
+        hi = binary(OpKind::Add, hi, s.loop == &loop ? binary(OpKind::Max, span, zero) : span);
+      }
+      const DType elem = p->type.elem.element_of_pointer();
+      if (known)
+        safe = binary(OpKind::And, safe,
+                      inside(b_.constant_int(1, Type(ScalarKind::I1)), lo, hi, arg,
+                             elem.is_bool() ? 1 : elem.bits() / 8));
+    });
+    return known ? binary(OpKind::And, safe, bounds.fits()) : nullptr;
+  }
+
+  // Bounds of the offsets tile `t` of `access` from its own elements, reduced ahead of the loop,
+  // over those that the mask's loop-invariant factors let through (a routed GEMM's padding
+  // rows hold a sentinel token that its mask drops). The exact value is reduced, and `safe`
+  // asks that it fit in i32, so that where it holds the access's own i32 arithmetic is exact.
+  std::optional<Interval> reduced(Value* t, const Op& access, AheadOf& ahead, Value*& safe) {
+    Value* at = ahead(t);
+    if (!at)
+      return std::nullopt;
+    std::unordered_map<const Value*, Value*> memo;
+    Value* exact = wide(at, memo);
+    if (!exact)
+      exact = wide64(at);
+    const size_t mi = mask_index(access);
+    Value* keep =
+        access.operands.size() > mi ? invariant_factors(b_, ahead, access.operands[mi]) : nullptr;
+    if (keep && keep->type.shape != exact->type.shape)
+      keep = nullptr;
+    Interval r = reduced_bounds(b_, exact, keep);
+    if (t->type.elem.kind == ScalarKind::I32)
+      safe = binary(OpKind::And, safe,
+                    binary(OpKind::And, cmp(CmpPred::Ge, r.lo, i64(INT32_MIN, {})),
+                           cmp(CmpPred::Le, r.hi, i64(INT32_MAX, {}))));
+    return r;
+  }
+
+  template <typename F>
+  static void walk(const Block& b, const F& f) {
+    for (const auto& op : b.ops) {
+      f(*op);
+      for (const auto& r : op->regions)
+        walk(*r->block, f);
+    }
+  }
+
   Value* op1(OpKind k, std::vector<Value*> operands, Type t, Attrs a = {}) {
     return b_.create1(k, std::move(operands), std::move(t), std::move(a));
   }
@@ -224,13 +267,13 @@ private:
   // wrapped, and a wrap is reported first), so that the pointers are used by the access alone
   // and LLVM computes them on its path, not ahead of the branch.
   Value* reported_offset(Value* p, int arg, int bytes) {
-    auto split = split_offsets(p, arg);
+    auto split = one_tile(p, arg);
     if (!split)
       return byte_offset(p, arg);
     std::unordered_map<const Value*, Value*> memo;
-    Value* t = wide(split->tile, memo);
+    Value* t = wide(split->tiles[0], memo);
     if (!t)
-      t = to_i64(split->tile);
+      t = to_i64(split->tiles[0]);
     const auto& shape = t->type.shape;
     return binary(OpKind::Mul, binary(OpKind::Add, t, splat(scalar_sum(*split), shape)),
                   i64(bytes, shape));
@@ -374,7 +417,9 @@ private:
     // What can fail, the cause first: an i32 offset that wrapped usually breaks the bounds
     // too, and can land inside the buffer. Each addptr of i32 offsets that leads to the
     // access is recomputed in i64 and compared, element by element.
-    for (Value* q = p; q->def && q->def->kind == OpKind::AddPtr; q = q->def->operand(0)) {
+    for (Value* q = p; q; q = below(q)) {
+      if (!q->def || q->def->kind != OpKind::AddPtr)
+        continue; // a loop-carried induction: its start's offsets are next
       Value* narrow = q->def->operand(1);
       if (narrow->type.elem.kind != ScalarKind::I32)
         continue;
@@ -416,14 +461,23 @@ private:
 
   Value* not_(Value* v) { return op1(OpKind::Not, {v}, v->type); }
 
+  // What an addptr or a loop's induction advanced to make `q`, or null.
+  Value* below(Value* q) const {
+    if (q->def)
+      return q->def->kind == OpKind::AddPtr ? q->def->operand(0) : nullptr;
+    auto step = inductions_.find(q);
+    return step == inductions_.end() ? nullptr : step->second.init;
+  }
+
   // The common case checked in i32, without the pointers: `p` is the argument advanced by
-  // scalar offsets and by one tile of i32 element offsets t (`x + row * stride + cols`). With
-  // s the scalars' sum (exact, in i64) and n the extent in elements, the access is in bounds
-  // where -s <= t <= n - s - 1, both bounds clamped to i32 (exact: t is an i32), and aligned
-  // where the argument is. Null where `p` is not made that way (a loop-carried pointer, two
-  // tiles of offsets, i64 offsets): the caller checks the pointers themselves.
+  // scalar offsets, by one tile of i32 element offsets t (`x + row * stride + cols`) and by the
+  // steps of loops that carry it. With s the scalars' and steps' sum (exact, in i64) and n the
+  // extent in elements, the access is in bounds where -s <= t <= n - s - 1, both bounds clamped
+  // to i32 (exact: t is an i32), and aligned where the argument is. Null where `p` is not made
+  // that way (two tiles of offsets, i64 offsets, a pointer read from memory): the caller checks
+  // the pointers themselves.
   Value* in_bounds_i32(Value* p, int arg, int bytes) {
-    auto split = split_offsets(p, arg);
+    auto split = one_tile(p, arg);
     if (!split)
       return nullptr;
     const auto& shape = p->type.shape;
@@ -432,7 +486,7 @@ private:
       v = binary(OpKind::Max, binary(OpKind::Min, v, i64(INT32_MAX, {})), i64(INT32_MIN, {}));
       return op1(OpKind::Cast, {v}, Type(ScalarKind::I32));
     };
-    Value* tile = split->tile;
+    Value* tile = split->tiles[0];
     Value* ok = binary(OpKind::And, cmp(CmpPred::Ge, tile, splat(clamp_i32(lo), shape)),
                        cmp(CmpPred::Le, tile, splat(clamp_i32(hi), shape)));
     if (bytes > 1)
@@ -440,128 +494,84 @@ private:
     return ok;
   }
 
-  // `p` as argument `arg` advanced by scalar offsets and one tile of i32 element offsets.
-  struct Split {
-    Value* tile;
-    std::vector<Value*> scalars;
-  };
-  std::optional<Split> split_offsets(Value* p, int arg) {
-    if (p->type.shape.empty())
+  // `p`'s offsets where they are one tile of p's shape beside scalars and steps.
+  std::optional<PointerOffsets> one_tile(Value* p, int arg) {
+    auto split = pointer_offsets(p, f_.args()[arg], inductions_);
+    if (!split || split->tiles.size() != 1 || split->tiles[0]->type.shape != p->type.shape)
       return std::nullopt;
-    const Op* d = p->def;
-    if (!d || d->kind != OpKind::AddPtr)
-      return std::nullopt;
-    Split out{d->operand(1), {}};
-    if (out.tile->type.is_scalar() || out.tile->type.elem.kind != ScalarKind::I32)
-      return std::nullopt;
-    // Below the tile of offsets, only scalar offsets and the shapes a splat takes.
-    for (Value* q = d->operand(0); q != f_.args()[arg]; q = d->operand(0)) {
-      d = q->def;
-      if (!d)
-        return std::nullopt;
-      if (d->kind == OpKind::AddPtr && d->operand(1)->type.is_scalar())
-        out.scalars.push_back(d->operand(1));
-      else if (d->kind != OpKind::Splat && d->kind != OpKind::Broadcast &&
-               d->kind != OpKind::ExpandDims)
-        return std::nullopt;
-    }
-    return out;
+    return split;
   }
 
-  // The scalar offsets' sum, in i64 (each widened as addptr widens it).
-  Value* scalar_sum(const Split& split) {
+  // The elements an induction advances by, where the builder is.
+  Value* step_of(const Induction& s) { return s.constant ? i64(*s.constant, {}) : wide64(s.d); }
+
+  Value* wide64(Value* v) { return v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v); }
+
+  // The trip `loop` is on, from 0, where the builder is (inside it), as i64.
+  Value* trip(const Op& loop) {
+    Value* j = binary(OpKind::Sub, wide64(loop.body().args[0]), wide64(loop.operand(0)));
+    const Op* step = loop.operand(2)->def;
+    if (step && step->kind == OpKind::Constant && step->int_attr(attr::value) == 1)
+      return j;
+    return binary(OpKind::Div, j, wide64(loop.operand(2)));
+  }
+
+  // The scalar offsets' and the steps' sum, in i64 (each widened as addptr widens it), for the
+  // trips the builder is on.
+  Value* scalar_sum(const PointerOffsets& split) {
     Value* sum = i64(0, {});
     for (Value* v : split.scalars)
-      sum = binary(OpKind::Add, sum, v->type.elem.kind == ScalarKind::I64 ? v : to_i64(v));
+      sum = binary(OpKind::Add, sum, wide64(v));
+    for (const Induction& s : split.steps)
+      sum = binary(OpKind::Add, sum, binary(OpKind::Mul, trip(*s.loop), step_of(s)));
     return sum;
   }
 
   // The tile's elements are in bounds between lo = -s and hi = n - s - 1 (i64 scalars), s the
   // scalars' sum and n the extent in elements.
-  std::pair<Value*, Value*> tile_limits(const Split& split, int arg, int bytes) {
+  std::pair<Value*, Value*> tile_limits(const PointerOffsets& split, int arg, int bytes) {
     Value* sum = scalar_sum(split);
-    Value* n = binary(OpKind::Div, extent_.at(arg), i64(bytes, {}));
+    Value* n = elements(arg, bytes);
     return {binary(OpKind::Sub, i64(0, {}), sum),
             binary(OpKind::Sub, binary(OpKind::Sub, n, sum), i64(1, {}))};
   }
-
-  // A scalar that is false only where no element of the access can fail: the tile of offsets
-  // lies, by its scalar bounds, inside the buffer; no i32 sum or product on its way can wrap;
-  // the argument is aligned. Null where the offsets are not made of scalars, aranges and
-  // constants through +, - and * (the per-element checks alone decide then).
-  Value* maybe_failing(Value* p, int arg, int bytes) {
-    auto split = split_offsets(p, arg);
-    if (!split)
-      return nullptr;
-    Value* fits = b_.constant_int(1, Type(ScalarKind::I1));
-    std::unordered_map<const Value*, std::optional<Interval>> memo;
-    auto range = interval(split->tile, fits, memo);
-    if (!range)
-      return nullptr;
-    // The scalar offsets' own i32 arithmetic, which must not wrap either.
-    for (Value* v : split->scalars)
-      (void)interval(v, fits, memo);
-    auto [lo, hi] = tile_limits(*split, arg, bytes);
-    Value* safe = binary(
-        OpKind::And, fits,
-        binary(OpKind::And, cmp(CmpPred::Ge, range->lo, lo), cmp(CmpPred::Le, range->hi, hi)));
-    if (bytes > 1)
-      safe = binary(OpKind::And, safe, aligned(to_i64(f_.args()[arg]), bytes));
-    return not_(safe);
+  Value* elements(int arg, int bytes) {
+    return binary(OpKind::Div, extent_.at(arg), i64(bytes, {}));
   }
 
-  // Every element of an i32 tile or scalar lies in [lo, hi] (i64 scalars); each +, - and * on
-  // its way adds to `fits` that its own bounds stay in i32, so that no element wrapped. A
-  // scalar made otherwise is its own bound (one value for the whole program).
-  struct Interval {
-    Value* lo;
-    Value* hi;
-  };
-  std::optional<Interval>
-  interval(Value* v, Value*& fits,
-           std::unordered_map<const Value*, std::optional<Interval>>& memo) {
-    if (auto it = memo.find(v); it != memo.end())
-      return it->second;
-    std::optional<Interval> out;
-    const Op* d = v->def;
-    if (v->type.elem.kind != ScalarKind::I32) {
-      // not an i32: no bounds
-    } else if (d && d->kind == OpKind::Arange) {
-      out = Interval{i64(d->int_attr(attr::start), {}), i64(d->int_attr(attr::end) - 1, {})};
-    } else if (d && d->kind == OpKind::Constant && d->has_attr(attr::value)) {
-      Value* x = i64(d->int_attr(attr::value), {});
-      out = Interval{x, x};
-    } else if (d && (d->kind == OpKind::Splat || d->kind == OpKind::Broadcast ||
-                     d->kind == OpKind::ExpandDims)) {
-      out = interval(d->operand(0), fits, memo);
-    } else if (d && (d->kind == OpKind::Add || d->kind == OpKind::Sub || d->kind == OpKind::Mul)) {
-      auto a = interval(d->operand(0), fits, memo);
-      auto c = a ? interval(d->operand(1), fits, memo) : std::nullopt;
-      if (c) {
-        if (d->kind == OpKind::Add) {
-          out = Interval{binary(OpKind::Add, a->lo, c->lo), binary(OpKind::Add, a->hi, c->hi)};
-        } else if (d->kind == OpKind::Sub) {
-          out = Interval{binary(OpKind::Sub, a->lo, c->hi), binary(OpKind::Sub, a->hi, c->lo)};
-        } else {
-          // Exact in i64 where the operands are in i32; where not, `fits` is false already.
-          Value* p1 = binary(OpKind::Mul, a->lo, c->lo);
-          Value* p2 = binary(OpKind::Mul, a->lo, c->hi);
-          Value* p3 = binary(OpKind::Mul, a->hi, c->lo);
-          Value* p4 = binary(OpKind::Mul, a->hi, c->hi);
-          out = Interval{
-              binary(OpKind::Min, binary(OpKind::Min, p1, p2), binary(OpKind::Min, p3, p4)),
-              binary(OpKind::Max, binary(OpKind::Max, p1, p2), binary(OpKind::Max, p3, p4))};
-        }
-        fits = binary(OpKind::And, fits,
-                      binary(OpKind::And, cmp(CmpPred::Ge, out->lo, i64(INT32_MIN, {})),
-                             cmp(CmpPred::Le, out->hi, i64(INT32_MAX, {}))));
-      }
-    } else if (v->type.is_scalar()) {
-      Value* x = to_i64(v); // one value for the whole program, whatever made it
-      out = Interval{x, x};
+  // A scalar that is false only where no element of the access can fail: the offsets lie, by
+  // their scalar bounds, inside the buffer; no i32 sum or product on their way can wrap; the
+  // argument is aligned. Null where the offsets are not made of scalars, aranges and constants
+  // through +, -, *, / and % (the per-element checks alone decide then).
+  Value* maybe_failing(Value* p, int arg, int bytes) {
+    auto split = pointer_offsets(p, f_.args()[arg], inductions_);
+    if (!split || split->tiles.empty())
+      return nullptr;
+    OffsetBounds bounds(b_);
+    Value* lo = scalar_sum(*split);
+    Value* hi = lo;
+    for (Value* t : split->tiles) {
+      auto range = bounds.of(t);
+      if (!range)
+        return nullptr;
+      lo = binary(OpKind::Add, lo, range->lo);
+      hi = binary(OpKind::Add, hi, range->hi);
     }
-    memo[v] = out;
-    return out;
+    // The scalar offsets' own i32 arithmetic, which must not wrap either.
+    for (Value* v : split->scalars)
+      (void)bounds.of(v);
+    return not_(inside(bounds.fits(), lo, hi, arg, bytes));
+  }
+
+  // `fits` and every element offset in [lo, hi] inside argument `arg`, which is aligned.
+  Value* inside(Value* fits, Value* lo, Value* hi, int arg, int bytes) {
+    Value* safe =
+        binary(OpKind::And, fits,
+               binary(OpKind::And, cmp(CmpPred::Ge, lo, i64(0, {})),
+                      cmp(CmpPred::Le, hi, binary(OpKind::Sub, elements(arg, bytes), i64(1, {})))));
+    if (bytes > 1)
+      safe = binary(OpKind::And, safe, aligned(to_i64(f_.args()[arg]), bytes));
+    return safe;
   }
 
   // Whether each address (pointers as i64) is a multiple of `bytes`.
@@ -661,24 +671,7 @@ private:
   }
 
   // A tile combined to a scalar by `combine` (min, max or add), one axis after the other.
-  Value* reduce_all(Value* v, OpKind combine) {
-    const Type scalar = v->type.scalar();
-    while (!v->type.is_scalar()) {
-      auto shape = v->type.shape;
-      shape.erase(shape.begin());
-      Op& r =
-          b_.create(OpKind::Reduce, {v}, {Type(scalar.elem, shape)}, {{attr::axis, int64_t{0}}}, 1);
-      Block& outer = b_.block();
-      Block& body = r.body();
-      Value* x = b_.add_block_arg(body, scalar);
-      Value* y = b_.add_block_arg(body, scalar);
-      b_.set_block(body);
-      b_.create(OpKind::Yield, {binary(combine, x, y)}, {});
-      b_.set_block(outer);
-      v = r.result();
-    }
-    return v;
-  }
+  Value* reduce_all(Value* v, OpKind combine) { return ir::reduce_all(b_, v, combine); }
 
   // The row-major index of the first set element of an i1 tile (0 for a set scalar), kNone
   // where none is: one block-wide reduction, which both decides the reporting branch and
@@ -707,12 +700,13 @@ private:
   std::vector<std::pair<Block*, Op*>> doubts_;
 
   Function& f_;
-  const Origins& origins_;
+  Origins& origins_;
   BoundsChecked& out_;
   Builder b_;
   std::unordered_map<int, Value*> extent_;
   Value* record_ = nullptr;
   std::unordered_map<const Value*, Value*> subst_; // an access's results -> its branch's
+  Inductions inductions_;
 };
 
 } // namespace
@@ -720,6 +714,7 @@ private:
 BoundsChecked insert_bounds_checks(const Function& f) {
   BoundsChecked out;
   out.fn = clone(f);
+  hoist_loop_invariants(out.fn->entry());
   Origins origins(*out.fn);
   Rewriter rewriter(*out.fn, origins, out);
   rewriter.rewrite(out.fn->entry());

@@ -1,5 +1,7 @@
 #include "hoist_pure_op.hpp"
 
+#include "offset_bounds.hpp"
+
 #include <unordered_set>
 #include <vector>
 
@@ -19,7 +21,39 @@ void collect_reads(const Op& op, std::unordered_set<const Value*>& reads) {
       collect_reads(*inner, reads);
 }
 
+// A scalar op that may run where the loop around it would run no trip: any pure one, as
+// integer division by zero is defined too.
+bool speculatable(const Op& op) {
+  return movable(op) && op.results.size() == 1 && op.result()->type.is_scalar();
+}
+
 } // namespace
+
+void hoist_loop_invariants(Block& block) {
+  std::vector<std::unique_ptr<Op>> old = std::move(block.ops);
+  block.ops.clear();
+  for (auto& op : old) {
+    for (auto& r : op->regions)
+      hoist_loop_invariants(*r->block);
+    if (op->kind == OpKind::For) {
+      auto& body = op->body().ops;
+      std::vector<std::unique_ptr<Op>> stay;
+      for (auto& inner : body) {
+        bool invariant = speculatable(*inner);
+        for (const Value* v : inner->operands)
+          invariant = invariant && !made_in(v, *op);
+        if (!invariant) {
+          stay.push_back(std::move(inner));
+          continue;
+        }
+        inner->parent = &block;
+        block.ops.push_back(std::move(inner));
+      }
+      body = std::move(stay);
+    }
+    block.ops.push_back(std::move(op));
+  }
+}
 
 void hoist_pure_op(Block& block, const Op& op) {
   auto& ops = block.ops;

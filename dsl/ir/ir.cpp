@@ -2,6 +2,8 @@
 #include <tritium/ir/builder.hpp>
 #include <tritium/ir/ir.hpp>
 
+#include "clone_op.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -264,33 +266,51 @@ namespace {
 class Cloner {
 public:
   explicit Cloner(Function& to) : to_(to), b_(to, to.entry()) {}
+  Cloner(Builder& at, std::unordered_map<const Value*, Value*>& map)
+      : to_(at.function()), b_(at), map_(map) {}
+
+  // One op and its regions where the builder is; operands it does not map are its own.
+  Op& op(const Op& from) {
+    Block& into = b_.block();
+    Op& c = copy(from);
+    b_.set_block(into);
+    return c;
+  }
 
   void block(const Block& from, Block& into) {
     for (Value* a : from.args)
       map_[a] = b_.add_block_arg(into, a->type);
     b_.set_block(into);
     for (const auto& op : from.ops) {
-      std::vector<Value*> operands;
-      for (Value* v : op->operands)
-        operands.push_back(map_.at(v));
-      std::vector<Type> types;
-      for (Value* r : op->results)
-        types.push_back(r->type);
-      b_.set_loc(op->loc);
-      Op& c = b_.create(op->kind, std::move(operands), std::move(types), op->attrs,
-                        static_cast<unsigned>(op->regions.size()));
-      for (size_t i = 0; i < op->results.size(); ++i)
-        map_[op->results[i]] = c.results[i];
-      for (size_t r = 0; r < op->regions.size(); ++r)
-        block(*op->regions[r]->block, *c.regions[r]->block);
+      copy(*op);
       b_.set_block(into);
     }
   }
 
 private:
+  Op& copy(const Op& op) {
+    std::vector<Value*> operands;
+    for (Value* v : op.operands) {
+      auto it = map_.find(v);
+      operands.push_back(it == map_.end() ? v : it->second);
+    }
+    std::vector<Type> types;
+    for (Value* r : op.results)
+      types.push_back(r->type);
+    b_.set_loc(op.loc);
+    Op& c = b_.create(op.kind, std::move(operands), std::move(types), op.attrs,
+                      static_cast<unsigned>(op.regions.size()));
+    for (size_t i = 0; i < op.results.size(); ++i)
+      map_[op.results[i]] = c.results[i];
+    for (size_t r = 0; r < op.regions.size(); ++r)
+      block(*op.regions[r]->block, *c.regions[r]->block);
+    return c;
+  }
+
   Function& to_;
   Builder b_;
-  std::unordered_map<const Value*, Value*> map_;
+  std::unordered_map<const Value*, Value*> own_;
+  std::unordered_map<const Value*, Value*>& map_ = own_;
 };
 
 } // namespace
@@ -302,6 +322,11 @@ std::unique_ptr<Function> clone(const Function& f) {
   g->module = f.module;
   Cloner(*g).block(f.entry(), g->entry());
   return g;
+}
+
+Op& clone_op(Builder& b, const Op& op, std::unordered_map<const Value*, Value*>& map) {
+  Builder at = b;
+  return Cloner(at, map).op(op);
 }
 
 } // namespace tritium::ir

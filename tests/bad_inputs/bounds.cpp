@@ -286,6 +286,128 @@ TEST_CASE("bad input: TRITIUM_CHECK checks ahead of the loads and reports in sca
   }
 }
 
+// A K loop as GEMMs write it: pointers advanced each trip, loads masked on a ragged last trip.
+void row_dot(tl::ptr<float> a, tl::ptr<float> b, tl::ptr<float> out, tl::i32 K,
+             tl::constexpr_<int> BK) {
+  auto pid = tl::program_id(0);
+  auto offs_k = tl::arange(0, BK);
+  auto a_ptrs = a + pid * K + offs_k;
+  auto b_ptrs = b + offs_k;
+  auto acc = tl::zeros<float>({BK});
+  for (auto k : tl::range(0, tl::cdiv(K, BK))) {
+    auto mask = offs_k < K - k * BK;
+    acc += tl::load(a_ptrs, mask, 0.0) * tl::load(b_ptrs, mask, 0.0);
+    a_ptrs += BK;
+    b_ptrs += BK;
+  }
+  tl::store(out + pid, tl::sum(acc, 0));
+}
+
+// The If that versions a loop at the top of `entry` (the loop as written first), or null.
+const tritium::ir::Op* versioned_loop(const tritium::ir::Block& entry) {
+  using tritium::ir::OpKind;
+  const tritium::ir::Op* versions = nullptr;
+  for (const auto& op : entry.ops)
+    if (op->kind == OpKind::If && !op->body(0).ops.empty() &&
+        op->body(0).ops.front()->kind == OpKind::For)
+      versions = op.get();
+  return versions;
+}
+
+// The loop is checked once, ahead of it, on bounds that hold for every trip: where they show
+// nothing can fail it runs as written (its loads at the top of its body, where the pipeliner
+// finds them); otherwise a checked copy runs, and it reports only what the masks let through.
+TEST_CASE("bad input: TRITIUM_CHECK bounds a loop's advancing pointers once, ahead of it") {
+  using tritium::ir::OpKind;
+  auto k = tritium::jit(row_dot, "row_dot");
+  auto dev = tritium::testing::interpreter();
+  auto a = dev.alloc<float>(64), b = dev.alloc<float>(32), out = dev.alloc<float>(2);
+  auto checked_ir = tritium::ir::insert_bounds_checks(*k.trace(a, b, out, 32, 16));
+  const tritium::ir::Op* versions = versioned_loop(checked_ir.fn->entry());
+  REQUIRE(versions != nullptr);
+  CHECK(versions->int_attr(tritium::ir::attr::likely) == 0);
+  auto count = [](const tritium::ir::Block& body, OpKind kind) {
+    int n = 0;
+    for (const auto& op : body.ops)
+      n += op->kind == kind;
+    return n;
+  };
+  const auto& fast = versions->body(0).ops.front()->body();
+  CHECK(count(fast, OpKind::Load) == 2);
+  CHECK(count(fast, OpKind::If) == 0);
+  const auto& copy = versions->body(1).ops.front()->body();
+  CHECK(count(copy, OpKind::Load) == 0); // each inside its check's branch
+  CHECK(count(copy, OpKind::If) >= 2);
+
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<float> ga(d, 64, 16, 1.0f), gb(d, 32, 16, 2.0f), go(d, 2, 16, 0.0f);
+    k[{2}](ga.middle, gb.middle, go.middle, 32, 16); // every trip in bounds
+    CHECK(go.middle.to_host()[1] == 64.0f);
+    // K = 24: the last trip's pointers reach past both rows, its masks keep it inside.
+    Guarded<float> ra(d, 48, 16, 1.0f), rb(d, 24, 16, 2.0f), ro(d, 2, 16, 0.0f);
+    k[{2}](ra.middle, rb.middle, ro.middle, 24, 16);
+    CHECK(ro.middle.to_host()[1] == 48.0f);
+    // K = 32 with b 24 floats long: the second trip's elements 8.. are past b.
+    CHECK_ERROR((k[{2}](ga.middle, rb.middle, go.middle, 32, 16)),
+                "element [8] of the load through argument 1: byte offset 96 is outside the "
+                "buffer's 96 bytes");
+    CHECK(rb.guards_hold());
+  }
+}
+
+// A routed GEMM's operand rows: offsets loaded from memory, padding rows holding a sentinel that
+// the mask drops, and the step traced inside the loop.
+void gathered_rows(tl::ptr<float> x, tl::ptr<int32_t> rows, tl::ptr<float> out, tl::i32 n_valid,
+                   tl::i32 K, tl::i32 stride_k, tl::constexpr_<int> BM, tl::constexpr_<int> BK) {
+  auto r = tl::arange(0, BM);
+  auto row = tl::load(rows + r);
+  auto keep = row < n_valid;
+  auto offs_k = tl::arange(0, BK);
+  auto ptrs = x + (row[{tl::_, tl::None}] * K + offs_k[{tl::None, tl::_}] * stride_k);
+  auto acc = tl::zeros<float>({BM, BK});
+  for (auto k : tl::range(0, tl::cdiv(K, BK))) {
+    acc += tl::load(ptrs, keep[{tl::_, tl::None}] && (offs_k[{tl::None, tl::_}] < K - k * BK), 0.0);
+    ptrs += BK * stride_k;
+  }
+  tl::store(out + r, tl::sum(acc, 1));
+}
+
+// Offsets that interval arithmetic cannot bound (loaded rows) are bounded by their own least and
+// greatest element, reduced ahead of the loop over the rows the mask keeps: the padding row's
+// sentinel sends no program to the checked copy, a row past the buffer still does.
+TEST_CASE("bad input: TRITIUM_CHECK bounds loaded offsets ahead of a loop, under its mask") {
+  using tritium::ir::OpKind;
+  auto k = tritium::jit(gathered_rows, "gathered_rows");
+  auto dev = tritium::testing::interpreter();
+  auto x = dev.alloc<float>(128);
+  auto rows = dev.alloc<int32_t>(4);
+  auto out = dev.alloc<float>(4);
+  auto checked_ir = tritium::ir::insert_bounds_checks(*k.trace(x, rows, out, 4, 32, 1, 4, 16));
+  const tritium::ir::Op* versions = versioned_loop(checked_ir.fn->entry());
+  REQUIRE(versions != nullptr);
+  int reductions = 0;
+  for (const auto& op : checked_ir.fn->entry().ops)
+    reductions += op->kind == OpKind::Reduce;
+  CHECK(reductions >= 2); // the rows' least and greatest, ahead of the loop
+
+  k.options(checked());
+  for (Device d : all_devices()) {
+    CAPTURE(d.name());
+    Guarded<float> gx(d, 128, 16, 1.0f);
+    Guarded<float> go(d, 4, 16, -1.0f);
+    auto padded = d.from_host(std::vector<int32_t>{2, 0, 4, 3}); // row 4: the sentinel
+    k[{1}](gx.middle, padded, go.middle, 4, 32, 1, 4, 16);
+    CHECK(go.middle.to_host() == std::vector<float>{32, 32, 0, 32});
+    auto past = d.from_host(std::vector<int32_t>{2, 0, 5, 3}); // row 5 of 4, kept by the mask
+    CHECK_ERROR((k[{1}](gx.middle, past, go.middle, 6, 32, 1, 4, 16)),
+                "element [2, 0] of the load through argument 0: byte offset 640 is outside the "
+                "buffer's 512 bytes");
+    CHECK(gx.guards_hold());
+  }
+}
+
 // Host state a kernel reads besides its arguments: tracing turns it into a constant.
 float g_scale = 2.0f;
 void scale_by_global(tl::ptr<float> x, tl::ptr<float> y) {
