@@ -136,7 +136,7 @@ bool carry_offset(ir::Function& g, Op& loop, size_t i) {
   const Type ptrs = arg->type;
   const Type i64(ScalarKind::I64);
   Value* init = loop.operands[3 + i];
-  const ir::SourceLoc& loc = step_op->loc;
+  const ir::SourceLoc loc = step_op->loc; // a copy: step_op may be erased below
 
   // The offset starts at 0 and grows by the step, in 64 bits, before the yield.
   Op& zero = insert_op(g, *loop.parent, index_of(loop), OpKind::Constant, {}, i64, loc);
