@@ -49,9 +49,7 @@ Value* invariant_factors(Builder& b, AheadOf& ahead, Value* mask) {
   Value* a = invariant_factors(b, ahead, d->operand(0));
   Value* c = invariant_factors(b, ahead, d->operand(1));
   if (a && c)
-    return a == ahead(d->operand(0)) && c == ahead(d->operand(1)) && ahead(mask)
-               ? ahead(mask)
-               : b.create1(OpKind::And, {a, c}, a->type);
+    return b.create1(OpKind::And, {a, c}, a->type);
   return a ? a : c;
 }
 
