@@ -85,7 +85,7 @@ public:
       c.seconds = elapsed();
       c.shared_bytes = bin.shared_bytes;
       c.remarks = bin.remarks;
-      for (const char* stage : {"ir.opt", "amdgcn", "ptx", "hsaco.meta"})
+      for (const char* stage : {"ir.opt", "ll.opt", "amdgcn", "ptx", "hsaco.meta"})
         if (const std::string* text = bin.stage(stage))
           write(base + "." + stage, *text);
       write(base + ".json",

@@ -152,13 +152,6 @@ public:
   // (NVPTX). AMD keeps i8: its byte selects (SDWA) do better (w4a16 M16 gfx942: 351 loop
   // instructions against 383 in i32).
   virtual bool narrow_ints_in_i32() const { return false; }
-  // Block reductions over more than four warps combine the warps' partials by an exchange
-  // between lanes (one read each, a butterfly) rather than every thread reading them all
-  // (lower_collective.cpp): on NVIDIA a shuffle is one instruction and holding 16 partials at
-  // once cost int8 quantization 40 -> 31 registers; on AMD the exchanges across 4 and 8 lanes
-  // cost more than wide LDS reads (kl_div gfx942 275 -> 305 loop instructions, GroupNorm
-  // 24 -> 26 VGPRs).
-  virtual bool exchange_reduction_partials() const { return false; }
   // Address space of global memory pointers (kernel pointer arguments) and of shared memory.
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }
@@ -325,6 +318,11 @@ void sink_to_uses(llvm::Function& f, bool complete_values);
 // Pure values that only blocks behind an unlikely branch use are recomputed there, one copy a
 // block, instead of kept live across the likely path (sink_into_cold_paths.cpp).
 void sink_into_cold_paths(llvm::Function& f);
+
+// A float multiply whose only user is an add or subtract, both allowing contraction, becomes
+// llvm.fmuladd with it before LLVM's vectorizers run, which would otherwise pack the add with
+// unrelated adds (contract_mul_add.cpp).
+void contract_mul_add(llvm::Function& f);
 // The target's block-wide barrier (an intrinsic) and what touches its shared memory.
 struct BarrierRules {
   unsigned barrier;      // llvm::Intrinsic::ID

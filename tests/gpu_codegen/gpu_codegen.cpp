@@ -424,12 +424,56 @@ TEST_CASE("reductions use warp shuffles, then shared memory across warps") {
   CHECK(nv.shared_bytes > 0);
   CHECK(nv.stage("ir.opt")->find("convert_layout") == std::string::npos);
   check_ptxas(nv.assembly, "sm_90");
-  // A wave64 row: DPP within quads, ds_swizzle across 4 and 8 lanes, then its four rows of 16
-  // lanes read by v_readlane (no ds_bpermute across the wave's halves), for each of max and sum.
+  // A wave64 row: DPP within rows of 16 lanes (quad permutations, two shifts by 4 into
+  // alternate quads, a rotation by 8; nothing through the LDS unit), then its four rows read by
+  // v_readlane (no ds_bpermute across the wave's halves), for each of max and sum.
   auto amd = compile(*f, "gfx942");
   CHECK(amd.assembly.find("ds_bpermute") == std::string::npos);
+  CHECK(amd.assembly.find("ds_swizzle") == std::string::npos);
+  CHECK(count(amd.assembly, "row_ror:8") == 2);
+  CHECK(count(amd.assembly, "row_shl:4") == 2);
   CHECK(count(amd.assembly, "v_readlane_b32") == 8);
   CHECK(amd.assembly.find("s_barrier") != std::string::npos);
+  // In 16 warps the partials of the warps are read one a lane and combined by the same
+  // exchanges (four more steps a reduction), not all 16 read into every thread.
+  auto amd16 = compile(*f, "gfx942", 16);
+  CHECK(count(amd16.assembly, "row_ror:8") == 4);
+  CHECK(amd16.assembly.find("ds_read_b128") == std::string::npos);
+  CHECK(count(amd16.assembly, "ds_read_b32") == 2);
+  auto nv16 = compile(*f, "sm_90", 16);
+  CHECK(count(nv16.assembly, "shfl.sync.bfly") == 18); // 5 + 4 steps, for each of max and sum
+  CHECK(nv16.assembly.find("ld.shared.v4") == std::string::npos);
+}
+
+TEST_CASE("an accumulated product is one multiply-add, packed with its like on CDNA") {
+  // Each thread's four sums and four sums of squares: the vectorizer packs sums with sums and
+  // multiply-adds with multiply-adds (two v_pk_add_f32, two v_pk_fma_f32 a trip), not each sum
+  // with its sum of squares (four v_mul_f32 and four v_pk_add_f32).
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(), const_arg(2048)};
+  auto f = trace(gpu_test::sum_and_squares, "sum_and_squares", s);
+  const std::string amd = compile(*f, "gfx942", 8).assembly;
+  // The loop: from the label that a later branch jumps back to, up to that branch.
+  std::string loop;
+  for (size_t at = amd.find("s_cbranch_scc1 "); at != std::string::npos && loop.empty();
+       at = amd.find("s_cbranch_scc1 ", at + 1)) {
+    const size_t label = at + 15;
+    const std::string name = amd.substr(label, amd.find('\n', label) - label);
+    const size_t head = amd.find(name + ":");
+    if (head < at)
+      loop = amd.substr(head, at - head);
+  }
+  REQUIRE(!loop.empty());
+  CHECK(count(loop, "v_pk_fma_f32") == 2);
+  CHECK(count(loop, "v_pk_add_f32") == 2);
+  CHECK(count(loop, "v_mul_f32") == 0);
+  // Without fusion, no multiply-add.
+  tritium::gpu::GpuTarget t;
+  t.arch = "gfx942";
+  tritium::CompileOptions o;
+  o.num_warps = 8;
+  o.enable_fp_fusion = false;
+  const std::string exact = tritium::gpu::compile_for_gpu(*f, t, o).assembly;
+  CHECK(exact.find("fma") == std::string::npos);
 }
 
 TEST_CASE("barriers: the first write of shared memory waits for nothing; later ones and the "

@@ -427,6 +427,23 @@ inline void row_passes(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 n,
   }
 }
 
+// A row's sum and sum of squares over BLOCK-wide chunks (GroupNorm's and var_mean's loop).
+inline void sum_and_squares(tl::ptr<tl::f16> x, tl::ptr<float> out, tl::i32 n,
+                            tl::constexpr_<int> BLOCK) {
+  auto row = tl::program_id(0);
+  x += row * n;
+  auto sum = tl::zeros<float>({BLOCK});
+  auto sum_sq = tl::zeros<float>({BLOCK});
+  for (auto off : tl::range(0, n, BLOCK)) {
+    auto cols = off + tl::arange(0, BLOCK);
+    auto v = tl::load(x + cols, cols < n, 0.0).to<float>();
+    sum += v;
+    sum_sq += v * v;
+  }
+  tl::store(out + 2 * row, tl::sum(sum, 0));
+  tl::store(out + 2 * row + 1, tl::sum(sum_sq, 0));
+}
+
 // The same mean with the row in registers, no loop.
 inline void row_in_registers(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 n,
                              tl::constexpr_<int> BLOCK) {

@@ -278,28 +278,39 @@ public:
     b.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
     b.CreateFence(llvm::AtomicOrdering::Acquire, ws);
   }
-  // Exchanges within a quad (masks 1-3) are DPP quad permutations and, on RDNA, within a row
-  // of 16 lanes DPP row_xmask: a modifier on a v_mov, no trip through the LDS unit. Within 32
+  // Exchanges within a row of 16 lanes are DPP: a modifier on a v_mov, no trip through the LDS
+  // unit. Within a quad (masks 1-3) quad permutations; on RDNA any mask by row_xmask; on CDNA a
+  // mask of 8 is a rotation of the row by 8 and one of 4 two shifts by 4, each writing the
+  // banks (quads) whose lanes read forward or back (as Triton's AMD reductions do). Within 32
   // lanes ds_swizzle's bit mode (no address register); only a mask of 32 (across the halves of
-  // a wave64) takes ds_bpermute. As Triton's AMD reductions do; before, every step of a
-  // reduction or scan was a ds_bpermute and its wait.
+  // a wave64) takes ds_bpermute.
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) override {
-    auto dpp = [&](int ctrl) {
-      // Every lane reads a valid one, so the old value is never kept: poison, and bound_ctrl,
-      // let LLVM fold the move into the instruction using it (v_max_f32_dpp).
-      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
-                               {llvm::PoisonValue::get(b.getInt32Ty()), v, b.getInt32(ctrl),
-                                b.getInt32(0xf), b.getInt32(0xf), b.getTrue()});
+    auto dpp = [&](llvm::Value* old, int ctrl, int bank_mask) {
+      // Where every lane reads a valid one, the old value is never kept: poison, and
+      // bound_ctrl, let LLVM fold the move into the instruction using it (v_max_f32_dpp).
+      return b.CreateIntrinsic(
+          llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
+          {old, v, b.getInt32(ctrl), b.getInt32(0xf), b.getInt32(bank_mask), b.getTrue()});
     };
+    llvm::Value* poison = llvm::PoisonValue::get(b.getInt32Ty());
     if (lane_mask > 0 && lane_mask < 4) {
       // quad_perm: lane i of each quad reads quad lane sel[i] = i ^ mask, 2 bits each.
       int sel = 0;
       for (int i = 0; i < 4; ++i)
         sel |= (i ^ lane_mask) << (2 * i);
-      return dpp(sel);
+      return dpp(poison, sel, 0xf);
     }
     if (lane_mask > 0 && lane_mask < 16 && model_.has(Feature::DppRowXmask))
-      return dpp(0x160 | lane_mask); // row_xmask: lane ^ mask within its row of 16
+      return dpp(poison, 0x160 | lane_mask, 0xf); // row_xmask: lane ^ mask within its row
+    if (lane_mask == 8)
+      return dpp(poison, 0x128, 0xf); // row_ror:8: lane i reads lane (i + 8) % 16 = i ^ 8
+    if (lane_mask == 4) {
+      // row_shl:4 (lane i reads i + 4) into quads 0 and 2, row_shr:4 (i - 4) into 1 and 3.
+      llvm::Value* fwd = dpp(poison, 0x104, 0x5);
+      return b.CreateIntrinsic(
+          llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
+          {fwd, v, b.getInt32(0x114), b.getInt32(0xf), b.getInt32(0xa), b.getFalse()});
+    }
     if (lane_mask == 16 && model_.has(Feature::PermlaneX16)) {
       // Lane i of each row of 16 reads lane i of the other row: a VALU op, no LDS unit wait.
       return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_permlanex16, {v->getType()},
@@ -543,6 +554,9 @@ public:
   // With the SLP vectorizer (as Triton runs it): pairs of f32 multiplies and adds become CDNA's
   // packed v_pk_mul_f32 / v_pk_add_f32 / v_pk_fma_f32 (attention's rescaled accumulator).
   void optimize(llvm::Module& m) override {
+    for (llvm::Function& f : m)
+      if (!f.isDeclaration())
+        contract_mul_add(f);
     optimize_module(m, *tm_, true);
     // LDS accesses are addrspace(3) loads, stores and intrinsics; inline assembly counts as one.
     const BarrierRules barriers{llvm::Intrinsic::amdgcn_s_barrier, shared_address_space(),

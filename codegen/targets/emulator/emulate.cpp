@@ -440,10 +440,6 @@ public:
   MatrixUnit matrix_unit() const override { return matrix_; }
   MatrixOps& matrix() override { return matrix_ops_; }
   AsyncOps& async() override { return async_ops_; }
-  // As the GPU it emulates: NVIDIA's matrix units stand for NVIDIA's choice.
-  bool exchange_reduction_partials() const override {
-    return matrix_ == MatrixUnit::MmaSync || matrix_ == MatrixUnit::Wgmma;
-  }
   // An empty asm statement that hands the bits back. x86 has no bf16 registers: LLVM holds a
   // bfloat as an f32 and stores it by rounding, which turns NaN patterns into the canonical NaN.
   // Where every user of an i16 load is a store or a bitcast to bfloat, InstCombine makes it a

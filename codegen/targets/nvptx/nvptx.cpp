@@ -116,7 +116,6 @@ public:
   // No 8-bit registers: an unpacked byte computes in 32 bits (bfe, shr, and, cvt: w4a16 M16's
   // loop 740 -> 610 instructions) where i8 took a cvt.u16.u32 and an and 255 more each step.
   bool narrow_ints_in_i32() const override { return true; }
-  bool exchange_reduction_partials() const override { return true; }
   // Opt-in maximum per block (cuFuncSetAttribute).
   int max_shared_bytes() const override { return model_.shared_bytes; }
 
