@@ -323,6 +323,10 @@ void sink_into_cold_paths(llvm::Function& f);
 // llvm.fmuladd with it before LLVM's vectorizers run, which would otherwise pack the add with
 // unrelated adds (contract_mul_add.cpp).
 void contract_mul_add(llvm::Function& f);
+
+// Products of a uniform scalar and tiles' registers that differ by constants, (x + c_i) * s,
+// become one x * s plus c_i * s each (distribute_uniform_products.cpp; AMDGPU kernels).
+void distribute_uniform_products(llvm::Function& f);
 // The target's block-wide barrier (an intrinsic) and what touches its shared memory.
 struct BarrierRules {
   unsigned barrier;      // llvm::Intrinsic::ID

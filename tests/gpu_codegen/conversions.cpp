@@ -174,6 +174,18 @@ TEST_CASE("sm_90: a tile transpose goes through shared memory once, vectorized a
   CHECK(nv.shared_bytes == 64 * 64 * 2);
 }
 
+TEST_CASE("gfx942: a tile's rows times a scalar stride are one product and constants, not a "
+          "multiply a row") {
+  // 64 x 64 halves in 4 warps: a thread's 16 rows of `r * n` are (its row + 4i) * n. Each was
+  // a v_mul_lo_u32 (quarter rate), 32 for the load's and the store's addresses; now the rows
+  // share one product and add 4i * n, which the scalar unit multiplies.
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), int_arg(1), int_arg(1), const_arg(64)};
+  auto f = lang::trace(gpu_test::tile_transpose<tl::f16>, "transpose", s);
+  const std::string amd = compile(*f, "gfx942", 4).assembly;
+  CHECK(count(amd, "v_mul_lo_u32") <= 2);
+  CHECK(count(amd, "s_mul_i32") >= 16);
+}
+
 TEST_CASE("layout conversions larger than a round of scratch go in rounds over the register bits "
           "both layouts share, each element read where it was written") {
   struct Case {

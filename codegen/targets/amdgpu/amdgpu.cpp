@@ -563,6 +563,7 @@ public:
                                 [](const std::string&) { return true; }};
     for (llvm::Function& f : m)
       if (!f.isDeclaration()) {
+        distribute_uniform_products(f);
         sink_into_cold_paths(f);
         remove_idle_barriers(f, barriers);
       }
