@@ -319,14 +319,10 @@ void sink_to_uses(llvm::Function& f, bool complete_values);
 // block, instead of kept live across the likely path (sink_into_cold_paths.cpp).
 void sink_into_cold_paths(llvm::Function& f);
 
-// A float multiply whose only user is an add or subtract, both allowing contraction, becomes
-// llvm.fmuladd with it before LLVM's vectorizers run, which would otherwise pack the add with
-// unrelated adds (contract_mul_add.cpp).
+// A float multiply whose only user is an accumulation (an add or subtract of a loop-carried
+// value), both allowing contraction, becomes llvm.fmuladd with it before LLVM's vectorizers
+// run, which would otherwise pack the add with unrelated adds (contract_mul_add.cpp).
 void contract_mul_add(llvm::Function& f);
-
-// Products of a uniform scalar and tiles' registers that differ by constants, (x + c_i) * s,
-// become one x * s plus c_i * s each (distribute_uniform_products.cpp; AMDGPU kernels).
-void distribute_uniform_products(llvm::Function& f);
 // The target's block-wide barrier (an intrinsic) and what touches its shared memory.
 struct BarrierRules {
   unsigned barrier;      // llvm::Intrinsic::ID

@@ -6,6 +6,7 @@
 // on f32 and the shared expansions for tanh/erf/pow, and our own f64 expansions. The C math
 // functions of tl::extern_elementwise come from ROCm's ocml bitcode (Debian 12's
 // rocm-device-libs), linked only when a kernel calls one.
+#include "distribute_uniform_products.hpp"
 #include "gpu/subprocess.hpp"
 #include "gpu/target_info.hpp"
 #include "gpu_ir/arch.hpp"
@@ -285,12 +286,12 @@ public:
   // lanes ds_swizzle's bit mode (no address register); only a mask of 32 (across the halves of
   // a wave64) takes ds_bpermute.
   llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) override {
-    auto dpp = [&](llvm::Value* old, int ctrl, int bank_mask) {
+    auto dpp = [&](llvm::Value* old, int ctrl, int bank_mask, bool bound_ctrl = true) {
       // Where every lane reads a valid one, the old value is never kept: poison, and
       // bound_ctrl, let LLVM fold the move into the instruction using it (v_max_f32_dpp).
-      return b.CreateIntrinsic(
-          llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
-          {old, v, b.getInt32(ctrl), b.getInt32(0xf), b.getInt32(bank_mask), b.getTrue()});
+      return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
+                               {old, v, b.getInt32(ctrl), b.getInt32(0xf), b.getInt32(bank_mask),
+                                b.getInt1(bound_ctrl)});
     };
     llvm::Value* poison = llvm::PoisonValue::get(b.getInt32Ty());
     if (lane_mask > 0 && lane_mask < 4) {
@@ -306,10 +307,7 @@ public:
       return dpp(poison, 0x128, 0xf); // row_ror:8: lane i reads lane (i + 8) % 16 = i ^ 8
     if (lane_mask == 4) {
       // row_shl:4 (lane i reads i + 4) into quads 0 and 2, row_shr:4 (i - 4) into 1 and 3.
-      llvm::Value* fwd = dpp(poison, 0x104, 0x5);
-      return b.CreateIntrinsic(
-          llvm::Intrinsic::amdgcn_update_dpp, {b.getInt32Ty()},
-          {fwd, v, b.getInt32(0x114), b.getInt32(0xf), b.getInt32(0xa), b.getFalse()});
+      return dpp(dpp(poison, 0x104, 0x5), 0x114, 0xa, false);
     }
     if (lane_mask == 16 && model_.has(Feature::PermlaneX16)) {
       // Lane i of each row of 16 reads lane i of the other row: a VALU op, no LDS unit wait.

@@ -9,7 +9,7 @@
 // (t | base) * stride plus a constant times stride, which the scalar unit computes once:
 // transpose_2d's unaligned tile on gfx942 took 32 v_mul_lo_u32 where Triton's takes 10.
 // Runs after LLVM's optimizations (InstCombine would factor the products back together).
-#include "gpu/target_info.hpp"
+#include "distribute_uniform_products.hpp"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
