@@ -935,7 +935,7 @@ def _buffer_ops_knob():
     return os.environ.get("AMDGCN_USE_BUFFER_OPS", "0") == "1"
 
 
-def compile_case(case, arch, pointer_range):
+def compile_case(case, arch, pointer_range, num_stages=None):
     """(amdgcn text, kernel name, LDS bytes of the launch) of Triton's twin of `case`."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -969,7 +969,8 @@ def compile_case(case, arch, pointer_range):
     if src is None:
         raise RuntimeError(f"cannot build the ASTSource for this Triton version: {err!r}")
     k = triton.compile(src, target=target,
-                       options={"num_warps": c["num_warps"], "num_stages": c["num_stages"]})
+                       options={"num_warps": c["num_warps"],
+                                "num_stages": num_stages or c["num_stages"]})
     name = getattr(k.metadata, "name", None) or getattr(k, "name", None) or c["kernel"]
     return k.asm["amdgcn"], name, getattr(k.metadata, "shared", None)
 
@@ -1003,15 +1004,21 @@ def mode_triton(args):
         for arch in args.archs.split(","):
             c = CASES[case]
             try:
-                text, name, shared = compile_case(case, arch, pointer_range)
-                row = stats_row(case, name, arch, text, shared=shared)
+                stages = c["num_stages"]
+                text, name, shared = compile_case(case, arch, pointer_range, stages)
+                # A pipeline whose LDS no workgroup gets would not launch (HIP's OutOfResources;
+                # Triton's autotuner prunes it): the peer is the config with fewer stages.
+                while not args.no_fit_lds and (shared or 0) > LDS_LIMIT and stages > 1:
+                    stages -= 1
+                    text, name, shared = compile_case(case, arch, pointer_range, stages)
+                row = stats_row(case, name, arch, text, shared=shared, num_stages=stages)
                 if args.asm_dir:
                     d = Path(args.asm_dir) / arch
                     d.mkdir(parents=True, exist_ok=True)
                     (d / f"{case}.amdgcn").write_text(text)
                     (d / f"{case}.json").write_text(json.dumps(
                         dict(shared_bytes=shared, kernel=name, num_warps=c["num_warps"],
-                             num_stages=c["num_stages"])) + "\n")
+                             num_stages=stages)) + "\n")
             except Exception as e:  # noqa: BLE001
                 row = stats_row(case, c["kernel"], arch, None, error=_one_line(e))
             print(f"# {case} {arch}: {row['error'] or 'ok'}", file=sys.stderr, flush=True)
@@ -1199,6 +1206,9 @@ def main(argv=None):
     p.add_argument("--only", nargs="+", metavar="NAME", help="cases or kernels (globs)")
     p.add_argument("--asm-dir", help="also write DIR/<arch>/<case>.amdgcn and .json")
     p.add_argument("--pointer-range", choices=["auto", "on", "off"], default="auto")
+    p.add_argument("--no-fit-lds", action="store_true",
+                   help="keep the twin's num_stages where the kernel's LDS exceeds 64 KiB "
+                        "(by default a stage is dropped until it fits, as a launch needs)")
     p = sub.add_parser("tritium", help="parse tritium's dumps and write their statistics")
     p.add_argument("--dir", required=True)
     p.add_argument("--out", required=True)

@@ -13,14 +13,17 @@ specialization of the kernel in the same case), as bench/amd/amd_kernels --zoo n
 usage:
   amd_zoo.py triton --out triton_zoo.csv [--archs gfx942,gfx1100] [--only PATTERN ...]
                     [--asm-dir DIR] [--pointer-range auto|on|off] [--capture hook|compile]
-                    [--jobs N] [--time-limit S] [--cases CSV] [--hip-max-warps N]
+                    [--jobs N] [--time-limit S] [--cases CSV] [--hip-max-warps N] [--no-fit-lds]
       needs torch, Triton 3.6 and a CUDA GPU (the twins allocate their inputs there). PATTERN:
       a glob on the entry or <entry>.<shape>. Kernels are captured through Triton's
       knobs.runtime.jit_cache_hook, which also skips the CUDA compile and the launch
       (--capture compile instead wraps triton.compile and really runs them). Pointers get
       tt.pointer_range 32 where the tensor's storage is under 2 GiB (as HIP's launcher gives
       them) when the AMD buffer-ops knob is on. The AMD compiles run in forked processes; past
-      --time-limit seconds the rest become error rows. Shapes: the entries' `shapes(true)` in
+      --time-limit seconds the rest become error rows. A kernel whose LDS exceeds a
+      workgroup's 64 KiB (which Triton compiles, but its HIP launch refuses) is compiled again
+      with one stage fewer until it fits: the row's num_stages says which ran. Shapes: the
+      entries' `shapes(true)` in
       bench/zoo/*.cpp, or --cases CSV (zoo --csv: kernel,shape).
   amd_zoo.py tritium --dir DIR --out tritium_zoo.csv [--archs ...]
       parse `amd_kernels --zoo --arch A --dump DIR/A`: DIR/<arch>/zoo.<entry>.<shape>.<kernel>
@@ -191,7 +194,7 @@ def config_string(spec):
                     for k, v in spec["constants"].items())
 
 
-def compile_amd(case, spec, arch, pointer_range, asm_dir, max_warps=0):
+def compile_amd(case, spec, arch, pointer_range, asm_dir, max_warps=0, fit_lds=True):
     """One CSV row: the spec compiled by Triton for arch (run in a forked process)."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -207,9 +210,16 @@ def compile_amd(case, spec, arch, pointer_range, asm_dir, max_warps=0):
     opts = {"num_warps": spec["num_warps"], "num_stages": spec["num_stages"]}
     if max_warps and opts["num_warps"] > max_warps:  # as a HIP launch of the twin would cap it
         opts["num_warps"] = max_warps
-    k = triton.compile(src, target=GPUTarget("hip", arch, ARCHS[arch]), options=opts)
+    while True:
+        k = triton.compile(src, target=GPUTarget("hip", arch, ARCHS[arch]), options=opts)
+        shared = getattr(k.metadata, "shared", None)
+        # Triton compiles a pipeline whose LDS no AMD workgroup gets (3 stages of a 128 x 256
+        # GEMM: 96 KiB); its HIP launch would raise OutOfResources, and its autotuner would
+        # prune the config. The peer is the launchable kernel: one stage fewer, until it fits.
+        if not fit_lds or (shared or 0) <= ap.LDS_LIMIT or opts["num_stages"] <= 1:
+            break
+        opts["num_stages"] -= 1
     text, name = k.asm["amdgcn"], getattr(k.metadata, "name", None) or jit.__name__
-    shared = getattr(k.metadata, "shared", None)
     if asm_dir:
         d = Path(asm_dir) / arch
         d.mkdir(parents=True, exist_ok=True)
@@ -318,7 +328,8 @@ def mode_triton(args):
 
     def work(task):
         _, name, spec, arch = task
-        row = compile_amd(name, spec, arch, pointer_range, args.asm_dir, args.hip_max_warps)
+        row = compile_amd(name, spec, arch, pointer_range, args.asm_dir, args.hip_max_warps,
+                          not args.no_fit_lds)
         row["config"] = config_string(spec)
         return row
 
@@ -542,6 +553,9 @@ def main(argv=None):
     p.add_argument("--hip-max-warps", type=int, default=0, metavar="N",
                    help="compile with at most N warps (Liger's calculate_settings gives 16 on "
                         "HIP where CUDA gets 32, as bench/zoo's row_warps does); 0: the twin's")
+    p.add_argument("--no-fit-lds", action="store_true",
+                   help="keep the twin's num_stages where the kernel's LDS exceeds 64 KiB "
+                        "(by default a stage is dropped until it fits, as a launch needs)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--time-limit", type=float, default=0,
                    help="seconds; compiles not started by then become error rows (0: none)")

@@ -456,7 +456,8 @@ private:
       return;
     for (ir::Value* v : op.operands) {
       ir::Value* x = unconverted(v);
-      if (!(x != v && same_layout(x->type.layout, from)) && !cheap(v, accelerator_layout(from)))
+      if (!(x != v && same_layout(x->type.layout, from)) && !cheap(v, accelerator_layout(from)) &&
+          !reloadable(v, from))
         return;
     }
     for (auto& v : op.operands) {
@@ -604,13 +605,32 @@ private:
   // layout: that would undo coalesce.)
   // Only where its pointers, mask and fill can be recomputed there too (not a pointer the loop
   // carries).
-  static bool reloadable(const ir::Value* v, const ir::LayoutPtr& want) {
+  // The same through elementwise ops, when every leaf is cheap or such a load (a step size
+  // softplus(dt) read per channel and broadcast over a state tile): the chain is recomputed in
+  // the slice layout from the reloads, and no conversion is left. Only where the slice holds no
+  // more elements a thread than the chain's own layout, so that nothing is computed more
+  // often per thread than it was (each copy of the chain costs what the original did).
+  static bool reloadable(const ir::Value* v, const ir::LayoutPtr& want, int depth = 0) {
     const ir::Op* d = v->def;
-    if (!d || d->kind != OpKind::Load || d->result()->type.rank() > 1 ||
-        d->int_attr(attr::volatile_, 0) || !dynamic_cast<const SliceLayout*>(want.get()))
+    if (!d || v->type.rank() > 1 || !v->type.layout ||
+        !dynamic_cast<const SliceLayout*>(want.get()))
       return false;
-    return std::all_of(d->operands.begin(), d->operands.end(),
-                       [](const ir::Value* o) { return cheap(o); });
+    if (d->kind == OpKind::Load)
+      return !d->int_attr(attr::volatile_, 0) &&
+             std::all_of(d->operands.begin(), d->operands.end(),
+                         [](const ir::Value* o) { return cheap(o); });
+    if (depth >= 8 || d->results.size() != 1 || !ir::is_elementwise(d->kind) ||
+        resolve(want, v->type.shape).num_regs() > resolve(v->type.layout, v->type.shape).num_regs())
+      return false;
+    bool leaf_load = false;
+    for (const ir::Value* o : d->operands) {
+      if (cheap(o))
+        continue;
+      if (!reloadable(o, want, depth + 1))
+        return false;
+      leaf_load = true;
+    }
+    return leaf_load;
   }
 
   // The clone goes right before the conversion it replaces when both are in one block (so

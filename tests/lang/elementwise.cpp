@@ -449,3 +449,52 @@ TEST_CASE("conversions between every pair of element types keep small integers e
                             uint64_t, tritium::half, tritium::bfloat16, float, double>();
   }
 }
+
+namespace {
+
+// eq[i] = (cols[i] == t), ne[i] = (cols[i] != t) for a narrow index tile cols = arange - 8 and a
+// 64-bit scalar t, one program per t: the GPU pipeline compares in the tile's width and checks
+// once that t fits (a t past that range, whose low bits equal a column, matches none).
+template <class Narrow>
+void narrow_eq_kernel(tl::ptr<int64_t> ts, tl::ptr<int8_t> eq, tl::ptr<int8_t> ne) {
+  auto p = tl::program_id(0);
+  auto t = tl::load(ts + p);
+  auto cols = (tl::arange(0, 16) - 8).template to<Narrow>();
+  tl::store(eq + p * 16 + tl::arange(0, 16), (cols == t).template to<int8_t>());
+  tl::store(ne + p * 16 + tl::arange(0, 16), (cols != t).template to<int8_t>());
+}
+
+template <class Narrow>
+void check_narrow_eq() {
+  const int64_t big = int64_t(1) << 32;
+  const std::vector<int64_t> ts = {
+      3, -5, big + 3, -big - 5, big - 3, int64_t(1) << 31, INT64_MIN, INT64_MAX};
+  const int n = int(ts.size());
+  for (Device dev : devices_and_emulator()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    auto k = tritium::jit(&narrow_eq_kernel<Narrow>, "narrow_eq_kernel");
+    auto bt = dev.from_host(ts);
+    auto eq = dev.alloc<int8_t>(size_t(n) * 16), ne = dev.alloc<int8_t>(size_t(n) * 16);
+    launch(k, {n}, bt, eq, ne);
+    auto he = eq.to_host(), hn = ne.to_host();
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < 16; ++i) {
+        CAPTURE(ts[size_t(p)]);
+        CAPTURE(i);
+        // The column as the kernel holds it (-8 wraps in an unsigned tile), widened as Triton
+        // promotes it for the comparison.
+        const int64_t col = int64_t(static_cast<Narrow>(i - 8));
+        CHECK(he[size_t(p) * 16 + size_t(i)] == (col == ts[size_t(p)]));
+        CHECK(hn[size_t(p) * 16 + size_t(i)] == (col != ts[size_t(p)]));
+      }
+  }
+}
+
+} // namespace
+
+TEST_CASE("a narrow index tile compared with a 64-bit scalar, on every device") {
+  check_narrow_eq<int32_t>();
+  check_narrow_eq<uint32_t>();
+  check_narrow_eq<int16_t>();
+}
