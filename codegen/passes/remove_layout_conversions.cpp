@@ -512,11 +512,15 @@ private:
     // in the layout, or a conversion from it. (Otherwise forward propagation below may have
     // just put it here.)
     const bool shrinks = def->kind == OpKind::Broadcast || def->kind == OpKind::ExpandDims;
+    // A chain is recomputed only in the layout its users read, not on its way to another
+    // conversion (a [64, 1] column in a default layout of its own, converted into the tile's):
+    // that conversion first folds into this one.
+    const bool last = !converted_again(c.result());
     for (const ir::Value* v : def->operands) {
       ir::LayoutPtr need = operand_layout_for(*def, want);
       // A 1-D load on its way (a zero point cast before a broadcast) is read again in the
       // layout wanted, as above, once the conversion has moved up to it.
-      if (reloadable(v, need))
+      if (reloadable(v, need, last ? 0 : kNoChains))
         continue;
       if (!shrinks && !cheap(v, accel) && !same_layout(v->type.layout, need) &&
           !same_layout(unconverted(const_cast<ir::Value*>(v))->type.layout, need))
@@ -610,6 +614,21 @@ private:
   // the slice layout from the reloads, and no conversion is left. Only where the slice holds no
   // more elements a thread than the chain's own layout, so that nothing is computed more
   // often per thread than it was (each copy of the chain costs what the original did).
+  static constexpr int kNoChains = 8; // as the depth of reloadable(): a load alone
+
+  // Whether every user of v converts it, directly or after an expand_dims or a broadcast.
+  bool converted_again(const ir::Value* v) const {
+    bool any = false, all = true;
+    ir::walk(f_.entry(), [&](ir::Op& op) {
+      if (std::find(op.operands.begin(), op.operands.end(), v) == op.operands.end())
+        return;
+      any = true;
+      const bool moves = op.kind == OpKind::ExpandDims || op.kind == OpKind::Broadcast;
+      all = all && (op.kind == OpKind::ConvertLayout || (moves && converted_again(op.result())));
+    });
+    return any && all;
+  }
+
   static bool reloadable(const ir::Value* v, const ir::LayoutPtr& want, int depth = 0) {
     const ir::Op* d = v->def;
     if (!d || v->type.rank() > 1 || !v->type.layout ||

@@ -453,8 +453,9 @@ TEST_CASE("conversions between every pair of element types keep small integers e
 namespace {
 
 // eq[i] = (cols[i] == t), ne[i] = (cols[i] != t) for a narrow index tile cols = arange - 8 and a
-// 64-bit scalar t, one program per t: the GPU pipeline compares in the tile's width and checks
-// once that t fits (a t past that range, whose low bits equal a column, matches none).
+// 64-bit scalar t, one program per t. The tile is widened for the comparison (Triton's
+// promotion): a t past the tile's range whose low bits equal a column matches none (as a
+// compiler that narrowed the comparison without a range check would get wrong).
 template <class Narrow>
 void narrow_eq_kernel(tl::ptr<int64_t> ts, tl::ptr<int8_t> eq, tl::ptr<int8_t> ne) {
   auto p = tl::program_id(0);
