@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 namespace tritium::gpu {
 
@@ -39,9 +40,40 @@ int fragment_size(const LinearLayout& l, int64_t extent0, int64_t extent1) {
 
 } // namespace
 
+// The dots computed together with `op` (op first): later dots of its block in its layout and
+// types that read one of its operands (the fused MLP's gate and up projections of one x),
+// reached across ops without effects and computed from values that exist at `op`. Taken K
+// step by K step together, the operand they share is read once a step, and the fragments of
+// one step sit side by side (two weight tiles at one offset from each other: one LDS read
+// instruction for both on AMD).
+std::vector<const ir::Op*> DotLowering::siblings(const ir::Op& op) const {
+  std::vector<const ir::Op*> group{&op};
+  const ir::Block& blk = *op.parent;
+  auto at =
+      std::find_if(blk.ops.begin(), blk.ops.end(), [&](const auto& o) { return o.get() == &op; });
+  std::unordered_set<const ir::Value*> later(op.results.begin(), op.results.end());
+  for (auto it = at + 1; it != blk.ops.end(); ++it) {
+    const ir::Op& o = **it;
+    const bool ready = std::none_of(o.operands.begin(), o.operands.end(),
+                                    [&](const ir::Value* v) { return later.count(v) > 0; });
+    if (o.kind == OpKind::Dot && ready && o.attrs == op.attrs &&
+        (o.operand(0) == op.operand(0) || o.operand(1) == op.operand(1)) &&
+        o.operand(0)->type == op.operand(0)->type && o.operand(1)->type == op.operand(1)->type &&
+        o.result()->type == op.result()->type) {
+      group.push_back(&o);
+      continue;
+    }
+    if (!ir::has_trait(o.kind, ir::OpTrait::Pure) &&
+        ir::op_category(o.kind) != ir::OpCategory::Hint)
+      break;
+    later.insert(o.results.begin(), o.results.end());
+  }
+  return group;
+}
+
 // dot on matrix instructions: the operands arrive in their fragment layouts and the
 // accumulator in the instruction's; each accumulator tile takes one instruction per K tile,
-// in K order.
+// in K order. Sibling dots (siblings()) are computed here too, step by step with this one.
 void DotLowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bv->type.shape[1];
@@ -59,6 +91,7 @@ void DotLowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
             fc = fragment_size(lc, tm, tn);
   if (fa < 0 || fb < 0 || fc < 0)
     fail(op, "matrix operands are not in fragment layouts (internal: layout assignment)");
+  std::vector<const ir::Op*> group = siblings(op);
   // Tiles by their origin: a (m, k), b (k, n), c (m, n).
   auto tiles = [](const LinearLayout& l, int frag) {
     std::map<std::pair<int64_t, int64_t>, int> t;
@@ -89,49 +122,64 @@ void DotLowering::dot_mma(const ir::Op& op, const MmaLayout& m) {
   std::vector<int64_t> ks;
   for (auto& [k0, tiles_at_k] : a_by_k)
     ks.push_back(k0);
-  auto read_step = [&](int64_t k0, std::map<int64_t, Regs>& fa_regs,
-                       std::map<int64_t, Regs>& fb_regs) {
-    for (auto [mo, r] : a_by_k[k0])
-      fa_regs[mo] = fragment(a, r, fa);
-    for (auto [no, r] : b_by_k[k0])
-      fb_regs[no] = fragment(bv, r, fb);
+  // A step's fragments by operand value and tile origin along M (a) or N (b): an operand the
+  // group's dots share is read once.
+  using Step = std::map<std::pair<const ir::Value*, int64_t>, Regs>;
+  auto read_step = [&](int64_t k0, Step& fa_regs, Step& fb_regs) {
+    for (const ir::Op* d : group) {
+      for (auto [mo, r] : a_by_k[k0])
+        if (!fa_regs.count({d->operand(0), mo}))
+          fa_regs[{d->operand(0), mo}] = fragment(d->operand(0), r, fa);
+      for (auto [no, r] : b_by_k[k0])
+        if (!fb_regs.count({d->operand(1), no}))
+          fb_regs[{d->operand(1), no}] = fragment(d->operand(1), r, fb);
+    }
   };
   // Fragments over 4 registers a lane (RDNA3's WMMA, whose wave halves both hold them: 8) are
   // read just before their own step: a step ahead would keep twice a step's fragments live.
   const bool ahead = std::max(fa * a->type.elem.bits(), fb * bv->type.elem.bits()) <= 4 * 32;
-  Regs out = get(c);
-  std::map<int64_t, Regs> cur_a, cur_b;
+  std::vector<Regs> outs;
+  for (const ir::Op* d : group)
+    outs.push_back(get(d->operand(2)));
+  Step cur_a, cur_b;
   if (!ks.empty())
     read_step(ks[0], cur_a, cur_b);
   for (size_t j = 0; j < ks.size(); ++j) {
-    std::map<int64_t, Regs> next_a, next_b;
+    Step next_a, next_b;
     if (j > 0 && !ahead) {
       ti_.schedule_barrier(b_);
+      cur_a.clear();
+      cur_b.clear();
       read_step(ks[j], cur_a, cur_b);
     }
     if (j + 1 < ks.size() && ahead) {
       ti_.schedule_barrier(b_);
       read_step(ks[j + 1], next_a, next_b);
     }
-    for (auto [mn, rc] : tc) {
-      auto ia = cur_a.find(mn.first);
-      auto ib = cur_b.find(mn.second);
-      if (ia == cur_a.end() || ib == cur_b.end())
-        fail(op, "matrix operands lack a tile (internal: layout assignment)");
-      Regs acc(out.begin() + rc, out.begin() + rc + fc);
-      // Transposed (MFMA): the instruction computes b^T a^T, its accumulator the tile's
-      // transpose; a's and b's fragments are laid out alike, so they only trade places (and
-      // their types, where they differ: fp8 formats).
-      acc = m.transposed ? ti_.matrix().mma(b_, swapped, ib->second, ia->second, acc)
-                         : ti_.matrix().mma(b_, *instr, ia->second, ib->second, acc);
-      std::copy(acc.begin(), acc.end(), out.begin() + rc);
-    }
+    for (size_t g = 0; g < group.size(); ++g)
+      for (auto [mn, rc] : tc) {
+        auto ia = cur_a.find({group[g]->operand(0), mn.first});
+        auto ib = cur_b.find({group[g]->operand(1), mn.second});
+        if (ia == cur_a.end() || ib == cur_b.end())
+          fail(op, "matrix operands lack a tile (internal: layout assignment)");
+        Regs& out = outs[g];
+        Regs acc(out.begin() + rc, out.begin() + rc + fc);
+        // Transposed (MFMA): the instruction computes b^T a^T, its accumulator the tile's
+        // transpose; a's and b's fragments are laid out alike, so they only trade places (and
+        // their types, where they differ: fp8 formats).
+        acc = m.transposed ? ti_.matrix().mma(b_, swapped, ib->second, ia->second, acc)
+                           : ti_.matrix().mma(b_, *instr, ia->second, ib->second, acc);
+        std::copy(acc.begin(), acc.end(), out.begin() + rc);
+      }
     if (ahead) {
       cur_a = std::move(next_a);
       cur_b = std::move(next_b);
     }
   }
-  set(op.result(), std::move(out));
+  for (size_t g = 0; g < group.size(); ++g) {
+    set(group[g]->result(), std::move(outs[g]));
+    lowered_.insert(group[g]);
+  }
 }
 
 // An operand tile in shared memory, as the matrix instruction's shared-memory operand: the
@@ -281,6 +329,8 @@ Regs DotLowering::wgmma_wait(Regs own) {
 // dot on FMA units: a and b to shared memory, each accumulator register sums over k in
 // order with the interpreter's rounding rules.
 void DotLowering::dot(const ir::Op& op) {
+  if (lowered_.count(&op))
+    return; // computed with an earlier sibling (dot_mma)
   const ir::Value *a = op.operand(0), *bv = op.operand(1), *c = op.operand(2);
   if (auto* m = dynamic_cast<const MmaLayout*>(op.result()->type.layout.get()))
     return m->unit == MatrixUnit::Wgmma ? dot_wgmma(op, *m) : dot_mma(op, *m);

@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tritium::gpu {
@@ -312,9 +313,12 @@ public:
 private:
   LV* round_tf32(LV* x);
   void dot_mma(const ir::Op& op, const MmaLayout& m);
+  std::vector<const ir::Op*> siblings(const ir::Op& op) const;
   void dot_wgmma(const ir::Op& op, const MmaLayout& m);
   MatrixOps::SmemMatrix smem_matrix(const ir::Value* tile, LV* base, LV* r, int64_t k, int k_dim);
   LV* fma_acc(LV* x, LV* y, LV* s, ir::DType in, ir::DType acc);
+  // Dots dot_mma computed with an earlier sibling.
+  std::unordered_set<const ir::Op*> lowered_;
 };
 
 // The driver: the kernel function and its arguments, dispatch over ops to the families,

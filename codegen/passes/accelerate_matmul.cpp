@@ -9,6 +9,8 @@
 #include "passes/rewrite.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <unordered_set>
 
 namespace tritium::gpu {
@@ -16,7 +18,7 @@ namespace {
 
 // Warps over the output tile: warp tiles as square as the shape allows (balanced operand
 // fragments per warp); warps beyond the tiles replicate along M.
-std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_warps) {
+std::vector<int> square_warps(const MmaInstr& in, int64_t m, int64_t n, int num_warps) {
   int wm = 1, wn = 1;
   if (in.unit == MatrixUnit::Wgmma)
     wm = 4; // a warpgroup computes 64 rows, 16 per warp
@@ -32,6 +34,36 @@ std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_war
       wm *= 2;
   }
   return {wm, wn};
+}
+
+// Warps over the output tile of a dot whose a is read by `a_dots` dots of its block and whose
+// b by `b_dots` (the fused MLP's x feeds its gate and up projections): the split that reads
+// the fewest operand elements a warp per K step, m / wm + n / wn with a shared operand's
+// fragments counted once for all its dots (x's 128 x 64 tile against two 64 x 128 weights on 8
+// warps: [2, 4] reads 64 / 2 + 32 where [4, 2] reads 32 / 2 + 64). Among equals, the squarest.
+std::vector<int> warps_for(const MmaInstr& in, int64_t m, int64_t n, int num_warps, int a_dots,
+                           int b_dots) {
+  std::vector<int> best = square_warps(in, m, n, num_warps);
+  // RDNA3's WMMA keeps each fragment in both halves of the wave (8 registers a lane) and the
+  // fused MLP's prefill tile already holds 256 VGPRs there: [2, 4] measured worse (gfx1100:
+  // 148 -> 284 B of scratch, main loop 414 -> 510 instructions), so it keeps the square split.
+  if ((a_dots == 1 && b_dots == 1) || (in.unit == MatrixUnit::Wmma && in.version < 2))
+    return best;
+  auto cost = [&](int wm, int wn) {
+    return static_cast<double>(m / wm) / a_dots + static_cast<double>(n / wn) / b_dots;
+  };
+  double best_cost = cost(best[0], best[1]);
+  for (int wm = 1; wm <= num_warps; wm *= 2) {
+    const int wn = num_warps / wm;
+    // Every warp its own tiles: no split that replicates.
+    if (m < int64_t{in.m} * wm || n < int64_t{in.n} * wn)
+      continue;
+    if (cost(wm, wn) < best_cost) {
+      best = {wm, wn};
+      best_cost = cost(wm, wn);
+    }
+  }
+  return best;
 }
 
 // Whether `v` is computed elementwise from another dot's result (attention's P): then it is
@@ -103,7 +135,7 @@ std::vector<int> chained_warps(MmaInstr& in, int64_t m, int64_t n, int64_t k, in
   return {wm, num_warps / wm};
 }
 
-void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
+void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t, int a_dots, int b_dots) {
   ir::Value *a = dot.operands[0], *b = dot.operands[1], *c = dot.operands[2];
   if (a->type.rank() != 2)
     return; // batched dots stay on FMA units
@@ -166,8 +198,8 @@ void accelerate(ir::Function& f, ir::Op& dot, const GpuFeatures& t) {
     }
   } else {
     const bool chain = chained(dot);
-    std::vector<int> w =
-        chain ? chained_warps(*instr, m, n, k, t.num_warps) : warps_for(*instr, m, n, t.num_warps);
+    std::vector<int> w = chain ? chained_warps(*instr, m, n, k, t.num_warps)
+                               : warps_for(*instr, m, n, t.num_warps, a_dots, b_dots);
     // MFMA accumulators transposed, as Triton's: rows whole in a lane's registers (attention's
     // row reductions in a thread, P the next dot's a as it is; vector stores of a GEMM tile).
     // So are RDNA4's (a lane's 8 are then a row's consecutive columns, P the next a as it
@@ -225,8 +257,23 @@ void accelerate_matmul(ir::Function& f, const GpuFeatures& t) {
     return;
   std::vector<ir::Op*> dots;
   collect(f.entry(), dots);
+  // How many dots of a block read each value as their a, and as their b (counted before any
+  // dot's operands are converted).
+  auto source = [](const ir::Value* v) {
+    while (v->def && v->def->kind == ir::OpKind::ConvertLayout)
+      v = v->def->operands[0];
+    return v;
+  };
+  std::map<std::tuple<const ir::Block*, const ir::Value*, int>, int> readers;
   for (ir::Op* d : dots)
-    accelerate(f, *d, t);
+    for (int i = 0; i < 2; ++i)
+      ++readers[{d->parent, source(d->operands[i]), i}];
+  std::vector<std::pair<int, int>> shared;
+  for (ir::Op* d : dots)
+    shared.push_back({readers[{d->parent, source(d->operands[0]), 0}],
+                      readers[{d->parent, source(d->operands[1]), 1}]});
+  for (size_t i = 0; i < dots.size(); ++i)
+    accelerate(f, *dots[i], t, shared[i].first, shared[i].second);
 }
 
 } // namespace tritium::gpu
