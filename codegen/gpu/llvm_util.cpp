@@ -72,16 +72,28 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp) {
   mpm.run(m, mam);
 }
 
-std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object) {
+std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object,
+                           bool strength_reduction) {
+  // Loop strength reduction is a pass of the code generator that only a process-wide option
+  // turns off; it is set for this emission and restored (compilation is single-threaded).
+  auto* lsr =
+      static_cast<llvm::cl::opt<bool>*>(llvm::cl::getRegisteredOptions().lookup("disable-lsr"));
+  const bool was = lsr && lsr->getValue();
+  if (lsr)
+    lsr->setValue(!strength_reduction);
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr,
-                             object ? llvm::CodeGenFileType::ObjectFile
-                                    : llvm::CodeGenFileType::AssemblyFile))
+  const bool failed = tm.addPassesToEmitFile(pm, os, nullptr,
+                                             object ? llvm::CodeGenFileType::ObjectFile
+                                                    : llvm::CodeGenFileType::AssemblyFile);
+  if (!failed)
+    pm.run(m);
+  if (lsr)
+    lsr->setValue(was);
+  if (failed)
     throw Error(fmt::format("LLVM cannot emit {} for {}", object ? "object code" : "assembly",
                             tm.getTargetTriple().str()));
-  pm.run(m);
   return std::string(buf.str());
 }
 

@@ -336,7 +336,9 @@ void remove_idle_barriers(llvm::Function& f, const BarrierRules& rules);
 // The target's barrier where it orders global memory too (tl::debug_barrier): tagged so that
 // remove_idle_barriers keeps it.
 void ordering_barrier(TargetInfo& ti, llvm::IRBuilder<>& b);
-std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object);
+// `strength_reduction`: whether LLVM's loop strength reduction runs in the code generator.
+std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object,
+                           bool strength_reduction = true);
 std::unique_ptr<llvm::TargetMachine>
 make_target_machine(const std::string& triple, const std::string& cpu, const std::string& features);
 

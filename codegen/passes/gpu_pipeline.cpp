@@ -21,6 +21,7 @@ std::span<const GpuPass> gpu_passes() {
       {"hoist_loads", hoist_loads},
       {"expand_loads", expand_loads},
       {"pipeline", [](ir::Function& f, const GpuFeatures& t) { pipeline(f, t); }},
+      {"carry_ahead", [](ir::Function& f, const GpuFeatures&) { carry_ahead(f); }},
       {"optimize_dot_operands", optimize_dot_operands},
   };
   return passes;

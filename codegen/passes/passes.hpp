@@ -115,6 +115,10 @@ void propagate_mma_layout(ir::Function& f);
 // num_stages shared-memory tiles, issued num_stages - 1 iterations ahead.
 void pipeline(ir::Function& f, const GpuFeatures& target);
 
+// carry_ahead.cpp: a loop-carried pointer advanced by a loop-invariant step and read only some
+// d iterations ahead (the pipeliner's copies) is carried d iterations ahead.
+void carry_ahead(ir::Function& f);
+
 // hoist_loads.cpp: global loads after a loop that do not depend on it are issued before it.
 void hoist_loads(ir::Function& f, const GpuFeatures& target);
 

@@ -271,8 +271,8 @@ TEST_CASE("sm_90 and sm_80: the vector add uses 128-bit global loads and stores"
                        "ir", "ir.combine", "ir.canonicalize_pointers", "ir.assign_layouts",
                        "ir.coalesce", "ir.widen_dot_operands", "ir.accelerate_matmul",
                        "ir.propagate_mma_layout", "ir.remove_layout_conversions", "ir.hoist_loads",
-                       "ir.expand_loads", "ir.pipeline", "ir.optimize_dot_operands", "ir.opt", "ll",
-                       "ll.opt", "ptx"});
+                       "ir.expand_loads", "ir.pipeline", "ir.carry_ahead",
+                       "ir.optimize_dot_operands", "ir.opt", "ll", "ll.opt", "ptx"});
     CHECK(bin.stage("ir.opt")->find("convert_layout") == std::string::npos);
   }
   // Without the alignment specialization the accesses stay scalar.
