@@ -323,6 +323,10 @@ void sink_into_cold_paths(llvm::Function& f);
 // value), both allowing contraction, becomes llvm.fmuladd with it before LLVM's vectorizers
 // run, which would otherwise pack the add with unrelated adds (contract_mul_add.cpp).
 void contract_mul_add(llvm::Function& f);
+// A narrowing conversion (trunc, fptrunc of at most 32 bits) whose only user is a phi moves
+// past the phi's join, next to the conversion's uses (sink_casts_past_joins.cpp): for targets
+// where a narrow value takes a register as wide as the unconverted one.
+void sink_casts_past_joins(llvm::Function& f);
 // The target's block-wide barrier (an intrinsic) and what touches its shared memory.
 struct BarrierRules {
   unsigned barrier;      // llvm::Intrinsic::ID

@@ -476,6 +476,19 @@ TEST_CASE("an accumulated product is one multiply-add, packed with its like on C
   CHECK(exact.find("fma") == std::string::npos);
 }
 
+TEST_CASE("gfx942: a K loop's result is converted after its zero-trip join, next to its stores") {
+  // InstCombine folds the epilogue's f32 -> f16 conversion into the join of the loop's result
+  // with the accumulator's zero (phi(0, fptrunc acc)): every element converted in the loop's
+  // exit block at once, each f16 then holding a VGPR of its own across the join. The
+  // conversions move back after the join, where the stores use them.
+  auto f = sample("matmul");
+  const auto amd = compile(*f, "gfx942", 4);
+  const std::string& ll = *amd.stage("ll.opt");
+  CHECK(ll.find("fptrunc") != std::string::npos);
+  CHECK(ll.find("phi half") == std::string::npos);
+  CHECK(ll.find("phi float") != std::string::npos);
+}
+
 TEST_CASE("barriers: the first write of shared memory waits for nothing; later ones and the "
           "user's stay") {
   // The user's barrier; the sum's partials stored and read (its barrier before the store orders

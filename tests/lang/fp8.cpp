@@ -334,30 +334,80 @@ void fp8_dot_kernel(tl::ptr<A> a, tl::ptr<B> b, tl::ptr<float> c, tl::constexpr_
             tl::dot(x, tl::load(b + b_offs), acc, {.max_num_imprecise_acc = PROMOTE}));
 }
 
-template <class A, class B, int M = 32, int N = 32, int K = 64, int B_K_MAJOR = 0, int PROMOTE = 0>
-void check_fp8_dot(Device dev) {
-  std::vector<A> a;
-  std::vector<B> b;
-  for (int i = 0; i < M * K; ++i) // small integers and halves: exact in every format
-    a.push_back(A(static_cast<float>((i * 7 % 13) - 6) * 0.5f));
-  for (int i = 0; i < K * N; ++i)
-    b.push_back(B(static_cast<float>((i * 5 % 11) - 5)));
-  auto k = tritium::jit(&fp8_dot_kernel<A, B>, "fp8_dot");
-  auto da = dev.from_host(a);
-  auto db = dev.from_host(b);
-  auto dc = dev.alloc<float>(M * N);
-  launch(k, {1}, da, db, dc, M, N, K, B_K_MAJOR, PROMOTE);
-  auto got = dc.to_host();
+// Operands of small integers and halves (exact in every format), and the check of c = a @ b
+// against float64 sums, b read at b_at(t, j).
+template <class T>
+std::vector<T> fp8_operand(int n, int mul, int mod, float scale) {
+  std::vector<T> v;
+  for (int i = 0; i < n; ++i)
+    v.push_back(T(static_cast<float>((i * mul % mod) - mod / 2) * scale));
+  return v;
+}
+
+template <class A, class B, class At>
+void check_fp8_product(const std::vector<float>& got, const std::vector<A>& a,
+                       const std::vector<B>& b, int M, int N, int K, At b_at) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double want = 0;
       for (int t = 0; t < K; ++t)
         want += static_cast<double>(static_cast<float>(a[i * K + t])) *
-                static_cast<float>(b[B_K_MAJOR ? j * K + t : t * N + j]);
+                static_cast<float>(b[b_at(t, j)]);
       CAPTURE(i);
       CAPTURE(j);
       CHECK(got[i * N + j] == want);
     }
+}
+
+template <class A, class B, int M = 32, int N = 32, int K = 64, int B_K_MAJOR = 0, int PROMOTE = 0>
+void check_fp8_dot(Device dev) {
+  auto a = fp8_operand<A>(M * K, 7, 13, 0.5f);
+  auto b = fp8_operand<B>(K * N, 5, 11, 1.f);
+  auto k = tritium::jit(&fp8_dot_kernel<A, B>, "fp8_dot");
+  auto da = dev.from_host(a);
+  auto db = dev.from_host(b);
+  auto dc = dev.alloc<float>(M * N);
+  launch(k, {1}, da, db, dc, M, N, K, B_K_MAJOR, PROMOTE);
+  check_fp8_product(dc.to_host(), a, b, M, N, K,
+                    [](int t, int j) { return B_K_MAJOR ? j * K + t : t * N + j; });
+}
+
+// The same through tensor descriptors (TMA on sm_90a): A [M, K] and B stored as a linear layer
+// keeps its weights, [N, K], each K step's tiles loaded by descriptor and B transposed as a view,
+// so both reach the fp8 wgmma K-major from shared memory.
+template <class A, class B>
+void fp8_descriptor_dot_kernel(tl::ptr<A> a, tl::ptr<B> b_nk, tl::ptr<float> c, tl::i32 K,
+                               tl::constexpr_<int> M, tl::constexpr_<int> N,
+                               tl::constexpr_<int> BLOCK_K) {
+  auto a_desc = tl::make_tensor_descriptor(a, {M, K}, {K, 1}, {M, BLOCK_K});
+  auto b_desc = tl::make_tensor_descriptor(b_nk, {N, K}, {K, 1}, {N, BLOCK_K});
+  auto acc = tl::zeros<float>({M, N});
+  for (auto k : tl::range(0, tl::cdiv(K, BLOCK_K)))
+    acc = tl::dot(a_desc.load({0, k * BLOCK_K}), tl::trans(b_desc.load({0, k * BLOCK_K})), acc);
+  auto m = tl::arange(0, M), n = tl::arange(0, N);
+  tl::store(c + m[{tl::_, tl::None}] * N + n[{tl::None, tl::_}], acc);
+}
+
+template <class A, class B>
+void check_fp8_descriptor_dot(Device dev) {
+  constexpr int M = 64, N = 64, K = 256, BLOCK_K = 64;
+  auto a = fp8_operand<A>(M * K, 7, 13, 0.5f);
+  auto b = fp8_operand<B>(N * K, 5, 11, 1.f); // [N, K]
+  auto k = tritium::jit(&fp8_descriptor_dot_kernel<A, B>, "fp8_descriptor_dot");
+  auto da = dev.from_host(a);
+  auto db = dev.from_host(b);
+  auto dc = dev.alloc<float>(M * N);
+  launch(k, {1}, da, db, dc, K, M, N, BLOCK_K);
+  check_fp8_product(dc.to_host(), a, b, M, N, K, [](int t, int j) { return j * K + t; });
+}
+
+TEST_CASE("fp8 dot fed by tensor descriptors, B as [N, K] transposed, on every device") {
+  for (Device dev : devices_and_emulator()) {
+    std::string name(dev.name());
+    CAPTURE(name);
+    check_fp8_descriptor_dot<float8e4nv, float8e4nv>(dev);
+    check_fp8_descriptor_dot<float8e5, float8e4nv>(dev);
+  }
 }
 
 TEST_CASE("fp8 dot accumulates in f32, one format or two, on every device") {

@@ -561,6 +561,7 @@ public:
                                 [](const std::string&) { return true; }};
     for (llvm::Function& f : m)
       if (!f.isDeclaration()) {
+        sink_casts_past_joins(f);
         distribute_uniform_products(f);
         sink_into_cold_paths(f);
         remove_idle_barriers(f, barriers);
