@@ -75,7 +75,10 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, bool slp) {
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object,
                            bool strength_reduction) {
   // Loop strength reduction is a pass of the code generator that only a process-wide option
-  // turns off; it is set for this emission and restored (compilation is single-threaded).
+  // turns off; it is set for this emission and restored, emissions serialized so that kernels
+  // compiled on two threads do not see each other's setting.
+  static std::mutex emitting;
+  std::lock_guard<std::mutex> lock(emitting);
   auto* lsr =
       static_cast<llvm::cl::opt<bool>*>(llvm::cl::getRegisteredOptions().lookup("disable-lsr"));
   const bool was = lsr && lsr->getValue();
