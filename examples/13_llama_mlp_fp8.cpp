@@ -149,13 +149,17 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter) {
   const int bm = gpu ? 128 : 64, bk = gpu ? 128 : 64;
   const int bn_glu = gpu ? 128 : 64, bn_down = gpu ? 256 : 64;
   const int bx = pow2_at_least(hidden), bh = pow2_at_least(inter);
+  // A quantizing program reads its row at once: 32-64 elements a thread ran fastest on an H200
+  // (x: 16 us on 2 warps against 23 on 16; h: 32 us on 8 warps against 38 on 16).
+  auto quant_warps = [](int block) { return std::clamp(block / 2048, 1, 8); };
   auto forward = [&] {
-    quant.options({.num_warps = std::clamp(bx / 256, 1, 16)});
+    quant.options({.num_warps = quant_warps(bx)});
     quant[{tokens}](x, nw, xq, xs, hidden, bx, true);
-    linear.options({.num_warps = gpu ? 8 : 4, .num_stages = 3});
+    // Four stages for gate and up (three tiles a stage; 559 us against 579 on three, H200).
+    linear.options({.num_warps = gpu ? 8 : 4, .num_stages = 4});
     linear[{tritium::cdiv(tokens, bm), tritium::cdiv(inter, bn_glu)}](
         xq, xs, gq, gs, uq, us, h, tokens, inter, hidden, bm, bn_glu, bk, true);
-    quant.options({.num_warps = std::clamp(bh / 256, 1, 16)});
+    quant.options({.num_warps = quant_warps(bh)});
     quant[{tokens}](h, nw, hq, hs, inter, bh, false);
     linear.options({.num_warps = gpu ? 8 : 4, .num_stages = 3});
     linear[{tritium::cdiv(tokens, bm), tritium::cdiv(hidden, bn_down)}](

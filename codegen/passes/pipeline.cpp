@@ -105,10 +105,10 @@ public:
     // before the tile's epilogue reads its result.)
     const Deferral def = plan_deferral(loads, tiles);
     Ring ring;
-    ring.async_dot = def.dot;
-    ring.late_copies = def.dot && def.chained && stages_ == 3;
-    if (ring.async_dot)
-      ring.async_dot->attrs[attr::wgmma_pending] = int64_t{1};
+    ring.async_dot = def.dots.empty() ? nullptr : def.dots.back();
+    ring.late_copies = ring.async_dot && def.chained && stages_ == 3;
+    for (ir::Op* d : def.dots)
+      d->attrs[attr::wgmma_pending] = static_cast<int64_t>(def.dots.size());
     ring.D = ring.async_dot && !ring.late_copies ? static_cast<int>(stages_) - 2
                                                  : static_cast<int>(stages_) - 1;
     tma_ = t_.tma && !k_fast_ && use_tma(loads, tiles);
@@ -131,7 +131,7 @@ private:
     std::vector<ir::Value*> bufs;
     ir::Value *r = nullptr, *w = nullptr, *phase = nullptr, *turn = nullptr;
     int D = 0;
-    ir::Op* async_dot = nullptr;
+    ir::Op* async_dot = nullptr; // the last of the dots left in flight
     bool late_copies = false;
   };
 

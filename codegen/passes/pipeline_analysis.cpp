@@ -201,6 +201,8 @@ bool operands_stay(const ir::Op& loop, const ir::Op& dot, const std::vector<ir::
     if (!dynamic_cast<const SharedLayout*>(v->type.layout.get()) || !defined_in(v, loop.body()))
       continue;
     ir::Op* d = v->def;
+    if (d && d->kind == OpKind::Trans) // a view of the tile transposed (b as [N, K])
+      d = d->operands[0]->def;
     const ir::Op* src = d && d->kind == OpKind::ConvertLayout ? d->operands[0]->def : nullptr;
     if (src && src->kind == OpKind::Trans) // read transposed in place (direct_trans)
       src = src->operands[0]->def;
@@ -247,15 +249,19 @@ Deferral deferred_wgmma(const ir::Op& loop, const std::vector<ir::Op*>& loads,
                         const ir::Block& scope) {
   const ir::Block& body = loop.body();
   const ir::Op* y = body.terminator();
+  Deferral chains, other;
   for (ir::Op* l : loads) {
     ir::Op* cvt = only_user(l->result(), scope);
     ir::Op* dot = cvt ? only_user(cvt->result(), scope) : nullptr;
+    if (dot && dot->kind == OpKind::Trans) // b as [N, K], read through its transpose
+      dot = only_user(dot->result(), scope);
     // (Not one that adds partial sums in f32, max_num_imprecise_acc: it waits in its loop.)
     auto* m = dot && dot->kind == OpKind::Dot && dot->parent == &body &&
                       !dot->has_attr(attr::max_num_imprecise_acc)
                   ? dynamic_cast<const MmaLayout*>(dot->result()->type.layout.get())
                   : nullptr;
-    if (!m || m->unit != MatrixUnit::Wgmma || only_user(dot->result(), scope) != y)
+    if (!m || m->unit != MatrixUnit::Wgmma || only_user(dot->result(), scope) != y ||
+        std::find(chains.dots.begin(), chains.dots.end(), dot) != chains.dots.end())
       continue;
     std::vector<ir::Op*> turns;
     if (!operands_stay(loop, *dot, loads, scope, turns))
@@ -264,11 +270,22 @@ Deferral deferred_wgmma(const ir::Op& loop, const std::vector<ir::Op*>& loads,
     if (carried == y->operands.end())
       continue;
     ir::Value* acc = body.args[static_cast<size_t>(carried - y->operands.begin()) + 1];
-    const bool chained = dot->operands[2] == acc && only_user(acc, scope) == dot;
-    if (chained || reads_after_first_wait(loop, acc, dot))
-      return {dot, chained, std::move(turns)};
+    if (dot->operands[2] == acc && only_user(acc, scope) == dot) {
+      chains.dots.push_back(dot);
+      chains.turns.insert(chains.turns.end(), turns.begin(), turns.end());
+    } else if (other.dots.empty() && reads_after_first_wait(loop, acc, dot)) {
+      other.dots.push_back(dot);
+      other.turns = std::move(turns);
+    }
   }
-  return {};
+  if (chains.dots.empty())
+    return other;
+  // In the body's order: the copies that go after them follow the last.
+  std::sort(chains.dots.begin(), chains.dots.end(), [&](const ir::Op* a, const ir::Op* b) {
+    return index_in_block(*a) < index_in_block(*b);
+  });
+  chains.chained = true;
+  return chains;
 }
 
 std::unordered_set<const ir::Op*> address_ops(const ir::Block& body,

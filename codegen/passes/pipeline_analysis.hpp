@@ -60,21 +60,25 @@ int64_t loop_scratch_bytes(const ir::Op& loop, const std::vector<ir::Op*>& loads
 // places it above them.
 int64_t outer_scratch_bytes(const ir::Op& top, const ir::Op& loop, int64_t max_shared);
 
-// A wgmma dot left in flight across iterations (deferred_wgmma), whether it chains on its
-// accumulator, and the tiles that take turns for it.
+// The wgmma dots left in flight across iterations (deferred_wgmma), in the body's order,
+// whether they chain on their accumulators, and the tiles that take turns for them.
 struct Deferral {
-  ir::Op* dot = nullptr;
+  std::vector<ir::Op*> dots;
   bool chained = false;
   std::vector<ir::Op*> turns;
 };
 
-// A wgmma dot `loads` feed whose result only the next iteration reads (through the value the
-// loop carries), and only where the wait of another dot has already completed it:
-//   * acc = dot(a, b, acc), the GEMM (chained): the next dot takes the running accumulator;
-//   * attention's acc = dot(p, v, acc * alpha): every read of the carried acc comes after
-//     the next iteration's first dot (q k^T), whose wait (for every group) completes it.
-// Its operands in shared memory must be ring slots, tiles made before the loop, or tiles the
-// body converts for it alone (turns: they take turns between two buffers).
+// The wgmma dots `loads` feed (b maybe through its transpose) whose results only the next
+// iteration reads (through the values the loop carries), and only where the wait of another
+// dot has already completed them:
+//   * acc = dot(a, b, acc), the GEMM (chained): the next dot takes the running accumulator.
+//     Every such dot of the body (a gated MLP's gate and up products share a): with n in
+//     flight, each waits until n groups are left, which completes its own of the iteration
+//     before;
+//   * else one, attention's acc = dot(p, v, acc * alpha): every read of the carried acc comes
+//     after the next iteration's first dot (q k^T), whose wait (for every group) completes it.
+// Operands in shared memory must be ring slots, tiles made before the loop, or tiles the body
+// converts for that dot alone (turns: they take turns between two buffers).
 Deferral deferred_wgmma(const ir::Op& loop, const std::vector<ir::Op*>& loads,
                         const ir::Block& scope);
 

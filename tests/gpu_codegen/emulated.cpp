@@ -524,6 +524,33 @@ TEST_CASE("emulated matrix instructions: GEMM with a K loop, masks and a bias+Re
                      warps, u.warp_size, 0, 0, u.unit, u.version);
 }
 
+TEST_CASE("emulated matrix instructions: a gated pair of dots on one a, b transposed, both "
+          "left in flight across iterations on wgmma") {
+  lang::ArgSpec s[] = {ptr_arg(), ptr_arg(), ptr_arg(),     ptr_arg(),     int_arg(),
+                       int_arg(), int_arg(), const_arg(64), const_arg(64), const_arg(32)};
+  auto f = lang::trace(gpu_test::gated_gemm, "gated_gemm", s);
+  // Each of the two chains waits for its own group of the iteration before (two left in
+  // flight); K takes 6 iterations, twice around the ring of 3 slots.
+  const int M = 100, N = 72, K = 176;
+  {
+    const std::string ir = wgmma_ir(*f);
+    size_t pending = 0;
+    for (size_t at = ir.find("wgmma_pending = 2"); at != std::string::npos;
+         at = ir.find("wgmma_pending = 2", at + 1))
+      ++pending;
+    CHECK(pending == 2);
+    CHECK(ir.find("tensor<3x64x32xf16") != std::string::npos);
+  }
+  for (const Unit& u : kUnits)
+    for (int warps : {4, 8})
+      if (!(u.unit == gpu::MatrixUnit::Wmma && u.version == 2)) // (see the GEMM's case above)
+        differential(*f, {2, 2},
+                     {buffer(values<uint16_t>(M * K, 1)), buffer(values<uint16_t>(N * K, 2)),
+                      buffer(values<uint16_t>(N * K, 3)), buffer(std::vector<float>(M * N)),
+                      scalar(M), scalar(N), scalar(K)},
+                     warps, u.warp_size, 1e-4, 1e-4, u.unit, u.version);
+}
+
 std::vector<uint8_t> fp8_codes(size_t n, ir::ScalarKind kind, unsigned seed) {
   auto f = random_floats(n, -2, 2, seed);
   std::vector<uint8_t> v(n);

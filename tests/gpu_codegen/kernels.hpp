@@ -212,6 +212,31 @@ inline void gemm_bias_relu(tl::ptr<tl::f16> a, tl::ptr<tl::f16> b, tl::ptr<float
   tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0), tl::cast<tl::f16>(out), mask);
 }
 
+// A gated MLP's first layer as it is written for linear layers' weights (N x K, row-major): two
+// products of one a tile, each weight's [BN, BK] tile read through its transpose, and
+// silu(a w1ᵀ) * (a w2ᵀ), masked.
+inline void gated_gemm(tl::ptr<tl::f16> a, tl::ptr<tl::f16> w1, tl::ptr<tl::f16> w2,
+                       tl::ptr<float> c, tl::i32 M, tl::i32 N, tl::i32 K, tl::constexpr_<int> BM,
+                       tl::constexpr_<int> BN, tl::constexpr_<int> BK) {
+  auto rm = tl::program_id(0) * BM + tl::arange(0, BM);
+  auto rn = tl::program_id(1) * BN + tl::arange(0, BN);
+  auto rk = tl::arange(0, BK);
+  auto acc1 = tl::zeros<float>({BM, BN});
+  auto acc2 = tl::zeros<float>({BM, BN});
+  for (auto k : tl::range(0, K, BK)) {
+    auto k_ok = tl::expand_dims(rk + k, 0) < K;
+    auto x = tl::load(a + tl::expand_dims(rm, 1) * K + tl::expand_dims(rk + k, 0),
+                      (tl::expand_dims(rm, 1) < M) & k_ok, 0.0f);
+    auto w_offs = tl::expand_dims(rn, 1) * K + tl::expand_dims(rk + k, 0);
+    auto w_mask = (tl::expand_dims(rn, 1) < N) & k_ok;
+    acc1 = tl::dot(x, tl::trans(tl::load(w1 + w_offs, w_mask, 0.0f)), acc1);
+    acc2 = tl::dot(x, tl::trans(tl::load(w2 + w_offs, w_mask, 0.0f)), acc2);
+  }
+  auto mask = (tl::expand_dims(rm, 1) < M) & (tl::expand_dims(rn, 0) < N);
+  tl::store(c + tl::expand_dims(rm, 1) * N + tl::expand_dims(rn, 0),
+            acc1 * tl::sigmoid(acc1) * acc2, mask);
+}
+
 // An fp8 GEMM as Triton's tutorial writes it for fp8: A row-major, B column-major (K
 // contiguous in both, what wgmma's 8-bit form reads); B_ROWS 1: B row-major; 2: W = Bᵀ held as
 // a linear layer's weight (N x K, row-major), its [BN, BK] tile loaded and transposed.
