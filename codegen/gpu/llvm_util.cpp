@@ -7,10 +7,13 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -121,6 +124,22 @@ std::vector<llvm::Value*> MatrixOps::mma_shared_regs(llvm::IRBuilder<>&, const M
                                                      const std::vector<llvm::Value*>&) {
   throw Error(fmt::format("GPU lowering: {} has no {} matrix instructions with a in registers",
                           arch_, matrix_unit_name(instr.unit)));
+}
+
+// Read whole, libdevice (470 KB of bitcode) took about half of a small kernel's compile on the
+// build machine (a GeGLU kernel's 80 ms); lazily, the linker materializes what it links.
+void link_bitcode_library(llvm::Module& m, const std::string& path, std::string_view what) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    throw Error(fmt::format("{}: cannot read {}: {}", what, path, buf.getError().message()));
+  auto lib = llvm::getOwningLazyBitcodeModule(std::move(*buf), m.getContext());
+  if (!lib)
+    throw Error(
+        fmt::format("{}: cannot parse {}: {}", what, path, llvm::toString(lib.takeError())));
+  (*lib)->setDataLayout(m.getDataLayout());
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
+    throw Error(fmt::format("{}: linking {} failed", what, path));
 }
 
 std::vector<llvm::Value*> pack_words(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& elems) {

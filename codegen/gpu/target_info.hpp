@@ -340,6 +340,10 @@ void remove_idle_barriers(llvm::Function& f, const BarrierRules& rules);
 // The target's barrier where it orders global memory too (tl::debug_barrier): tagged so that
 // remove_idle_barriers keeps it.
 void ordering_barrier(TargetInfo& ti, llvm::IRBuilder<>& b);
+// Links into `m` the functions it declares and the bitcode library at `path` (libdevice,
+// ocml) defines, and what they call; the library is read lazily, so that only those are
+// parsed. `what` names the library in errors.
+void link_bitcode_library(llvm::Module& m, const std::string& path, std::string_view what);
 // `strength_reduction`: whether LLVM's loop strength reduction runs in the code generator.
 std::string emit_to_string(llvm::Module& m, llvm::TargetMachine& tm, bool object,
                            bool strength_reduction = true);

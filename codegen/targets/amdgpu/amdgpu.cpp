@@ -18,9 +18,7 @@
 
 #include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
-#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
-#include <llvm/Linker/Linker.h>
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
@@ -514,16 +512,7 @@ public:
                               "TRITIUM_OCML to the file)",
                               users));
     }
-    auto buf = llvm::MemoryBuffer::getFile(path);
-    if (!buf)
-      throw Error("AMDGPU: cannot read ocml at " + path);
-    auto lib = llvm::parseBitcodeFile(buf.get()->getMemBufferRef(), m.getContext());
-    if (!lib)
-      throw Error("AMDGPU: cannot parse ocml at " + path + ": " + llvm::toString(lib.takeError()));
-    (*lib)->setDataLayout(m.getDataLayout());
-    (*lib)->setTargetTriple(m.getTargetTriple());
-    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
-      throw Error("AMDGPU: linking ocml failed");
+    link_bitcode_library(m, path, "AMDGPU: ocml");
     auto define = [&](const char* name, llvm::Type* t, uint64_t v) {
       auto* g = m.getGlobalVariable(name);
       if (!g)

@@ -12,12 +12,9 @@
 
 #include <fmt/format.h>
 
-#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/MDBuilder.h>
-#include <llvm/Linker/Linker.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 
@@ -450,16 +447,7 @@ public:
       needed |= f.isDeclaration() && f.getName().starts_with("__nv_");
     if (!needed)
       return;
-    auto buf = llvm::MemoryBuffer::getFile(libdevice_);
-    if (!buf)
-      throw Error("NVPTX: cannot read libdevice at " + libdevice_);
-    auto lib = llvm::parseBitcodeFile(buf.get()->getMemBufferRef(), m.getContext());
-    if (!lib)
-      throw Error("NVPTX: cannot parse libdevice at " + libdevice_);
-    (*lib)->setTargetTriple(m.getTargetTriple());
-    (*lib)->setDataLayout(m.getDataLayout());
-    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
-      throw Error("NVPTX: linking libdevice failed");
+    link_bitcode_library(m, libdevice_, "NVPTX: libdevice");
     // Denormals are kept (no flush to zero), as the interpreter does.
     m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
     for (auto& f : m)
