@@ -1,4 +1,4 @@
-// Tutorial 13: tutorial 03's Llama MLP in fp8 (W8A8), as LLM serving runs its prefill.
+// Tutorial 13: tutorial 03's Llama MLP in fp8 (W8A8), as LLM serving runs it.
 //
 //   out = (silu(Xn @ Gᵀ) * (Xn @ Uᵀ)) @ Dᵀ,   Xn = RMSNorm(X) = X / sqrt(mean(X^2) + eps) * w
 //
@@ -9,7 +9,9 @@
 //   * a prologue that fuses RMSNorm with the per-token quantization (the row's max|Xn| is the
 //     scale), one program per token;
 //   * both projections in one K loop of fp8 dots, their scales and SwiGLU in the epilogue;
-//   * `tl::trans` of a weight tile loaded as stored: the dot's B without a copy.
+//   * `tl::trans` of a weight tile loaded as stored: the dot's B without a copy;
+//   * tiles per shape from tritium::autotune: 16-row tiles that stream the weights when
+//     decoding, 128-row ones for a prefill.
 //
 // Usage: 13_llama_mlp_fp8 [--full | --small] [--tokens N]
 //   Llama-7B's hidden 4096 / intermediate 11008 with --full (and on GPUs by default), 4096
@@ -115,6 +117,27 @@ int pow2_at_least(int n) {
   return p;
 }
 
+// The tiles the autotuner tries for each projection (fp8: 128 K is 128 bytes a row). Decoding
+// (16 tokens) streams the weights: 16-row tiles, narrow enough that the grid fills the GPU. A
+// prefill batch: 128 x 128 tiles of two accumulators (gate and up), 128 x 256 of one (down);
+// 64-row and 128-row tiles taller than the batch are pruned (the launch throws, the autotuner
+// records why). The interpreter and the CPU run one configuration.
+std::vector<tritium::Config> configs_for(const tritium::Device& dev, bool glu) {
+  auto tile = [](int m, int n, int k, int warps, int stages) {
+    return tritium::Config{{{"BLOCK_M", m}, {"BLOCK_N", n}, {"BLOCK_K", k}}, warps, stages};
+  };
+  if (dev.name() != "cuda" && dev.name() != "hip")
+    return {tile(64, 64, 64, 4, 3)};
+  std::vector<tritium::Config> c{tile(16, 32, 256, 4, 3), tile(16, 64, 128, 4, 4),
+                                 tile(16, 64, 256, 4, 3), tile(16, 128, 128, 4, 3),
+                                 tile(64, 64, 128, 4, 4)};
+  if (glu)
+    c.insert(c.end(), {tile(128, 128, 128, 8, 4), tile(128, 128, 128, 8, 3)});
+  else
+    c.insert(c.end(), {tile(128, 256, 128, 8, 3), tile(128, 256, 128, 8, 4)});
+  return c;
+}
+
 bool run(const tritium::Device& dev, int tokens, int hidden, int inter) {
   std::mt19937 rng(tokens * 31 + hidden);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -143,27 +166,37 @@ bool run(const tritium::Device& dev, int tokens, int hidden, int inter) {
   auto out = dev.alloc<half>(size_t(tokens) * hidden);
 
   static auto quant = tritium::jit(norm_quant_kernel, "norm_quant_kernel");
-  static auto linear = tritium::jit(fp8_linear_kernel, "fp8_linear_kernel");
+  static auto gate_up =
+      tritium::autotune(fp8_linear_kernel, "fp8_linear_kernel", configs_for(dev, true));
+  static auto down =
+      tritium::autotune(fp8_linear_kernel, "fp8_linear_kernel", configs_for(dev, false));
   const bool gpu = dev.name() == "cuda" || dev.name() == "hip";
-  // 128 x 128 tiles of two accumulators, 128 x 256 of one, 128 of K (fp8: 128 bytes a row).
-  const int bm = gpu ? 128 : 64, bk = gpu ? 128 : 64;
-  const int bn_glu = gpu ? 128 : 64, bn_down = gpu ? 256 : 64;
   const int bx = pow2_at_least(hidden), bh = pow2_at_least(inter);
   // A quantizing program reads its row at once: 32-64 elements a thread ran fastest on an H200
   // (x: 16 us on 2 warps against 23 on 16; h: 32 us on 8 warps against 38 on 16).
   auto quant_warps = [](int block) { return std::clamp(block / 2048, 1, 8); };
+  // C (M x N) = the projection of A (M x K) by W1 [and W2] (N x K), tiled as the autotuner picks.
+  auto linear = [&](auto& tuner, const auto& a, const auto& sa, const auto& w1, const auto& s1,
+                    const auto& w2, const auto& s2, auto& c, int M, int N, int K, bool glu) {
+    tuner(
+        fmt::format("M={} N={} K={}", M, N, K),
+        [&](auto& k, const tritium::Config& cfg) {
+          const int bm = static_cast<int>(cfg["BLOCK_M"]), bn = static_cast<int>(cfg["BLOCK_N"]);
+          if (gpu && bm > 16 && bm > M) // (elsewhere it is the one configuration)
+            throw tritium::Error(
+                fmt::format("BLOCK_M = {} is taller than the batch ({} tokens)", bm, M));
+          k[{tritium::cdiv(M, bm), tritium::cdiv(N, bn)}](a, sa, w1, s1, w2, s2, c, M, N, K, bm, bn,
+                                                          cfg["BLOCK_K"], glu);
+        },
+        dev);
+  };
   auto forward = [&] {
     quant.options({.num_warps = quant_warps(bx)});
     quant[{tokens}](x, nw, xq, xs, hidden, bx, true);
-    // Four stages for gate and up (three tiles a stage; 559 us against 579 on three, H200).
-    linear.options({.num_warps = gpu ? 8 : 4, .num_stages = 4});
-    linear[{tritium::cdiv(tokens, bm), tritium::cdiv(inter, bn_glu)}](
-        xq, xs, gq, gs, uq, us, h, tokens, inter, hidden, bm, bn_glu, bk, true);
+    linear(gate_up, xq, xs, gq, gs, uq, us, h, tokens, inter, hidden, true);
     quant.options({.num_warps = quant_warps(bh)});
     quant[{tokens}](h, nw, hq, hs, inter, bh, false);
-    linear.options({.num_warps = gpu ? 8 : 4, .num_stages = 3});
-    linear[{tritium::cdiv(tokens, bm), tritium::cdiv(hidden, bn_down)}](
-        hq, hs, dq, ds, dq, ds, out, tokens, hidden, inter, bm, bn_down, bk, false);
+    linear(down, hq, hs, dq, ds, dq, ds, out, tokens, hidden, inter, false);
   };
   forward();
   dev.synchronize();
