@@ -125,8 +125,27 @@ TEST_CASE("bad input: libdevice is not bitcode") {
   fs::path fake = scratch("-libdevice.bc");
   std::ofstream(fake) << "not LLVM bitcode";
   ::setenv("TRITIUM_LIBDEVICE", fake.c_str(), 1);
-  CHECK_ERROR(compile_for("sm_90", sin_ir()), "NVPTX: cannot parse libdevice at", fake.c_str());
+  CHECK_ERROR(compile_for("sm_90", sin_ir()), "NVPTX: libdevice: cannot parse", fake.c_str(),
+              "bitcode");
   ::unsetenv("TRITIUM_LIBDEVICE");
+  fs::remove(fake);
+}
+
+// tl::extern_elementwise is an ocml call on AMD targets: the only kernel that reads ocml.
+void cbrt_kernel(tl::ptr<float> x, tl::ptr<float> out, tl::constexpr_<int> BLOCK) {
+  auto offs = tl::arange(0, BLOCK);
+  tl::store(out + offs, tl::extern_elementwise("cbrt", tl::load(x + offs)));
+}
+
+TEST_CASE("bad input: ocml is not bitcode") {
+  auto k = tritium::jit(cbrt_kernel, "cbrt_kernel");
+  auto x = tritium::device("interpreter").alloc<float>(128);
+  auto ir = k.trace(x, x, 128);
+  fs::path fake = scratch("-ocml.bc");
+  std::ofstream(fake) << "not LLVM bitcode";
+  ::setenv("TRITIUM_OCML", fake.c_str(), 1);
+  CHECK_ERROR(compile_for("gfx942", ir), "AMDGPU: ocml: cannot parse", fake.c_str(), "bitcode");
+  ::unsetenv("TRITIUM_OCML");
   fs::remove(fake);
 }
 
