@@ -34,8 +34,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace tritium::cuda {
@@ -296,9 +298,9 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
   // (.minnctapersm N). The assembler reads the directive as leave to spend registers up to
   // that bound: kernels that fit anyway came out with more registers and fewer blocks in
   // flight (layer norm over rows of 4096 halves: 40 registers without it, 55 with; 6 blocks
-  // of 8 warps per SM against 4). So the kernel is assembled without it first, and again with
-  // it (the same way, linked or whole) only where registers leave room for fewer than N
-  // blocks; that version is kept where it fits more blocks without spilling (local memory
+  // of 8 warps per SM against 4). So the kernel is assembled without it, and with it (the same
+  // way, linked or whole); the version with it is kept only where the plain one's registers
+  // leave room for fewer than N blocks and it fits more without spilling (local memory
   // traffic would cost the warps' gain).
   std::string occupancy_note; // artifact("min_blocks"): what was decided, and why
   if (const size_t at = image.ptx.find(".minnctapersm"); at != std::string::npos) {
@@ -312,7 +314,33 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     KernelImage asked = image;
     asked.ptx.replace(at, end - at, fmt::format(".minnctapersm {}\n", std::max(wanted, 1)));
     image.ptx.erase(at, end - at);
-    Loaded plain = assemble(gpu, image, jit_note);
+    // The version with the directive is assembled on another thread beside the plain one,
+    // wherever the way it will be assembled is known before (not under `auto`): a cold compile
+    // that needs both then takes about one assembly's time, not two. (H200, 2026-12-03, the
+    // driver's cache off: SwiGLU forward, which needs both, took 100-161 ms cold one after the
+    // other, 1.0-1.1 x Triton's; with the two side by side no zoo kernel but one compiled slower
+    // than Triton's, bench/RESULTS.md.) One that needs only the plain one spends a second core,
+    // not time.
+    const bool whole = ptxas_path().empty() && jit_mode() == JitMode::whole;
+    std::future<Loaded> beside;
+    if ((!ptxas_path().empty() || jit_mode() != JitMode::automatic) &&
+        std::thread::hardware_concurrency() > 1)
+      beside = std::async(std::launch::async, [&gpu, &asked, whole] {
+        driver::Current<CudaDriver> current(gpu);
+        return load_as(gpu, asked, whole);
+      });
+    Loaded plain;
+    try {
+      plain = assemble(gpu, image, jit_note);
+    } catch (const Error&) {
+      if (beside.valid()) {
+        try {
+          (void)gpu.drv.module_unload(beside.get().k.module);
+        } catch (const Error&) {
+        }
+      }
+      throw;
+    }
     const int blocks = occupancy(gpu, plain.k, image.num_threads, image.shared_bytes);
     occupancy_note =
         fmt::format("{} wanted; without the directive: {} blocks, {} registers", wanted, blocks,
@@ -320,14 +348,29 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     // The bound may leave an instruction too few registers (a wide wgmma's accumulator): the
     // assembler then refuses it, and the kernel stays as assembled without it.
     std::optional<Loaded> tried;
-    if (blocks < wanted) {
+    std::string refused;
+    try {
+      if (beside.valid())
+        tried = beside.get();
+    } catch (const Error& e) {
+      refused = e.what();
+    }
+    // Assembled the other way than the plain one (whole program failed, the linker took it)
+    // or not needed: given back.
+    if (tried && (tried->whole != plain.whole || blocks >= wanted)) {
+      (void)gpu.drv.module_unload(tried->k.module);
+      tried.reset();
+      refused.clear();
+    }
+    if (blocks < wanted && !tried && refused.empty()) {
       try {
         tried = load_as(gpu, asked, plain.whole);
       } catch (const Error& e) {
-        const std::string why = e.what();
-        occupancy_note += "; with it the assembler refused: " + why.substr(0, why.find('\n'));
+        refused = e.what();
       }
     }
+    if (blocks < wanted && !refused.empty())
+      occupancy_note += "; with it the assembler refused: " + refused.substr(0, refused.find('\n'));
     if (tried) {
       const int local = attribute(gpu, tried->k, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
       const int more = occupancy(gpu, tried->k, image.num_threads, image.shared_bytes);
