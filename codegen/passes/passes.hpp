@@ -112,7 +112,8 @@ void accelerate_matmul(ir::Function& f, const GpuFeatures& target);
 void propagate_mma_layout(ir::Function& f);
 
 // pipeline.cpp: loads feeding matrix instructions become asynchronous copies into a ring of
-// num_stages shared-memory tiles, issued num_stages - 1 iterations ahead.
+// num_stages shared-memory tiles, issued num_stages - 1 iterations ahead (where copies go
+// through registers, AMD's: one tile, one iteration ahead).
 void pipeline(ir::Function& f, const GpuFeatures& target);
 
 // carry_ahead.cpp: a loop-carried pointer advanced by a loop-invariant step and read only some
