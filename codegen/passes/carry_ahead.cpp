@@ -1,6 +1,6 @@
 // carry_ahead: a loop that carries a pointer advanced by a loop-invariant step (`p += inc`, the
 // GEMM idiom) and reads it only d iterations ahead (`p + d * inc`: the addresses the pipeliner
-// copies from, d = num_stages - 1) carries it d iterations ahead instead. Each iteration then
+// copies from, d its distance) carries it d iterations ahead instead. Each iteration then
 // advances one pointer and reads through it, where it advanced one and added the distance to
 // another: on sm_90a LLVM's loop strength reduction turned bmm's 8 pointer tiles into a base and
 // loop-invariant 64-bit offsets, 13 64-bit adds an iteration where 8 suffice.

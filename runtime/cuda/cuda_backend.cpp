@@ -37,6 +37,7 @@
 #include <future>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -324,11 +325,16 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     const bool whole = ptxas_path().empty() && jit_mode() == JitMode::whole;
     std::future<Loaded> beside;
     if ((!ptxas_path().empty() || jit_mode() != JitMode::automatic) &&
-        std::thread::hardware_concurrency() > 1)
-      beside = std::async(std::launch::async, [&gpu, &asked, whole] {
-        driver::Current<CudaDriver> current(gpu);
-        return load_as(gpu, asked, whole);
-      });
+        std::thread::hardware_concurrency() > 1) {
+      try {
+        beside = std::async(std::launch::async, [&gpu, &asked, whole] {
+          driver::Current<CudaDriver> current(gpu);
+          return load_as(gpu, asked, whole);
+        });
+      } catch (const std::system_error&) {
+        // No thread to be had: the version with the directive waits its turn below.
+      }
+    }
     Loaded plain;
     try {
       plain = assemble(gpu, image, jit_note);
@@ -355,10 +361,11 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     } catch (const Error& e) {
       refused = e.what();
     }
-    // Assembled the other way than the plain one (whole program failed, the linker took it)
-    // or not needed: given back.
-    if (tried && (tried->whole != plain.whole || blocks >= wanted)) {
-      (void)gpu.drv.module_unload(tried->k.module);
+    // Assembled (or refused) the other way than the plain one (whole program failed, the
+    // linker took it), or not needed: given back, and tried again below where needed.
+    if (whole != plain.whole || blocks >= wanted) {
+      if (tried)
+        (void)gpu.drv.module_unload(tried->k.module);
       tried.reset();
       refused.clear();
     }
