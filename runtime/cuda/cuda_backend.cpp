@@ -247,8 +247,14 @@ Assembly assembly(CudaGpu& gpu, const Loaded& l, const KernelImage& image) {
 // `image` assembled as TRITIUM_CUDA_JIT says, or both ways and one kept by
 // prefer_whole_program. A standalone ptxas (TRITIUM_PTXAS) assembles whole programs already.
 // `note` (artifact("jit")) says which was kept, and why.
+// How a kernel will be assembled: TRITIUM_CUDA_JIT's way, or linked where TRITIUM_PTXAS names an
+// assembler (its cubins load as the linker's do).
+JitMode assembly_mode() {
+  return ptxas_path().empty() ? jit_mode() : JitMode::link;
+}
+
 Loaded assemble(CudaGpu& gpu, const KernelImage& image, std::string& note) {
-  const JitMode mode = ptxas_path().empty() ? jit_mode() : JitMode::link;
+  const JitMode mode = assembly_mode();
   if (mode == JitMode::whole) {
     try {
       note = "whole";
@@ -322,10 +328,10 @@ std::unique_ptr<CompiledKernel> load_kernel(Backend& backend, KernelImage image)
     // other, 1.0-1.1 x Triton's; with the two side by side no zoo kernel but one compiled slower
     // than Triton's, bench/RESULTS.md.) One that needs only the plain one spends a second core,
     // not time.
-    const bool whole = ptxas_path().empty() && jit_mode() == JitMode::whole;
+    const JitMode mode = assembly_mode();
+    const bool whole = mode == JitMode::whole;
     std::future<Loaded> beside;
-    if ((!ptxas_path().empty() || jit_mode() != JitMode::automatic) &&
-        std::thread::hardware_concurrency() > 1) {
+    if (mode != JitMode::automatic && std::thread::hardware_concurrency() > 1) {
       try {
         beside = std::async(std::launch::async, [&gpu, &asked, whole] {
           driver::Current<CudaDriver> current(gpu);
