@@ -71,6 +71,23 @@ bool FusionLowering::division_leaf(const ir::Value* v) {
                      [&](const ir::Value* o) { return rematerializable(o); });
 }
 
+// Whether some op reads `v` from a buffer: one that is not fused (a reduction, a dot, a
+// yield), or a view (broadcast, expand_dims, trans) whose result is read so. Fused readers
+// recompute a rematerializable value, and so do they through such views: a 2-D tile's mask
+// `(rm < M)[:, None] & (rn < N)[None, :]` stored transposed was written to a buffer per program
+// that nothing read.
+bool FusionLowering::read_from_buffer(const ir::Value* v) {
+  for (const Op* u : k_.users_[v]) {
+    if (fusible(*u))
+      continue;
+    const bool view =
+        u->kind == OpKind::Broadcast || u->kind == OpKind::ExpandDims || u->kind == OpKind::Trans;
+    if (!view || !rematerializable(u->result()) || read_from_buffer(u->result()))
+      return true;
+  }
+  return false;
+}
+
 // Whether two values compute the same thing from the same values: `cols < N` written twice
 // (Triton's layer norm masks a load with one and a `where` with the other).
 static bool same_computation(const ir::Value* a, const ir::Value* b, int depth = 8) {

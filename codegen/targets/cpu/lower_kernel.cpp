@@ -490,6 +490,10 @@ void KernelLowering::lower_scalar_op(const Op& op) {
 }
 
 void KernelLowering::lower_view_op(const Op& op) {
+  const bool recomputed =
+      op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims || op.kind == OpKind::Trans;
+  if (recomputed && fusion_.rematerializable(op.result()) && !fusion_.read_from_buffer(op.result()))
+    return; // every reader recomputes it (FusionLowering::read_from_buffer)
   View v = view(op.operand(0));
   const auto& rs = op.results.empty() ? v.shape : op.result()->type.shape;
   switch (op.kind) {

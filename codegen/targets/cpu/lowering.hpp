@@ -148,6 +148,8 @@ public:
   bool division_leaf(const ir::Value* v);
   llvm::Value* remat(const ir::Value* v, const std::vector<llvm::Value*>& idx, bool same_index,
                      std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
+  // Whether an op reads `v` from a buffer (see lower_fusion.cpp).
+  bool read_from_buffer(const ir::Value* v);
   llvm::Value* group_element(const ir::Value* v, const std::vector<llvm::Value*>& idx,
                              llvm::Value* flat,
                              std::unordered_map<const ir::Value*, llvm::Value*>& in_group);
@@ -332,6 +334,7 @@ class KernelLowering {
   friend class ReloadLowering;
   friend class StreamingStores;
   friend class Prefetcher;
+  friend class InnerLanes;
 
 public:
   // `name`: the internal LLVM function of one program (grid_loop.cpp's entry point calls it).
