@@ -1,6 +1,8 @@
 // CPU backend benchmark, everything measured side by side in one run:
 //   * vector add fp32 through tritium's CPU JIT vs a plain C++ loop compiled -O3 (one thread,
 //     and split over the same oneTBB threads as the CPU backend uses);
+//   * a 2-D fp16 transpose (64x64 tiles, 8192^2) vs memcpy of the same bytes split over the same
+//     threads, in alternating rounds;
 //   * GEMM fp32 (512^3, 1024^3) through tl::dot vs OpenBLAS sgemm, and vs the interpreter on
 //     a size it finishes (128^3);
 //   * cold JIT compile time of the vector add (first kernel in the process, and a new
@@ -30,6 +32,16 @@ void add_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::ptr<float> out, tl::i32 
   auto offs = tl::program_id(0) * BLOCK + tl::arange(0, BLOCK);
   auto mask = offs < n;
   tl::store(out + offs, tl::load(x + offs, mask) + tl::load(y + offs, mask), mask);
+}
+
+// Triton's tile transpose (the zoo's transpose_2d): both the loads and the stores run along rows.
+void transpose_kernel(tl::ptr<tl::f16> x, tl::ptr<tl::f16> y, tl::i32 M, tl::i32 N,
+                      tl::constexpr_<int> B) {
+  auto rm = tl::program_id(0) * B + tl::arange(0, B);
+  auto rn = tl::program_id(1) * B + tl::arange(0, B);
+  auto mask = (rm[{tl::_, tl::None}] < M) && (rn[{tl::None, tl::_}] < N);
+  auto v = tl::load(x + rm[{tl::_, tl::None}] * N + rn[{tl::None, tl::_}], mask);
+  tl::store(y + rn[{tl::_, tl::None}] * M + rm[{tl::None, tl::_}], tl::trans(v), tl::trans(mask));
 }
 
 // Triton's matmul tutorial kernel (row-major A MxK, B KxN, C MxN), fp32 with ieee precision.
@@ -146,6 +158,45 @@ int main(int argc, char** argv) {
     fmt::print("vector add fp32, n = 2^25, BLOCK 1024: tritium cpu {:.1f} GB/s; ratio to the plain "
                "loop {:.2f}\n",
                bytes / t_1024 / 1e9, t_plain / t_1024);
+  }
+
+  // --- transpose against memcpy, paired rounds (the machine's bandwidth drifts by a third
+  // within minutes on a shared VM) ---
+  {
+    const int s = 8192;
+    const size_t n = size_t(s) * s;
+    std::vector<tritium::half> h(n);
+    for (size_t i = 0; i < n; ++i)
+      h[i] = tritium::half(static_cast<float>(i % 2039));
+    auto x = dev.from_host(h);
+    auto y = dev.alloc<tritium::half>(n), z = dev.alloc<tritium::half>(n);
+    auto k = tritium::jit(transpose_kernel, "transpose_kernel");
+    const size_t bytes = n * sizeof(tritium::half);
+    auto r = tritium::bench_interleaved(
+        dev,
+        {[&] {
+           k[{s / 64, s / 64}](x, y, s, s, 64);
+         },
+         [&] {
+           tbb::parallel_for(tbb::blocked_range<size_t>(0, size_t(threads)), [&](const auto& t) {
+             for (size_t i = t.begin(); i < t.end(); ++i)
+               std::memcpy(reinterpret_cast<char*>(z.data()) + bytes / threads * i,
+                           reinterpret_cast<const char*>(x.data()) + bytes / threads * i,
+                           bytes / threads);
+           });
+         }},
+        {.reps = quick ? 5 : 20});
+    auto out = y.to_host();
+    for (size_t i = 0; i < n; i += 4099)
+      if (std::memcmp(&out[(i % s) * s + i / s], &h[i], 2) != 0) {
+        fmt::print("transpose: wrong result at {}\n", i);
+        return 1;
+      }
+    const double moved = 2.0 * static_cast<double>(bytes);
+    fmt::print("transpose fp16 {}^2 (64x64 tiles): tritium cpu {:.2f} ms, {:.1f} GB/s; memcpy of "
+               "the same bytes on {} threads {:.2f} ms, {:.1f} GB/s; ratio {:.2f}\n",
+               s, r[0].median_ms, moved / r[0].median_ms / 1e6, threads, r[1].median_ms,
+               moved / r[1].median_ms / 1e6, r[1].median_ms / r[0].median_ms);
   }
 
   // --- GEMM ---

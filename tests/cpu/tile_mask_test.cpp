@@ -72,6 +72,25 @@ void wrapped_kernel(tl::ptr<float> x, tl::ptr<float> y, tl::i32 shift, tl::i32 b
   tl::store(y + r * B + c, tl::load(x + r * B + c, m, 5.f));
 }
 
+// A [4, 16, 32] block of i32 permuted to [4, 32, 16] (the CPU copies such a read through
+// registers, transpose_copy.cpp) and a [16, 64] f32 tile transposed after arithmetic.
+void permute_kernel(tl::ptr<int32_t> x, tl::ptr<int32_t> y, tl::ptr<float> f, tl::ptr<float> g) {
+  auto b = tl::arange(0, 4)[{tl::_, tl::None, tl::None}];
+  auto r = tl::arange(0, 16)[{tl::None, tl::_, tl::None}];
+  auto c = tl::arange(0, 32)[{tl::None, tl::None, tl::_}];
+  auto v = tl::load(x + b * 512 + r * 32 + c);
+  auto t = tl::permute(v * 3, {0, 2, 1});
+  auto r2 = tl::arange(0, 16)[{tl::None, tl::None, tl::_}];
+  auto c2 = tl::arange(0, 32)[{tl::None, tl::_, tl::None}];
+  tl::store(y + b * 512 + c2 * 16 + r2, t);
+  auto i = tl::arange(0, 16)[{tl::_, tl::None}];
+  auto j = tl::arange(0, 64)[{tl::None, tl::_}];
+  auto w = tl::load(f + i * 64 + j);
+  auto i2 = tl::arange(0, 16)[{tl::None, tl::_}];
+  auto j2 = tl::arange(0, 64)[{tl::_, tl::None}];
+  tl::store(g + j2 * 16 + i2, tl::trans(w * 2.f));
+}
+
 std::vector<float> random_floats(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-8.f, 8.f);
@@ -156,6 +175,30 @@ TEST_CASE("cpu: a 2-D mask whose offsets wrap around in i32 is the interpreter's
   }
 }
 
+TEST_CASE("cpu: tiles permuted in registers (i32 3-D, f32 2-D) are the interpreter's") {
+  std::vector<int32_t> hx(4 * 16 * 32);
+  for (size_t i = 0; i < hx.size(); ++i)
+    hx[i] = static_cast<int32_t>(i * 2654435761u);
+  auto hf = random_floats(16 * 64, 11);
+  for (Device dev : tritium::testing::test_devices()) {
+    if (dev.name() == "interpreter")
+      continue;
+    std::vector<int32_t> want_i, got_i;
+    std::vector<float> want_f, got_f;
+    for (Device d : {tritium::testing::interpreter(), dev}) {
+      auto x = d.from_host(hx);
+      auto y = d.alloc<int32_t>(hx.size());
+      auto f = d.from_host(hf);
+      auto g = d.alloc<float>(hf.size());
+      tritium::jit(permute_kernel, "tile_mask_permute")[{1}](x, y, f, g);
+      (want_i.empty() ? want_i : got_i) = y.to_host();
+      (want_f.empty() ? want_f : got_f) = g.to_host();
+    }
+    CHECK(same_bits(want_i, got_i));
+    CHECK(same_bits(want_f, got_f));
+  }
+}
+
 TEST_CASE("cpu: a transposed tile's rows load and store without per-lane branches") {
   std::string ir;
   {
@@ -172,4 +215,7 @@ TEST_CASE("cpu: a transposed tile's rows load and store without per-lane branche
   CHECK(std::regex_search(ir, std::regex(R"(store <\d+ x half>)")));
   // No buffer holds the 2-D mask (it is recomputed where read): no i8 vector stores.
   CHECK(!std::regex_search(ir, std::regex(R"(store <\d+ x i8>)")));
+  // The tile is transposed in registers, and the load's rows ahead are prefetched.
+  CHECK(std::regex_search(ir, std::regex(R"(shufflevector <\d+ x (float|i32)>)")));
+  CHECK(std::regex_search(ir, std::regex(R"(call void @llvm.prefetch)")));
 }

@@ -2,6 +2,8 @@
 // other groups read stored to buffers, masked loads and stores split where all masks hold.
 #include "inner_lanes.hpp"
 #include "lowering.hpp"
+#include "target.hpp"
+#include "transpose_copy.hpp"
 #include "llvm/guarded.hpp"
 
 #include <algorithm>
@@ -35,6 +37,8 @@ private:
   void emit_split();
   void emit_split_inner();
   void prefetch_and_emit();
+  void copy_transposed_reads();
+  void prefetch_rows_ahead(const std::vector<llvm::Value*>& rows, int64_t n);
 
   KernelLowering& L;
   llvm::IRBuilder<>& b;
@@ -51,6 +55,7 @@ private:
   bool masks_true = false;     // lanes of the split's first loop
   bool from_snapshots = false; // the version for rows copied aside (lower_reload.cpp)
   const Op* streaming = nullptr;
+  std::vector<std::pair<const ir::Value*, View>> untransposed; // views to put back after
 };
 
 GroupLowering::GroupLowering(KernelLowering& l, KernelLowering::Group group)
@@ -260,6 +265,7 @@ void GroupLowering::emit_split_inner() {
   std::vector<int64_t> outer(space.begin(), space.end() - 1);
   const int64_t n = space.back();
   L.loop_nest(outer, [&](const std::vector<llvm::Value*>& rows) {
+    prefetch_rows_ahead(rows, n);
     InnerLanes lanes(L, rows, n);
     llvm::Value* all = L.i64(n);
     llvm::Value* none = L.i64(0);
@@ -295,6 +301,38 @@ void GroupLowering::emit_split_inner() {
   });
 }
 
+// A tile's rows lie a row of the tensor apart (16 KiB for an fp16 8192-wide matrix): the
+// hardware prefetchers do not follow them, and a row's few lines are read in a few dozen
+// instructions, so the out-of-order window holds the misses of about three rows. Loads whose
+// rows span one to eight lines prefetch the row kRowsAhead further (past the tile's last rows,
+// lines it will not read: a prefetch never faults). The stores' rows prefetched for writing
+// as well did not help.
+void GroupLowering::prefetch_rows_ahead(const std::vector<llvm::Value*>& rows, int64_t n) {
+  constexpr int64_t kRowsAhead = 8, kLine = 64;
+  if (rows.empty())
+    return;
+  for (const Op* op : g.ops) {
+    if (op->kind != OpKind::Load || !L.fusion_.rematerializable(op->operand(0)))
+      continue;
+    const int64_t bytes = n * L.elements_.memory_bytes(op->result()->type.elem);
+    if (bytes < kLine || bytes > 8 * kLine)
+      continue;
+    std::vector<llvm::Value*> idx = rows;
+    idx.back() = b.CreateAdd(idx.back(), L.i64(kRowsAhead));
+    idx.push_back(L.i64(0));
+    Values in;
+    llvm::Value* first = L.fusion_.remat(op->operand(0), idx, false, in);
+    auto prefetch = [&](int64_t offset) {
+      b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getPtrTy()},
+                        {b.CreateGEP(b.getInt8Ty(), first, L.i64(offset)), b.getInt32(0),
+                         b.getInt32(3), b.getInt32(1)});
+    };
+    for (int64_t at = 0; at < bytes; at += kLine)
+      prefetch(at);
+    prefetch(bytes - 1); // the last line, where the row does not start one
+  }
+}
+
 // Prefetches pay off in a pass that computes long enough per element to hide them and moves
 // no memory of its own: softmax's exp pass gained 2-17 %, while RMSNorm's output pass (a
 // store) and the looped layer norm's variance pass (a flat loop before its loops were
@@ -326,15 +364,42 @@ void GroupLowering::prefetch_and_emit() {
   L.prefetch_.end_prefetch();
 }
 
+// Tiles this loop nest reads transposed (transpose_copy.hpp) are copied first, blocks
+// transposed in registers, and the group reads the copy: only here, as another reader may not
+// run where this group does.
+void GroupLowering::copy_transposed_reads() {
+  const int64_t lanes = L.target().vector_bits / 32;
+  if (flat || !reloaded_loads_in.empty())
+    return;
+  for (const Op* op : g.ops)
+    for (const ir::Value* o : op->operands) {
+      if (is_rank0(o) || g.defines.count(o) || L.fusion_.rematerializable(o) ||
+          L.reloads_.is_reloaded(o) || L.lazy_init_.count(o))
+        continue;
+      auto it = L.values_.find(o);
+      if (it == L.values_.end() || !transposed_view(it->second.view, lanes) ||
+          std::any_of(untransposed.begin(), untransposed.end(),
+                      [&](const auto& u) { return u.first == o; }))
+        continue;
+      View copy = L.new_buffer(o->type.elem, o->type.shape);
+      transposed_copy(L, it->second.view, copy, lanes);
+      untransposed.emplace_back(o, it->second.view);
+      it->second.view = copy;
+    }
+}
+
 void GroupLowering::run() {
   if (!choose_outputs())
     return; // every value it computes is recomputed or reloaded where it is read
   choose_loop_shape();
   collect_masks();
+  copy_transposed_reads();
   // The one store of a 1-D group may stream past the caches (lower_streaming_store.cpp) in the
   // lanes where it stores unconditionally.
   streaming = L.stores_.streaming_store(g.ops, flat && g.shape.size() == 1);
   prefetch_and_emit();
+  for (auto& [v, view] : untransposed)
+    L.set_view(v, view);
   for (auto& [v, buf] : outputs)
     L.set_view(v, buf);
 }
