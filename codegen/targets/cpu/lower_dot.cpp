@@ -14,7 +14,12 @@ using ir::DType;
 using ir::ScalarKind;
 
 namespace {
-constexpr int64_t kMR = 4; // rows per micro-tile
+// Rows per micro-tile: 6 x 2 accumulators and 3 operand registers fill AVX2's 16 (4 rows left
+// a 64x64x32 fp32 dot at 0.79-1.00 of OpenBLAS's sgemm at 1024^3 on a 2-core Zen 3: 8
+// accumulators barely cover the FMA units' latency, and 6 loads fed 8 FMAs, against 8 for 12).
+// A tile whose rows do not divide ends with one block of kMinMR rows.
+constexpr int64_t kMR = 6;
+constexpr int64_t kMinMR = 4;
 constexpr int64_t kNR = 2; // vector registers per row
 
 // An f32 rounded to tf32's 10 mantissa bits, to nearest even; infinities and NaNs as they are.
@@ -45,10 +50,15 @@ void KernelLowering::lower_dot(const ir::Op& op) {
 
   // Packed operands in the accumulator's register type: [batch, M, K] and [batch, K, N]. A
   // tile already held that way (an fp32 tile loaded for an fp32 dot) is read in place: the
-  // copy was a third of the data movement of tutorial 03's matmul step.
+  // copy was a third of the data movement of tutorial 03's matmul step. So is an f16 or bf16
+  // tile for an f32 dot: its scratch already holds the exact f32 value, which the copy's
+  // conversion left unchanged.
+  const bool exact_in_scratch =
+      in == acc ||
+      (acc.kind == ScalarKind::F32 && (in.kind == ScalarKind::F16 || in.kind == ScalarKind::BF16));
   auto pack = [&](const ir::Value* v, int64_t rows, int64_t cols) {
     View src = view(v);
-    if (!tf32 && in == acc && src.ty == acc_ty && contiguous(src)) {
+    if (!tf32 && exact_in_scratch && src.ty == acc_ty && contiguous(src)) {
       if (src.offset)
         src.base = b.CreateInBoundsGEP(src.ty, src.base, i64(src.offset));
       src.offset = 0;
@@ -73,8 +83,16 @@ void KernelLowering::lower_dot(const ir::Op& op) {
     return dst;
   };
   View A = pack(av, M, K), B = pack(bv, K, N);
-  View C = new_buffer(acc, cv->type.shape);
-  copy(view(cv), C, acc);
+  // `acc = dot(a, b, acc)` in a K loop: where the loop's carried accumulator is read by this dot
+  // alone and its result is the carried value's next one, the dot accumulates in the carried
+  // buffer itself. A copy in and the yield's copy out were 2 x BM x BN floats moved per K step
+  // against BM x BN x BK multiply-adds (a 64x64x32 step: an eighth of its instructions).
+  std::unordered_set<const ir::Op*> only_this{&op};
+  const View* carry = fusion_.carried_in_place(op.result(), only_this);
+  const bool in_place = carry && !cv->def && view(cv).base == carry->base;
+  View C = in_place ? *carry : new_buffer(acc, cv->type.shape);
+  if (!in_place)
+    copy(view(cv), C, acc);
 
   auto ptr = [&](const View& v, llvm::Value* lin) {
     return b.CreateInBoundsGEP(v.ty, v.base, lin);
@@ -107,64 +125,73 @@ void KernelLowering::lower_dot(const ir::Op& op) {
   };
 
   const int64_t W = target_.vector_bits / 32;
-  const bool micro = acc.kind == ScalarKind::F32 && N >= W && M >= kMR;
+  const bool micro = acc.kind == ScalarKind::F32 && N >= W && M >= kMinMR;
   const int64_t nr = micro ? std::min<int64_t>(kNR, N / W) : 0;
-  const int64_t m_full = micro ? M / kMR * kMR : 0, n_full = micro ? N / (nr * W) * (nr * W) : 0;
+  const int64_t n_full = micro ? N / (nr * W) * (nr * W) : 0;
+  // Rows in blocks of kMR, then one block of kMinMR where that many are left.
+  const int64_t m_big = micro ? M / kMR * kMR : 0;
+  const int64_t m_full = micro && M - m_big >= kMinMR ? m_big + kMinMR : m_big;
+
+  // One mr x (nr * W) block of C per (i0, j0), kept in registers across the whole k loop.
+  auto micro_rows = [&](llvm::Value* bt, int64_t i_lo, int64_t i_hi, int64_t mr) {
+    auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(W));
+    loop(i64(i_lo), i64(i_hi), mr, [&](llvm::Value* i0) {
+      loop(i64(0), i64(n_full), nr * W, [&](llvm::Value* j0) {
+        std::vector<llvm::Value*> cptr(mr * nr), init(mr * nr);
+        for (int64_t r = 0; r < mr; ++r)
+          for (int64_t n = 0; n < nr; ++n) {
+            llvm::Value* lin = b.CreateAdd(base_of(bt, M, N),
+                                           b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(N)),
+                                                       b.CreateAdd(j0, i64(n * W))));
+            cptr[r * nr + n] = ptr(C, lin);
+            init[r * nr + n] = b.CreateAlignedLoad(vt, cptr[r * nr + n], llvm::Align(4));
+          }
+        llvm::BasicBlock* pre = b.GetInsertBlock();
+        auto* kb = llvm::BasicBlock::Create(ctx_, "dot.k", fn_);
+        auto* done = llvm::BasicBlock::Create(ctx_, "dot.k.done", fn_);
+        b.CreateBr(kb);
+        b.SetInsertPoint(kb);
+        auto* k = b.CreatePHI(b.getInt64Ty(), 2, "k");
+        k->addIncoming(i64(0), pre);
+        std::vector<llvm::PHINode*> c(mr * nr);
+        for (size_t q = 0; q < c.size(); ++q) {
+          c[q] = b.CreatePHI(vt, 2);
+          c[q]->addIncoming(init[q], pre);
+        }
+        std::vector<llvm::Value*> bvec(nr);
+        for (int64_t n = 0; n < nr; ++n)
+          bvec[n] = b.CreateAlignedLoad(
+              vt,
+              ptr(B, b.CreateAdd(base_of(bt, K, N),
+                                 b.CreateAdd(b.CreateMul(k, i64(N)), b.CreateAdd(j0, i64(n * W))))),
+              llvm::Align(4));
+        std::vector<llvm::Value*> next(c.size());
+        for (int64_t r = 0; r < mr; ++r) {
+          llvm::Value* a = b.CreateLoad(
+              b.getFloatTy(),
+              ptr(A, b.CreateAdd(base_of(bt, M, K),
+                                 b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(K)), k))));
+          llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(W), a);
+          for (int64_t n = 0; n < nr; ++n)
+            next[r * nr + n] =
+                b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, bvec[n], c[r * nr + n]});
+        }
+        llvm::Value* k1 = b.CreateAdd(k, i64(1), "", true, true);
+        k->addIncoming(k1, b.GetInsertBlock());
+        for (size_t q = 0; q < c.size(); ++q)
+          c[q]->addIncoming(next[q], b.GetInsertBlock());
+        b.CreateCondBr(b.CreateICmpSLT(k1, i64(K)), kb, done);
+        b.SetInsertPoint(done);
+        for (size_t q = 0; q < c.size(); ++q)
+          b.CreateAlignedStore(next[q], cptr[q], llvm::Align(4));
+      });
+    });
+  };
 
   loop(i64(0), i64(batch), 1, [&](llvm::Value* bt) {
     if (micro) {
-      auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(W));
-      loop(i64(0), i64(m_full), kMR, [&](llvm::Value* i0) {
-        loop(i64(0), i64(n_full), nr * W, [&](llvm::Value* j0) {
-          std::vector<llvm::Value*> cptr(kMR * nr), init(kMR * nr);
-          for (int64_t r = 0; r < kMR; ++r)
-            for (int64_t n = 0; n < nr; ++n) {
-              llvm::Value* lin = b.CreateAdd(
-                  base_of(bt, M, N), b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(N)),
-                                                 b.CreateAdd(j0, i64(n * W))));
-              cptr[r * nr + n] = ptr(C, lin);
-              init[r * nr + n] = b.CreateAlignedLoad(vt, cptr[r * nr + n], llvm::Align(4));
-            }
-          llvm::BasicBlock* pre = b.GetInsertBlock();
-          auto* kb = llvm::BasicBlock::Create(ctx_, "dot.k", fn_);
-          auto* done = llvm::BasicBlock::Create(ctx_, "dot.k.done", fn_);
-          b.CreateBr(kb);
-          b.SetInsertPoint(kb);
-          auto* k = b.CreatePHI(b.getInt64Ty(), 2, "k");
-          k->addIncoming(i64(0), pre);
-          std::vector<llvm::PHINode*> c(kMR * nr);
-          for (size_t q = 0; q < c.size(); ++q) {
-            c[q] = b.CreatePHI(vt, 2);
-            c[q]->addIncoming(init[q], pre);
-          }
-          std::vector<llvm::Value*> bvec(nr);
-          for (int64_t n = 0; n < nr; ++n)
-            bvec[n] = b.CreateAlignedLoad(
-                vt,
-                ptr(B, b.CreateAdd(base_of(bt, K, N), b.CreateAdd(b.CreateMul(k, i64(N)),
-                                                                  b.CreateAdd(j0, i64(n * W))))),
-                llvm::Align(4));
-          std::vector<llvm::Value*> next(c.size());
-          for (int64_t r = 0; r < kMR; ++r) {
-            llvm::Value* a = b.CreateLoad(
-                b.getFloatTy(),
-                ptr(A, b.CreateAdd(base_of(bt, M, K),
-                                   b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(K)), k))));
-            llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(W), a);
-            for (int64_t n = 0; n < nr; ++n)
-              next[r * nr + n] =
-                  b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, bvec[n], c[r * nr + n]});
-          }
-          llvm::Value* k1 = b.CreateAdd(k, i64(1), "", true, true);
-          k->addIncoming(k1, b.GetInsertBlock());
-          for (size_t q = 0; q < c.size(); ++q)
-            c[q]->addIncoming(next[q], b.GetInsertBlock());
-          b.CreateCondBr(b.CreateICmpSLT(k1, i64(K)), kb, done);
-          b.SetInsertPoint(done);
-          for (size_t q = 0; q < c.size(); ++q)
-            b.CreateAlignedStore(next[q], cptr[q], llvm::Align(4));
-        });
-      });
+      micro_rows(bt, 0, m_big, kMR);
+      micro_rows(bt, m_big, m_full, kMinMR);
       simple(bt, 0, m_full, n_full, N);
       simple(bt, m_full, M, 0, N);
     } else {
