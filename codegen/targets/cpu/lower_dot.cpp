@@ -32,6 +32,76 @@ llvm::Value* round_to_tf32(llvm::IRBuilder<>& b, llvm::Value* x) {
       b.getInt32(~0x1fffu));
   return b.CreateBitCast(b.CreateSelect(special, u, r), b.getFloatTy());
 }
+
+// The operands packed, C, and how the micro-kernel tiles them (lower_dot).
+struct MicroTiles {
+  View A, B, C;
+  int64_t M, K, N, W, nr, n_full;
+};
+
+// One mr x (nr * W) block of C per (i0, j0), kept in registers across the whole k loop.
+void micro_rows(KernelLowering& kl, const MicroTiles& t, llvm::Value* bt, int64_t i_lo,
+                int64_t i_hi, int64_t mr) {
+  auto& b = kl.b();
+  const int64_t M = t.M, K = t.K, N = t.N, W = t.W, nr = t.nr;
+  auto i64 = [&](int64_t v) { return kl.i64(v); };
+  auto ptr = [&](const View& v, llvm::Value* lin) {
+    return b.CreateInBoundsGEP(v.ty, v.base, lin);
+  };
+  auto base_of = [&](int64_t rows, int64_t cols) { return b.CreateMul(bt, i64(rows * cols)); };
+  auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(W));
+  kl.loop(i64(i_lo), i64(i_hi), mr, [&](llvm::Value* i0) {
+    kl.loop(i64(0), i64(t.n_full), nr * W, [&](llvm::Value* j0) {
+      std::vector<llvm::Value*> cptr(mr * nr), init(mr * nr);
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t n = 0; n < nr; ++n) {
+          llvm::Value* lin =
+              b.CreateAdd(base_of(M, N), b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(N)),
+                                                     b.CreateAdd(j0, i64(n * W))));
+          cptr[r * nr + n] = ptr(t.C, lin);
+          init[r * nr + n] = b.CreateAlignedLoad(vt, cptr[r * nr + n], llvm::Align(4));
+        }
+      llvm::BasicBlock* pre = b.GetInsertBlock();
+      auto* kb = llvm::BasicBlock::Create(kl.ctx(), "dot.k", kl.fn());
+      auto* done = llvm::BasicBlock::Create(kl.ctx(), "dot.k.done", kl.fn());
+      b.CreateBr(kb);
+      b.SetInsertPoint(kb);
+      auto* k = b.CreatePHI(b.getInt64Ty(), 2, "k");
+      k->addIncoming(i64(0), pre);
+      std::vector<llvm::PHINode*> c(mr * nr);
+      for (size_t q = 0; q < c.size(); ++q) {
+        c[q] = b.CreatePHI(vt, 2);
+        c[q]->addIncoming(init[q], pre);
+      }
+      std::vector<llvm::Value*> bvec(nr);
+      for (int64_t n = 0; n < nr; ++n)
+        bvec[n] = b.CreateAlignedLoad(
+            vt,
+            ptr(t.B, b.CreateAdd(base_of(K, N),
+                                 b.CreateAdd(b.CreateMul(k, i64(N)), b.CreateAdd(j0, i64(n * W))))),
+            llvm::Align(4));
+      std::vector<llvm::Value*> next(c.size());
+      for (int64_t r = 0; r < mr; ++r) {
+        llvm::Value* a = b.CreateLoad(
+            b.getFloatTy(),
+            ptr(t.A, b.CreateAdd(base_of(M, K),
+                                 b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(K)), k))));
+        llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(W), a);
+        for (int64_t n = 0; n < nr; ++n)
+          next[r * nr + n] =
+              b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, bvec[n], c[r * nr + n]});
+      }
+      llvm::Value* k1 = b.CreateAdd(k, i64(1), "", true, true);
+      k->addIncoming(k1, b.GetInsertBlock());
+      for (size_t q = 0; q < c.size(); ++q)
+        c[q]->addIncoming(next[q], b.GetInsertBlock());
+      b.CreateCondBr(b.CreateICmpSLT(k1, i64(K)), kb, done);
+      b.SetInsertPoint(done);
+      for (size_t q = 0; q < c.size(); ++q)
+        b.CreateAlignedStore(next[q], cptr[q], llvm::Align(4));
+    });
+  });
+}
 } // namespace
 
 void KernelLowering::lower_dot(const ir::Op& op) {
@@ -132,66 +202,11 @@ void KernelLowering::lower_dot(const ir::Op& op) {
   const int64_t m_big = micro ? M / kMR * kMR : 0;
   const int64_t m_full = micro && M - m_big >= kMinMR ? m_big + kMinMR : m_big;
 
-  // One mr x (nr * W) block of C per (i0, j0), kept in registers across the whole k loop.
-  auto micro_rows = [&](llvm::Value* bt, int64_t i_lo, int64_t i_hi, int64_t mr) {
-    auto* vt = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(W));
-    loop(i64(i_lo), i64(i_hi), mr, [&](llvm::Value* i0) {
-      loop(i64(0), i64(n_full), nr * W, [&](llvm::Value* j0) {
-        std::vector<llvm::Value*> cptr(mr * nr), init(mr * nr);
-        for (int64_t r = 0; r < mr; ++r)
-          for (int64_t n = 0; n < nr; ++n) {
-            llvm::Value* lin = b.CreateAdd(base_of(bt, M, N),
-                                           b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(N)),
-                                                       b.CreateAdd(j0, i64(n * W))));
-            cptr[r * nr + n] = ptr(C, lin);
-            init[r * nr + n] = b.CreateAlignedLoad(vt, cptr[r * nr + n], llvm::Align(4));
-          }
-        llvm::BasicBlock* pre = b.GetInsertBlock();
-        auto* kb = llvm::BasicBlock::Create(ctx_, "dot.k", fn_);
-        auto* done = llvm::BasicBlock::Create(ctx_, "dot.k.done", fn_);
-        b.CreateBr(kb);
-        b.SetInsertPoint(kb);
-        auto* k = b.CreatePHI(b.getInt64Ty(), 2, "k");
-        k->addIncoming(i64(0), pre);
-        std::vector<llvm::PHINode*> c(mr * nr);
-        for (size_t q = 0; q < c.size(); ++q) {
-          c[q] = b.CreatePHI(vt, 2);
-          c[q]->addIncoming(init[q], pre);
-        }
-        std::vector<llvm::Value*> bvec(nr);
-        for (int64_t n = 0; n < nr; ++n)
-          bvec[n] = b.CreateAlignedLoad(
-              vt,
-              ptr(B, b.CreateAdd(base_of(bt, K, N),
-                                 b.CreateAdd(b.CreateMul(k, i64(N)), b.CreateAdd(j0, i64(n * W))))),
-              llvm::Align(4));
-        std::vector<llvm::Value*> next(c.size());
-        for (int64_t r = 0; r < mr; ++r) {
-          llvm::Value* a = b.CreateLoad(
-              b.getFloatTy(),
-              ptr(A, b.CreateAdd(base_of(bt, M, K),
-                                 b.CreateAdd(b.CreateMul(b.CreateAdd(i0, i64(r)), i64(K)), k))));
-          llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(W), a);
-          for (int64_t n = 0; n < nr; ++n)
-            next[r * nr + n] =
-                b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, bvec[n], c[r * nr + n]});
-        }
-        llvm::Value* k1 = b.CreateAdd(k, i64(1), "", true, true);
-        k->addIncoming(k1, b.GetInsertBlock());
-        for (size_t q = 0; q < c.size(); ++q)
-          c[q]->addIncoming(next[q], b.GetInsertBlock());
-        b.CreateCondBr(b.CreateICmpSLT(k1, i64(K)), kb, done);
-        b.SetInsertPoint(done);
-        for (size_t q = 0; q < c.size(); ++q)
-          b.CreateAlignedStore(next[q], cptr[q], llvm::Align(4));
-      });
-    });
-  };
-
   loop(i64(0), i64(batch), 1, [&](llvm::Value* bt) {
     if (micro) {
-      micro_rows(bt, 0, m_big, kMR);
-      micro_rows(bt, m_big, m_full, kMinMR);
+      const MicroTiles t{A, B, C, M, K, N, W, nr, n_full};
+      micro_rows(*this, t, bt, 0, m_big, kMR);
+      micro_rows(*this, t, bt, m_big, m_full, kMinMR);
       simple(bt, 0, m_full, n_full, N);
       simple(bt, m_full, M, 0, N);
     } else {
